@@ -1,0 +1,36 @@
+// Reads the command line and KEEL_* environment variables into raw strings; config.ts shapes them.
+import { parseArgs } from 'node:util';
+
+/** Every option of every subcommand, with the environment variable that can also set it. */
+export const OPTIONS = {
+  'data-dir': { env: 'KEEL_DATA_DIR', help: 'directory for the SQLite file, keys and uploads', default: './data' },
+  'database-url': { env: 'KEEL_DATABASE_URL', help: 'postgres://... to use PostgreSQL; absent = SQLite file in the data dir' },
+  'infra-listen': { env: 'KEEL_INFRA_LISTEN', help: 'HOST:PORT of the Infra HTTP API (port 0 picks a free port)', default: '127.0.0.1:8080' },
+  'chat-listen': { env: 'KEEL_CHAT_LISTEN', help: 'HOST:PORT of the Chat HTTP API', default: '127.0.0.1:9991' },
+  'dns-listen': { env: 'KEEL_DNS_LISTEN', help: 'HOST:PORT of the DNS server (UDP and TCP)', default: '127.0.0.1:5353' },
+  'jwt-lifetime': { env: 'KEEL_JWT_LIFETIME', help: 'lifetime of issued JWTs in seconds', default: '3600' },
+  'log-level': { env: 'KEEL_LOG_LEVEL', help: 'error, warn, info or debug', default: 'info' },
+} as const;
+
+export type OptionName = keyof typeof OPTIONS;
+export type RawOptions = Partial<Record<OptionName, string>> & { json?: boolean; help?: boolean };
+
+export class UsageError extends Error {}
+
+/** Parses argv (after the subcommand) and fills gaps from the environment, then from defaults. */
+export function readOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): { options: RawOptions; positionals: string[] } {
+  const spec: Record<string, { type: 'string' | 'boolean' }> = { json: { type: 'boolean' }, help: { type: 'boolean' } };
+  for (const name of Object.keys(OPTIONS)) spec[name] = { type: 'string' };
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: spec, strict: true, allowPositionals: true });
+  } catch (err) {
+    throw new UsageError((err as Error).message.split('\n')[0]);
+  }
+  const options: RawOptions = { json: parsed.values.json === true, help: parsed.values.help === true };
+  for (const [name, def] of Object.entries(OPTIONS) as [OptionName, (typeof OPTIONS)[OptionName]][]) {
+    const value = (parsed.values[name] as string | undefined) ?? env[def.env] ?? ('default' in def ? def.default : undefined);
+    if (value !== undefined && value !== '') options[name] = value;
+  }
+  return { options, positionals: parsed.positionals };
+}

@@ -1,0 +1,115 @@
+// Customers, their logins and API users: who a credential belongs to, and the first-run set-up.
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Database, Queryable } from '../platform/db/database.js';
+import { hashPassword, verifyPassword, decoyHash } from '../platform/auth/passwords.js';
+import { constantTimeEqual, randomPassword, randomToken, sha256Hex } from '../platform/auth/secrets.js';
+import type { JwtSigner } from '../platform/auth/jwt.js';
+import type { Principal } from './command.js';
+import type { ApiUserRow, InfraTables } from './tables.js';
+import type { Selectable } from 'kysely';
+
+export const JWT_KEY_NAME = 'jwt_hs256_key';
+
+export type ApiUser = Selectable<ApiUserRow>;
+
+export function parsePermissions(json: string): string[] {
+  try {
+    const v = JSON.parse(json);
+    return Array.isArray(v) ? v.filter((p): p is string => typeof p === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+/** A fresh API key: the uuid, the secret (shown once) and what is stored. */
+export function newApiKey(): { uuid: string; secret: string; secretHash: string } {
+  const secret = randomToken(32);
+  return { uuid: randomUUID(), secret, secretHash: sha256Hex(secret) };
+}
+
+async function activeCustomer(db: Queryable<InfraTables>, id: number): Promise<boolean> {
+  const c = await db.selectFrom('customers').select('status').where('id', '=', id).executeTakeFirst();
+  return c?.status === 'ACTIVE';
+}
+
+export async function principalForApiKey(db: Database<InfraTables>, uuid: string, secret: string): Promise<Principal | null> {
+  const row = await db.kysely.selectFrom('api_users').selectAll().where('uuid', '=', uuid).executeTakeFirst();
+  // Hash and compare even when the uuid is unknown, so timing does not tell which part was wrong.
+  const ok = constantTimeEqual(row?.secret_hash ?? sha256Hex('no such key'), sha256Hex(secret));
+  if (!row || !ok || row.status !== 'ACTIVE') return null;
+  if (!(await activeCustomer(db.kysely, row.customer_id))) return null;
+  return { kind: 'apiuser', id: row.id, customerId: row.customer_id, permissions: parsePermissions(row.permissions) };
+}
+
+export async function principalForSubject(db: Database<InfraTables>, sub: string): Promise<Principal | null> {
+  const m = /^(apiuser|login):(\d+)$/.exec(sub);
+  if (!m) return null;
+  const id = Number(m[2]);
+  if (m[1] === 'apiuser') {
+    const row = await db.kysely.selectFrom('api_users').select(['id', 'customer_id', 'permissions', 'status']).where('id', '=', id).executeTakeFirst();
+    if (!row || row.status !== 'ACTIVE' || !(await activeCustomer(db.kysely, row.customer_id))) return null;
+    return { kind: 'apiuser', id: row.id, customerId: row.customer_id, permissions: parsePermissions(row.permissions) };
+  }
+  const login = await db.kysely.selectFrom('logins').select(['id', 'customer_id', 'status']).where('id', '=', id).executeTakeFirst();
+  if (!login || login.status !== 'ACTIVE' || !(await activeCustomer(db.kysely, login.customer_id))) return null;
+  // A customer's login is its owner: it may do everything within the customer.
+  return { kind: 'login', id: login.id, customerId: login.customer_id, permissions: ['*'] };
+}
+
+export async function principalForJwt(db: Database<InfraTables>, jwt: JwtSigner, token: string): Promise<Principal | null> {
+  const claims = await jwt.verify(token);
+  return claims ? principalForSubject(db, claims.sub) : null;
+}
+
+export async function checkLogin(db: Database<InfraTables>, username: string, password: string): Promise<{ id: number; customerId: number } | null> {
+  const row = await db.kysely.selectFrom('logins').selectAll().where('username', '=', username).executeTakeFirst();
+  const ok = await verifyPassword(row?.password_hash ?? (await decoyHash()), password);
+  if (!row || !ok || row.status !== 'ACTIVE') return null;
+  if (!(await activeCustomer(db.kysely, row.customer_id))) return null;
+  return { id: row.id, customerId: row.customer_id };
+}
+
+export interface InitResult {
+  customerId: number;
+  username: string;
+  password: string;
+  apiUuid: string;
+  apiSecret: string;
+}
+
+/**
+ * First run: the JWT key, the first customer, its owner login and an API key holding every permission.
+ * Returns null when this database was set up before (nothing is changed then).
+ */
+export async function initialise(db: Database<InfraTables>, now: number): Promise<InitResult | null> {
+  const password = randomPassword();
+  const passwordHash = await hashPassword(password);
+  return db.transaction(async (trx) => {
+    if (db.engine === 'postgres') await sql`select pg_advisory_xact_lock(7032)`.execute(trx);
+    const existing = await trx.selectFrom('server_secrets').select('name').where('name', '=', JWT_KEY_NAME).executeTakeFirst();
+    if (existing) return null;
+    await trx.insertInto('server_secrets').values({ name: JWT_KEY_NAME, value: randomToken(32) }).execute();
+    const customer = await trx
+      .insertInto('customers')
+      .values({ company_name: 'Keel', std_name: 'KEEL', first_name: '', last_name: '', email: '', status: 'ACTIVE', parent_id: null, currency: 'AUD', date_created: now, date_modified: now })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const username = 'admin';
+    await trx
+      .insertInto('logins')
+      .values({ customer_id: customer.id, username, password_hash: passwordHash, name: 'Owner', role: 'OWNER', status: 'ACTIVE', last_login: null, date_created: now, date_modified: now })
+      .execute();
+    const key = newApiKey();
+    await trx
+      .insertInto('api_users')
+      .values({ customer_id: customer.id, uuid: key.uuid, secret_hash: key.secretHash, name: 'initial key', permissions: JSON.stringify(['*']), status: 'ACTIVE', date_created: now, date_modified: now })
+      .execute();
+    return { customerId: customer.id, username, password, apiUuid: key.uuid, apiSecret: key.secret };
+  });
+}
+
+export async function jwtKey(db: Database<InfraTables>): Promise<string | undefined> {
+  const row = await db.kysely.selectFrom('server_secrets').select('value').where('name', '=', JWT_KEY_NAME).executeTakeFirst();
+  return row?.value;
+}

@@ -1,0 +1,68 @@
+// What an Infra command is: one definition serves json.php, its REST path, the permission list,
+// parameter checking and the OpenAPI document.
+import type { Static, TObject } from 'typebox';
+import type { Database } from '../platform/db/database.js';
+import type { JwtSigner } from '../platform/auth/jwt.js';
+import type { Clock } from '../platform/clock.js';
+import type { Logger } from '../platform/log.js';
+import type { InfraTables } from './tables.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/** Who is calling: an API key (uuid + secret, or a JWT issued for it) or a customer's login. */
+export interface Principal {
+  kind: 'apiuser' | 'login';
+  id: number;
+  customerId: number;
+  permissions: string[];
+}
+
+/** What every handler can reach. */
+export interface InfraServices {
+  db: Database<InfraTables>;
+  jwt: JwtSigner;
+  clock: Clock;
+  log: Logger;
+}
+
+export interface Call {
+  services: InfraServices;
+  /** Absent only for commands whose access is 'public'. */
+  principal?: Principal;
+  style: 'cmd' | 'rest';
+  /** Lets session commands set the JWTSESSIONID cookie. */
+  setCookie(name: string, value: string, maxAgeSeconds: number): void;
+}
+
+export interface Result {
+  message: string;
+  /** The REST payload; command style carries it as `data` too. */
+  data?: unknown;
+  /** Total count of a list, whatever the window (top-level `matches` in both styles). */
+  matches?: number;
+  /** Command-style top-level keys (the provider's legacy names: `apiusers`, `customer`, `token` ...). */
+  top?: Record<string, unknown>;
+}
+
+/**
+ * access: 'public' needs no credentials; 'authenticated' needs valid ones; 'permission' (the default)
+ * also needs the command in the caller's permissions.
+ */
+export interface Command<S extends TObject = TObject> {
+  cmd: string;
+  summary: string;
+  rest: { method: HttpMethod; path: string };
+  params: S;
+  access?: 'public' | 'authenticated' | 'permission';
+  handler(call: Call, params: Static<S>): Promise<Result>;
+}
+
+/** Keeps the parameter type of each definition while the registry holds them as one list. */
+export function defineCommand<S extends TObject>(c: Command<S>): Command {
+  return c as unknown as Command;
+}
+
+export function requirePrincipal(call: Call): Principal {
+  if (!call.principal) throw new Error(`command reached without a principal`);
+  return call.principal;
+}

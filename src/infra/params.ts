@@ -1,0 +1,60 @@
+// Checks and converts a command's parameters against its schema. Clients are loose about types
+// (numbers as strings, "1" for true) and about case (customerid/customerId/customerID), so values
+// are converted and keys matched without case first; what still fails is a FAULT naming the field.
+import type { TObject, TSchema } from 'typebox';
+import Value from 'typebox/value';
+import { InfraError } from './errors.js';
+
+export function describe(schema: TSchema): string {
+  const s = schema as Record<string, unknown>;
+  if (Array.isArray(s.anyOf)) return (s.anyOf as TSchema[]).map(describe).join(' or ');
+  if (Array.isArray(s.enum)) return `one of ${(s.enum as unknown[]).join(', ')}`;
+  if ('const' in s) return JSON.stringify(s.const);
+  switch (s.type) {
+    case 'integer': return 'an integer';
+    case 'number': return 'a number';
+    case 'string': return 'a string';
+    case 'boolean': return 'true or false';
+    case 'array': return 'a list';
+    case 'object': return 'an object';
+    default: return 'a valid value';
+  }
+}
+
+function fieldProblem(schema: TObject, field: string, keyword: string, message: string): string {
+  const prop = schema.properties[field] as TSchema | undefined;
+  if (keyword === 'anyOf' || keyword === 'type' || keyword === 'enum' || keyword === 'const') {
+    return prop ? `must be ${describe(prop)}` : message;
+  }
+  return message;
+}
+
+export function checkParams<S extends TObject>(schema: S, input: Record<string, unknown>): unknown {
+  const payload: Record<string, unknown> = { ...input };
+  for (const name of Object.keys(schema.properties)) {
+    if (payload[name] !== undefined) continue;
+    const lower = name.toLowerCase();
+    const other = Object.keys(payload).find((k) => k.toLowerCase() === lower);
+    if (other !== undefined) payload[name] = payload[other];
+  }
+  const value = Value.Convert(schema, Value.Default(schema, payload));
+  if (Value.Check(schema, value)) return value;
+  const fields: Record<string, string> = {};
+  for (const e of Value.Errors(schema, value)) {
+    const err = e as { keyword: string; instancePath: string; message: string; params: Record<string, unknown> };
+    if (err.keyword === 'required') {
+      for (const name of (err.params.requiredProperties as string[] | undefined) ?? []) fields[name] ??= 'is required';
+      continue;
+    }
+    const field = err.instancePath.split('/')[1] ?? '';
+    if (!field) continue;
+    // The outermost problem of a field is the clearest: anyOf says "a or b" where its branches each say one.
+    const problem = fieldProblem(schema, field, err.keyword, err.message);
+    if (err.keyword === 'anyOf' || fields[field] === undefined) fields[field] = problem;
+  }
+  const names = Object.keys(fields);
+  if (names.length === 0) throw new InfraError('FAULT', 'Invalid parameters');
+  const first = names[0];
+  const message = fields[first] === 'is required' ? `Missing parameter ${first}` : `Invalid parameter ${first}: ${fields[first]}`;
+  throw new InfraError('FAULT', message, fields);
+}

@@ -1,0 +1,52 @@
+// Reads the credentials of an Infra request, in the four forms clients use: HTTP Basic uuid:secret,
+// body APIUUID/APISECRET (any case), Authorization: Bearer <JWT>, and the JWTSESSIONID cookie.
+import { SESSION_COOKIE } from '../commands/session.js';
+
+export type Credentials =
+  | { kind: 'apikey'; uuid: string; secret: string }
+  | { kind: 'jwt'; token: string }
+  | { kind: 'invalid' }
+  | { kind: 'none' };
+
+const BODY_KEYS = { uuid: 'apiuuid', secret: 'apisecret' };
+
+export function cookieValue(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+  }
+  return undefined;
+}
+
+/** Finds the credentials and removes the body ones from params, so they never reach a handler. */
+export function takeCredentials(headers: { authorization?: string; cookie?: string }, params: Record<string, unknown>): Credentials {
+  let uuid: unknown;
+  let secret: unknown;
+  for (const key of Object.keys(params)) {
+    const lower = key.toLowerCase();
+    if (lower === BODY_KEYS.uuid) { uuid = params[key]; delete params[key]; }
+    else if (lower === BODY_KEYS.secret) { secret = params[key]; delete params[key]; }
+  }
+  const auth = headers.authorization?.trim();
+  if (auth) {
+    const space = auth.indexOf(' ');
+    const scheme = (space < 0 ? auth : auth.slice(0, space)).toLowerCase();
+    const value = space < 0 ? '' : auth.slice(space + 1).trim();
+    if (scheme === 'basic') {
+      const decoded = Buffer.from(value, 'base64').toString('utf8');
+      const colon = decoded.indexOf(':');
+      if (colon <= 0) return { kind: 'invalid' };
+      return { kind: 'apikey', uuid: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };
+    }
+    if (scheme === 'bearer') return value ? { kind: 'jwt', token: value } : { kind: 'invalid' };
+    return { kind: 'invalid' };
+  }
+  if (uuid !== undefined || secret !== undefined) {
+    if (typeof uuid !== 'string' || typeof secret !== 'string' || !uuid || !secret) return { kind: 'invalid' };
+    return { kind: 'apikey', uuid, secret };
+  }
+  const cookie = cookieValue(headers.cookie, SESSION_COOKIE);
+  if (cookie) return { kind: 'jwt', token: cookie };
+  return { kind: 'none' };
+}

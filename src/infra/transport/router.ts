@@ -1,0 +1,79 @@
+// Finds the command a request names: json.php (command style) or a REST path. Clients use
+// /api/<ver>/... and /api/rest/<ver>/..., any version, and spell a family singular or plural.
+import type { Command, HttpMethod } from '../command.js';
+
+const PREFIX = /^\/api\/(?:rest\/)?(v\d+(?:\.\d+)*)(\/.*)?$/i;
+
+export type Target =
+  | { kind: 'cmd' }
+  | { kind: 'openapi' }
+  | { kind: 'rest'; command: Command; pathParams: Record<string, string> }
+  | { kind: 'wrong-method'; allowed: string[] }
+  | { kind: 'none' };
+
+interface Route { command: Command; segments: string[] }
+
+export class Router {
+  private readonly routes: Route[];
+  readonly byName = new Map<string, Command>();
+
+  constructor(commands: Command[]) {
+    for (const c of commands) {
+      if (this.byName.has(c.cmd)) throw new Error(`command ${c.cmd} is defined twice`);
+      this.byName.set(c.cmd, c);
+    }
+    this.routes = commands.map((command) => ({ command, segments: split(command.rest.path) }));
+  }
+
+  /** The path after /api/[rest/]<ver>, or null when the URL is not under the API. */
+  static apiPath(pathname: string): string | null {
+    const m = PREFIX.exec(pathname);
+    return m ? (m[2] ?? '/') : null;
+  }
+
+  find(method: string, apiPath: string): Target {
+    const segs = split(apiPath);
+    if (segs.length === 1 && segs[0].toLowerCase() === 'json.php') return { kind: 'cmd' };
+    if (segs.length === 1 && segs[0].toLowerCase() === 'openapi.json') return { kind: 'openapi' };
+    let best: { route: Route; params: Record<string, string>; literals: number } | undefined;
+    const allowed = new Set<string>();
+    for (const route of this.routes) {
+      const m = match(route.segments, segs);
+      if (!m) continue;
+      if (route.command.rest.method !== (method.toUpperCase() as HttpMethod)) {
+        allowed.add(route.command.rest.method);
+        continue;
+      }
+      if (!best || m.literals > best.literals) best = { route, params: m.params, literals: m.literals };
+    }
+    if (best) return { kind: 'rest', command: best.route.command, pathParams: best.params };
+    return allowed.size ? { kind: 'wrong-method', allowed: [...allowed] } : { kind: 'none' };
+  }
+}
+
+function split(path: string): string[] {
+  return path.split('/').filter((s) => s !== '');
+}
+
+function sameWord(a: string, b: string): boolean {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  return x === y || x + 's' === y || x === y + 's';
+}
+
+function match(pattern: string[], segs: string[]): { params: Record<string, string>; literals: number } | null {
+  if (pattern.length !== segs.length) return null;
+  const params: Record<string, string> = {};
+  let literals = 0;
+  for (let i = 0; i < pattern.length; i++) {
+    const p = pattern[i];
+    if (p.startsWith('{') && p.endsWith('}')) {
+      params[p.slice(1, -1)] = decodeURIComponent(segs[i]);
+    } else if (i === 0 ? sameWord(p, segs[i]) : p.toLowerCase() === segs[i].toLowerCase()) {
+      literals++;
+    } else {
+      return null;
+    }
+  }
+  return { params, literals };
+}

@@ -1,0 +1,94 @@
+// Starts the real `keel serve` in a child process on free ports with a temporary data dir, and
+// reads its printed start-up JSON (the first-run secrets and the chosen addresses).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { createTempDatabase, type TempDatabase } from './postgres.js';
+import type { EngineName } from './engines.js';
+
+export const KEEL_BIN = path.resolve('bin/keel.js');
+
+export interface InitSecrets { customerId: number; username: string; password: string; apiUuid: string; apiSecret: string }
+
+export interface Storage { engine: EngineName; dataDir: string; databaseUrl?: string; pg?: TempDatabase; dispose(): Promise<void> }
+
+export async function createStorage(engine: EngineName): Promise<Storage> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'keel-test-'));
+  const pg = engine === 'postgres' ? await createTempDatabase() : undefined;
+  return {
+    engine, dataDir, databaseUrl: pg?.url, pg,
+    async dispose() {
+      rmSync(dataDir, { recursive: true, force: true });
+      await pg?.drop();
+    },
+  };
+}
+
+export function storageArgs(s: Storage): string[] {
+  return ['--data-dir', s.dataDir, ...(s.databaseUrl ? ['--database-url', s.databaseUrl] : [])];
+}
+
+export interface RunningServer {
+  infraUrl: string;
+  /** Present on the run that set the database up. */
+  secrets?: InitSecrets;
+  process: ChildProcess;
+  /** SIGTERM, then the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL: no clean shutdown at all. */
+  kill9(): Promise<void>;
+}
+
+export async function startServer(storage: Storage, extra: string[] = []): Promise<RunningServer> {
+  const child = spawn(process.execPath, [KEEL_BIN, 'serve', '--json', '--infra-listen', '127.0.0.1:0', ...storageArgs(storage), ...extra], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, KEEL_LOG_LEVEL: 'warn' },
+  });
+  let stderr = '';
+  child.stderr!.on('data', (c) => (stderr += c));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const lines = createInterface({ input: child.stdout! });
+  let secrets: InitSecrets | undefined;
+  const infraUrl = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`keel serve did not start in 30 s: ${stderr}`)), 30_000);
+    lines.on('line', (line) => {
+      const msg = JSON.parse(line);
+      if (msg.infra && typeof msg.infra === 'object') secrets = msg.infra;
+      if (msg.listening) {
+        clearTimeout(timer);
+        resolve(`http://${msg.listening.infra}`);
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`keel serve exited with ${code}: ${stderr}`));
+    });
+  });
+  return {
+    infraUrl,
+    secrets,
+    process: child,
+    stop: async () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+    kill9: async () => {
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+/** Runs `keel <args>` to completion. */
+export function runKeel(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [KEEL_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
