@@ -9,6 +9,7 @@ import { createLogger, type Logger } from './platform/log.js';
 import { JwtSigner } from './platform/auth/jwt.js';
 import { initialise, jwtKey, type InitResult } from './infra/accounts.js';
 import type { InfraTables } from './infra/tables.js';
+import { ZoneCatalog } from './dns/zone.js';
 
 export interface Context {
   config: Config;
@@ -16,6 +17,7 @@ export interface Context {
   clock: Clock;
   log: Logger;
   jwt: JwtSigner;
+  zones: ZoneCatalog;
   /** Set when this start created the first customer (its secrets, to print once). */
   created: InitResult | null;
   close(): Promise<void>;
@@ -35,7 +37,8 @@ export async function createContext(config: Config, overrides: { clock?: Clock; 
     const key = await jwtKey(db);
     if (!key) throw new Error('the JWT signing key is missing from the database');
     const jwt = new JwtSigner(key, config.jwtLifetimeSeconds, clock);
-    return { config, db, clock, log, jwt, created, close: () => db.close() };
+    const zones = new ZoneCatalog();
+    return { config, db, clock, log, jwt, zones, created, close: () => db.close() };
   } catch (err) {
     await db.close().catch(() => {});
     throw err;

@@ -51,7 +51,7 @@ function hostPort(a: { address: string; port: number } | string | null, fallback
 async function serve(config: Config, json: boolean): Promise<number> {
   const ctx = await createContext(config);
   if (ctx.created) printInit(ctx.created, json, config);
-  const infra = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log }, allCommands());
+  const infra = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones }, allCommands());
   try {
     await infra.listen({ host: config.infraListen.host, port: config.infraListen.port, backlog: 4096 });
   } catch (err) {

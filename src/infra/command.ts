@@ -6,6 +6,7 @@ import type { JwtSigner } from '../platform/auth/jwt.js';
 import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/log.js';
 import type { InfraTables } from './tables.js';
+import type { ZoneCatalog } from '../dns/zone.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -23,6 +24,8 @@ export interface InfraServices {
   jwt: JwtSigner;
   clock: Clock;
   log: Logger;
+  /** The hosted DNS zones the DNS server answers from; dns.* commands update it after each commit. */
+  zones: ZoneCatalog;
 }
 
 export interface Call {
