@@ -6,6 +6,7 @@ export type Auth =
   | { bearer: string }
   | { cookie: string }
   | { body: [string, string] }
+  | null
   | undefined;
 
 export async function send(url: string, init: { method?: string; body?: unknown; auth?: Auth; contentType?: string; rawBody?: string }): Promise<Reply> {

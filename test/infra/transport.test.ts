@@ -130,4 +130,11 @@ await forEachEngine('infra transport', (engine) => {
     const outside = await send(`${server.infraUrl}/elsewhere`, {});
     assert.equal(outside.body.code, 'ERROR');
   });
+
+  it('serves the OpenAPI document without credentials', async () => {
+    const r = await send(`${server.infraUrl}/api/rest/v2.10/openapi.json`, {});
+    assert.equal(r.status, 200);
+    assert.equal(r.body.openapi, '3.0.3');
+    assert.equal(r.body.paths['/apiusers'].get['x-vendor-cmd'], 'apiuser.getall');
+  });
 });

@@ -1,0 +1,31 @@
+// An Infra server built in this process (no listener), for tests that need to reach inside:
+// a manual clock, or rows written straight into the store.
+import { buildConfig } from '../../src/config/config.js';
+import { readOptions } from '../../src/config/env.js';
+import { createContext, type Context } from '../../src/context.js';
+import { createInfraServer } from '../../src/infra/transport/server.js';
+import { allCommands } from '../../src/infra/commands/index.js';
+import type { Clock } from '../../src/platform/clock.js';
+import { createLogger } from '../../src/platform/log.js';
+import { storageArgs, type Storage } from './server.js';
+
+export async function inProcessInfra(storage: Storage, opts: { clock?: Clock; args?: string[] } = {}) {
+  const config = buildConfig(readOptions([...storageArgs(storage), ...(opts.args ?? [])], {}).options);
+  const ctx: Context = await createContext(config, { clock: opts.clock, log: createLogger('error') });
+  const app = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones }, allCommands());
+  const basicHeader = 'Basic ' + Buffer.from(`${ctx.created!.apiUuid}:${ctx.created!.apiSecret}`).toString('base64');
+  /** Runs a command-style request; headers default to the first API key's Basic credentials. */
+  async function cmd(cmd: string, params: Record<string, unknown> = {}, headers: Record<string, string> = { authorization: basicHeader }) {
+    const res = await app.inject({ method: 'POST', url: '/api/rest/v2.10/json.php', payload: JSON.stringify({ cmd, ...params }), headers: { 'content-type': 'application/json', ...headers } });
+    return JSON.parse(res.body) as Record<string, any>;
+  }
+  return {
+    ctx,
+    app,
+    cmd,
+    async close() {
+      await app.close();
+      await ctx.close();
+    },
+  };
+}

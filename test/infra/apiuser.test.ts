@@ -1,0 +1,104 @@
+// Black-box: the apiuser.* commands through both styles, paging and the system permission list.
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { forEachEngine } from '../helpers/engines.js';
+import { createStorage, startServer, type RunningServer, type Storage } from '../helpers/server.js';
+import { InfraClient } from '../helpers/infra-client.js';
+
+await forEachEngine('apiuser commands', (engine) => {
+  let storage: Storage;
+  let server: RunningServer;
+  let api: InfraClient;
+
+  before(async () => {
+    storage = await createStorage(engine);
+    server = await startServer(storage);
+    api = new InfraClient(server.infraUrl, { basic: [server.secrets!.apiUuid, server.secrets!.apiSecret] });
+  });
+  after(async () => {
+    await server?.stop();
+    await storage?.dispose();
+  });
+
+  it('creates by REST and by command, returning the secret once', async () => {
+    const rest = await api.rest('POST', '/apiusers', { name: 'rest key', permissions: ['apiuser.get'] });
+    assert.equal(rest.body.code, 'OK', rest.text);
+    assert.equal(rest.body.data.name, 'rest key');
+    assert.match(rest.body.data.uuid, /^[0-9a-f-]{36}$/);
+    assert.match(rest.body.data.secret, /^[0-9a-f]{64}$/);
+    const got = await api.rest('GET', `/apiusers/${rest.body.data.id}`);
+    assert.equal(got.body.data.uuid, rest.body.data.uuid);
+    assert.equal(got.body.data.secret, undefined, 'the secret is never shown again');
+    const cmd = await api.cmd('apiuser.create', { name: 'cmd key' });
+    assert.equal(cmd.body.apiuser.name, 'cmd key');
+    assert.deepEqual(cmd.body.data, cmd.body.apiuser);
+  });
+
+  it('pages with resStart/resWindow and reports the total in matches', async () => {
+    for (let i = 0; i < 5; i++) await api.cmd('apiuser.create', { name: `page ${i}` });
+    const all = await api.cmd('apiuser.getall', { resWindow: 1000 });
+    const total = all.body.matches;
+    assert.equal(all.body.apiusers.length, total);
+    const page = await api.rest('GET', '/apiusers?resStart=2&resWindow=3');
+    assert.equal(page.body.matches, total);
+    assert.deepEqual(page.body.data.map((u: { id: number }) => u.id), all.body.apiusers.slice(2, 5).map((u: { id: number }) => u.id));
+    const one = await api.cmd('apiuser.getall', { resWindow: 1 });
+    assert.equal(one.body.apiusers.length, 1);
+    const beyond = await api.cmd('apiuser.getall', { resStart: 10_000 });
+    assert.deepEqual(beyond.body.apiusers, []);
+    assert.equal(beyond.body.matches, total);
+    const named = await api.cmd('apiuser.getall', { name: 'PAGE', resWindow: 100 });
+    assert.equal(named.body.matches, 5);
+    const literal = await api.cmd('apiuser.getall', { name: '%' });
+    assert.equal(literal.body.matches, 0, 'LIKE wildcards in the filter are taken literally');
+    assert.equal((await api.cmd('apiuser.getall', { resStart: -1 })).body.code, 'FAULT');
+  });
+
+  it('gets by id or uuid, and answers an unknown one with an error', async () => {
+    const list = await api.cmd('apiuser.getall');
+    const first = list.body.apiusers[0];
+    assert.equal((await api.cmd('apiuser.get', { id: first.id })).body.apiuser.uuid, first.uuid);
+    assert.equal((await api.cmd('apiuser.get', { id: String(first.id) })).body.apiuser.uuid, first.uuid);
+    assert.equal((await api.rest('GET', `/apiusers/${first.uuid}`)).body.data.id, first.id);
+    assert.deepEqual((await api.cmd('apiuser.get', { id: 999999 })).body, { code: 'ERROR', message: 'Could not find API user' });
+    assert.match((await api.cmd('apiuser.get', {})).body.message, /Missing parameter id/);
+  });
+
+  it('updates name, permissions and status, and refuses bad values without changing anything', async () => {
+    const c = await api.cmd('apiuser.create', { name: 'before' });
+    const id = c.body.apiuser.id;
+    const u = await api.rest('PUT', `/apiusers/${id}`, { name: 'after', permissions: ['apiuser.get', 'customer.*'] });
+    assert.equal(u.body.code, 'OK', u.text);
+    assert.deepEqual(u.body.data.permissions, ['apiuser.get', 'customer.*']);
+    const bad = await api.cmd('apiuser.update', { id, name: 'nope', status: 'SLEEPING' });
+    assert.equal(bad.body.code, 'FAULT');
+    assert.match(bad.body.message, /status/);
+    const bad2 = await api.cmd('apiuser.update', { id, name: 'nope', permissions: ['*', 'bogus.thing'] });
+    assert.equal(bad2.body.code, 'FAULT');
+    const now = await api.cmd('apiuser.get', { id });
+    assert.equal(now.body.apiuser.name, 'after');
+    assert.deepEqual(now.body.apiuser.permissions, ['apiuser.get', 'customer.*']);
+  });
+
+  it('lists every permission that exists: "*", each family.* and each command', async () => {
+    const r = await api.rest('GET', '/apiusers/permissions/system');
+    assert.equal(r.body.code, 'OK');
+    const perms: string[] = r.body.data;
+    for (const p of ['*', 'apiuser.*', 'customer.*', 'apiuser.getall', 'apiuser.create', 'apiuser.get', 'apiuser.update', 'apiuser.permissions.system', 'customer.get']) {
+      assert.ok(perms.includes(p), p);
+    }
+    assert.ok(!perms.includes('session.login'), 'public commands need no permission');
+    const cmd = await api.cmd('apiuser.permissions.system');
+    assert.deepEqual(cmd.body.permissions, perms);
+  });
+
+  it('returns the caller\'s customer from customer.get', async () => {
+    const r = await api.cmd('customer.get');
+    assert.equal(r.body.code, 'OK');
+    const c = r.body.customer;
+    assert.equal(c.id, server.secrets!.customerId);
+    for (const f of ['companyName', 'stdName', 'firstName', 'lastName', 'status', 'parentID', 'dateCreated', 'dateModified', 'currency']) assert.ok(f in c, f);
+    assert.equal((await api.rest('GET', `/customers/${c.id}`)).body.data.id, c.id);
+    assert.equal((await api.cmd('customer.get', { id: c.id + 1 })).body.message, 'Could not find customer');
+  });
+});
