@@ -2,7 +2,8 @@
 // Runs the type check, then every *.test.ts under test/ with node's test runner (Node 20 does not
 // expand globs itself). Extra arguments are passed through (for example a single file).
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 function find(dir) {
@@ -24,9 +25,25 @@ if (!args.length) {
     process.exit(1);
   }
 }
+// The spec reporter for people, and TAP to a file whose totals give the closing summary line.
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'keel-tap-'));
+const tap = path.join(tmp, 'results.tap');
 const run = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=120000', '--test-reporter=spec', ...files],
+  [
+    '--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=120000',
+    '--test-reporter=spec', '--test-reporter-destination=stdout',
+    '--test-reporter=tap', `--test-reporter-destination=${tap}`,
+    ...files,
+  ],
   { stdio: 'inherit' },
 );
+const totals = { pass: 0, fail: 0, skipped: 0 };
+try {
+  for (const m of readFileSync(tap, 'utf8').matchAll(/^# (pass|fail|skipped) (\d+)$/gm)) totals[m[1]] = Number(m[2]);
+} catch {
+  // No TAP file: the runner itself failed; its status below says so.
+}
+rmSync(tmp, { recursive: true, force: true });
+console.log(`tests: ${totals.pass} passed, ${totals.fail} failed, ${totals.skipped} skipped`);
 process.exit(run.status ?? 1);
