@@ -72,6 +72,16 @@ await forEachEngine('infra credentials and permissions', (engine) => {
     assert.equal(me.body.code, 'OK');
     assert.equal(me.body.customer.id, server.secrets!.customerId);
     assert.deepEqual((await api.rest('POST', '/customer/jsonwebtoken', {}, null)).body, DENIED);
+    const cmd = await api.cmd('customer.jsonwebtoken', {}, { body: basic });
+    assert.equal(cmd.body.code, 'OK');
+    assert.equal(cmd.body.token, cmd.body.data.token, 'command style carries the token at the top level too');
+    assert.equal((await api.cmd('apiuser.getall', {}, { cookie: cmd.body.token })).body.code, 'OK');
+  });
+
+  it('logs in by REST at POST /session/login too', async () => {
+    const r = await api.rest('POST', '/session/login', { username: server.secrets!.username, password: server.secrets!.password, jwt: 1 }, null);
+    assert.equal(r.body.code, 'OK', r.text);
+    assert.equal((await api.cmd('customer.get', {}, { bearer: r.body.data.token })).body.code, 'OK');
   });
 
   it('enforces permissions: a key calls only what it holds and grants only that', async () => {
