@@ -286,6 +286,18 @@ export function checkZoneName(raw: unknown, field: string, problems: Problems): 
   }
 }
 
+/** Checks an owner name against a zone (see lookupIn), naming `field` in the problem. */
+export function checkLookup(raw: unknown, zone: string, field: string, problems: Problems): string | undefined {
+  try {
+    if (raw === undefined || raw === null) throw new Bad('is required: the name relative to the zone, "" or "@" for the apex');
+    return lookupIn(raw, zone);
+  } catch (err) {
+    if (!(err instanceof Bad)) throw err;
+    problems.add(field, err.message);
+    return undefined;
+  }
+}
+
 /** A record of the zone being changed, with where it came from when it is new or changed. */
 export interface ZoneEntry { values: RecordValues; field?: string }
 

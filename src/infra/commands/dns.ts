@@ -9,7 +9,7 @@ import { unixSeconds } from '../../platform/clock.js';
 import type { Database, Queryable } from '../../platform/db/database.js';
 import type { DnsDomainRow, DnsRecordRow, InfraTables } from '../tables.js';
 import {
-  checkRecord, checkZoneName, checkZoneRules, isZoneFileForm, pick, Problems, RECORD_TYPES, serialBase, zoneName,
+  checkLookup, checkRecord, checkZoneName, checkZoneRules, isZoneFileForm, pick, Problems, RECORD_TYPES, serialBase,
   type RecordValues, type ZoneEntry,
 } from '../dns-rules.js';
 import { refreshZone } from '../dns-zones.js';
@@ -471,9 +471,9 @@ export const dnsCommands: Command[] = [
         let lookup = p.lookup.trim().toLowerCase();
         if (zone) {
           const problems = new Problems();
-          const v = checkRecord({ type: 'TXT', data: 'x', lookup: p.lookup }, zone.name, '', problems);
-          if (!v) throw fault(problems);
-          lookup = v.lookup;
+          const relative = checkLookup(p.lookup, zone.name, 'lookup', problems);
+          if (relative === undefined) throw fault(problems);
+          lookup = relative;
         } else if (lookup === '@') lookup = '';
         q = q.where('r.lookup', '=', lookup);
       }
@@ -640,13 +640,13 @@ export const dnsCommands: Command[] = [
         if (!problems.empty) throw fault(problems);
         const type = typeof p.type === 'string' ? p.type.trim().toUpperCase() : '';
         if (!type) problems.add('type', 'is required to delete by match (or give the record id)');
-        const v = checkRecord({ type: 'TXT', data: 'x', lookup: p.lookup ?? null }, domain!.name, '', problems);
-        if (!problems.empty || !v) throw fault(problems);
+        const lookup = checkLookup(p.lookup, domain!.name, 'lookup', problems);
+        if (!problems.empty || lookup === undefined) throw fault(problems);
         const value = p.data === undefined || p.data === null ? undefined : String(p.data);
         deleted = await inTransaction(call.services.db, async (trx) => {
           await lockZones(trx, call, [domain!.id]);
           const candidates = await trx.selectFrom('dns_records').selectAll()
-            .where('domain_id', '=', domain!.id).where('lookup', '=', v.lookup).where('type', '=', type).execute();
+            .where('domain_id', '=', domain!.id).where('lookup', '=', lookup).where('type', '=', type).execute();
           const matched = candidates.filter((r) => value === undefined || sameData(type, r.data, value));
           if (matched.length === 0) throw notFound('record');
           await trx.deleteFrom('dns_records').where('id', 'in', matched.map((r) => r.id)).execute();
