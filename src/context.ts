@@ -1,4 +1,4 @@
-// The composition root: builds the store, clock, logger and JWT signer from the configuration.
+// The composition root: builds the store, clock, logger, JWT signer and zone catalog from the configuration.
 // Tests pass their own clock or logger through `overrides`.
 import type { Config } from './config/config.js';
 import type { Database } from './platform/db/database.js';
@@ -10,6 +10,7 @@ import { JwtSigner } from './platform/auth/jwt.js';
 import { initialise, jwtKey, type InitResult } from './infra/accounts.js';
 import type { InfraTables } from './infra/tables.js';
 import { ZoneCatalog } from './dns/zone.js';
+import { loadAllZones } from './infra/dns-zones.js';
 
 export interface Context {
   config: Config;
@@ -38,6 +39,8 @@ export async function createContext(config: Config, overrides: { clock?: Clock; 
     if (!key) throw new Error('the JWT signing key is missing from the database');
     const jwt = new JwtSigner(key, config.jwtLifetimeSeconds, clock);
     const zones = new ZoneCatalog();
+    // The DNS server answers from the catalog, so every stored zone is in it before anything listens.
+    await loadAllZones(db, zones);
     return { config, db, clock, log, jwt, zones, created, close: () => db.close() };
   } catch (err) {
     await db.close().catch(() => {});

@@ -2,12 +2,13 @@
 import type { Command } from '../command.js';
 import { apiuserCommands } from './apiuser.js';
 import { customerCommands } from './customer.js';
+import { dnsCommands } from './dns.js';
 import { sessionCommands } from './session.js';
 
 export function allCommands(): Command[] {
   const list: Command[] = [];
   // Permissions exist for the commands that need one; apiuser.* lists them from this registry.
   const permissionNames = () => list.filter((c) => (c.access ?? 'permission') === 'permission').map((c) => c.cmd);
-  list.push(...apiuserCommands(permissionNames), ...customerCommands, ...sessionCommands);
+  list.push(...apiuserCommands(permissionNames), ...customerCommands, ...sessionCommands, ...dnsCommands);
   return list;
 }

@@ -1,5 +1,6 @@
 // Every migration, in order. Add a new file with the next number; never edit one that has shipped.
 import type { Migration } from '../migrate.js';
 import { infraCore } from './001_infra_core.js';
+import { dns } from './002_dns.js';
 
-export const MIGRATIONS: Migration[] = [infraCore];
+export const MIGRATIONS: Migration[] = [infraCore, dns];

@@ -1,0 +1,660 @@
+// dns.domain.* and dns.record.*: the customer's hosted zones and their records. Every change is one
+// transaction that bumps the zone's SOA serial; after the commit the zone is refreshed in the
+// ZoneCatalog the DNS server answers from, before the call returns.
+import Type from 'typebox';
+import { sql, type Selectable, type Transaction } from 'kysely';
+import { defineCommand, requirePrincipal, type Call, type Command } from '../command.js';
+import { badParam, InfraError, notFound } from '../errors.js';
+import { unixSeconds } from '../../platform/clock.js';
+import type { Database, Queryable } from '../../platform/db/database.js';
+import type { DnsDomainRow, DnsRecordRow, InfraTables } from '../tables.js';
+import {
+  checkLookup, checkRecord, checkZoneName, checkZoneRules, isZoneFileForm, pick, Problems, RECORD_TYPES, serialBase,
+  type RecordValues, type ZoneEntry,
+} from '../dns-rules.js';
+import { refreshZone } from '../dns-zones.js';
+
+type Trx = Transaction<InfraTables>;
+type DomainRow = Selectable<DnsDomainRow>;
+type RecordRow = Selectable<DnsRecordRow>;
+
+/** Lists default to everything (LEGO-J looks its zone up in one unfiltered getall). */
+const WINDOW_DEFAULT = 50_000;
+const Paging = {
+  resStart: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'result offset' })),
+  resWindow: Type.Optional(Type.Integer({ minimum: 1, default: WINDOW_DEFAULT, description: 'maximum number of results' })),
+};
+const DomainId = Type.Integer({ minimum: 1, description: 'domain (zone) id' });
+const ZoneNameParam = Type.String({ description: 'zone name, such as example.com' });
+// Record fields are checked by the DNS rules (dns-rules.ts), which accept what clients send:
+// numbers as strings, keys in any case, and `data` as a value, a list or a map of records.
+const RecordFields = {
+  type: Type.Optional(Type.Unknown({ description: `record type: ${RECORD_TYPES.join(', ')}` })),
+  lookup: Type.Optional(Type.Unknown({ description: 'owner name relative to the zone ("" or "@" for the apex); a fully qualified name ending in the zone is made relative' })),
+  ttl: Type.Optional(Type.Unknown({ description: 'seconds, 60 to 604800; default 3600' })),
+  priority: Type.Optional(Type.Unknown({ description: 'MX preference or SRV priority, 0 to 65535' })),
+  weight: Type.Optional(Type.Unknown({ description: 'SRV weight, 0 to 65535' })),
+  port: Type.Optional(Type.Unknown({ description: 'SRV port, 0 to 65535' })),
+  caaflag: Type.Optional(Type.Unknown({ description: 'CAA flags, 0 to 255' })),
+  caatag: Type.Optional(Type.Unknown({ description: 'CAA tag: issue, issuewild, iodef' })),
+};
+const DomainRef = {
+  domainId: Type.Optional(Type.Unknown({ description: 'domain id (also domainid, domainID)' })),
+  name: Type.Optional(Type.Unknown({ description: 'zone name, instead of domainId' })),
+};
+const Status = Type.Union([Type.Literal('ACTIVE'), Type.Literal('DISABLED')], { description: 'ACTIVE zones are served; DISABLED ones are kept but not served' });
+
+// ---- presentation ----------------------------------------------------------------------------
+
+function presentRecord(r: RecordRow, zone: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    id: r.id,
+    domainid: r.domain_id,
+    domainId: r.domain_id,
+    domainID: r.domain_id,
+    // In requests `name` is the zone; the Python client reads a record's `name` as its domain name.
+    name: zone,
+    lookup: r.lookup,
+    type: r.type,
+    data: r.data,
+    ttl: r.ttl,
+  };
+  if (r.type === 'MX' || r.type === 'SRV') Object.assign(out, { priority: r.priority, weight: r.weight, port: r.port });
+  if (r.type === 'CAA') Object.assign(out, { caaflag: r.caa_flag, caatag: r.caa_tag });
+  out.status = 'ACTIVE';
+  out.dateCreated = r.date_created;
+  out.dateModified = r.date_modified;
+  return out;
+}
+
+function presentDomain(d: DomainRow, stdName: string, records: RecordRow[]): Record<string, unknown> {
+  return {
+    id: d.id,
+    name: d.name,
+    customerid: d.customer_id,
+    customerId: d.customer_id,
+    customerID: d.customer_id,
+    stdname: stdName,
+    status: d.status,
+    type: 'MASTER',
+    serial: String(d.serial),
+    lastmodified: d.date_modified,
+    dateCreated: d.date_created,
+    dateModified: d.date_modified,
+    // Never SOA or anything the clients do not know (the Python client refuses unknown types).
+    records: records.filter((r) => (RECORD_TYPES as readonly string[]).includes(r.type)).map((r) => presentRecord(r, d.name)),
+  };
+}
+
+async function presentDomains(db: Queryable<InfraTables>, domains: DomainRow[]): Promise<Record<string, unknown>[]> {
+  if (domains.length === 0) return [];
+  const ids = domains.map((d) => d.id);
+  const records = await db.selectFrom('dns_records').selectAll().where('domain_id', 'in', ids).orderBy('id').execute();
+  const customers = await db.selectFrom('customers').select(['id', 'std_name']).where('id', 'in', [...new Set(domains.map((d) => d.customer_id))]).execute();
+  const std = new Map(customers.map((c) => [c.id, c.std_name]));
+  const byDomain = new Map<number, RecordRow[]>();
+  for (const r of records) {
+    const list = byDomain.get(r.domain_id);
+    if (list) list.push(r);
+    else byDomain.set(r.domain_id, [r]);
+  }
+  return domains.map((d) => presentDomain(d, std.get(d.customer_id) ?? '', byDomain.get(d.id) ?? []));
+}
+
+// ---- helpers ---------------------------------------------------------------------------------
+
+function fault(problems: Problems): InfraError {
+  const [first] = Object.keys(problems.fields);
+  const problem = problems.fields[first];
+  const message = problem.startsWith('is required') ? `Missing parameter ${first}: ${problem.slice('is required'.length).replace(/^: /, '') || 'required'}` : `Invalid parameter ${first}: ${problem}`;
+  return new InfraError('FAULT', message, problems.fields);
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+function positiveId(raw: unknown): number | undefined {
+  if (typeof raw === 'number' && Number.isInteger(raw) && raw > 0) return raw;
+  if (typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) && Number(raw) > 0) return Number(raw);
+  return undefined;
+}
+
+/** PostgreSQL may abort a transaction that lost a race; running it again is then correct. */
+async function inTransaction<T>(db: Database<InfraTables>, fn: (trx: Trx) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction(fn);
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if ((code === '40001' || code === '40P01') && attempt < 5) continue;
+      throw err;
+    }
+  }
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/**
+ * Bumps the serial of a zone of the customer and returns the row. On PostgreSQL the UPDATE also
+ * locks the row until commit, so concurrent changes of one zone take turns and each reads the
+ * records the previous one committed; SQLite runs one transaction at a time anyway.
+ */
+async function bumpSerial(trx: Trx, call: Call, domainId: number): Promise<DomainRow> {
+  const base = serialBase(call.services.clock.now());
+  const row = await trx
+    .updateTable('dns_domains')
+    .set({
+      serial: sql<number>`CASE WHEN serial + 1 > ${base} THEN serial + 1 ELSE ${base} END`,
+      date_modified: unixSeconds(call.services.clock),
+    })
+    .where('id', '=', domainId)
+    .where('customer_id', '=', requirePrincipal(call).customerId)
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) throw notFound('domain');
+  return row;
+}
+
+/** Locks (and bumps) several zones in id order, so two batches never wait on each other crosswise. */
+async function lockZones(trx: Trx, call: Call, ids: Iterable<number>): Promise<Map<number, DomainRow>> {
+  const out = new Map<number, DomainRow>();
+  for (const id of [...new Set(ids)].sort((a, b) => a - b)) out.set(id, await bumpSerial(trx, call, id));
+  return out;
+}
+
+async function refreshAll(call: Call, names: Iterable<string>): Promise<void> {
+  await Promise.all([...new Set(names)].map((n) => refreshZone(call.services.db, call.services.zones, n)));
+}
+
+/** A domain of the caller by id or zone name; another customer's answers like a missing one. */
+async function ownDomain(call: Call, ref: { id?: unknown; name?: unknown }, field = 'id'): Promise<DomainRow> {
+  const { customerId } = requirePrincipal(call);
+  const q = call.services.db.kysely.selectFrom('dns_domains').selectAll().where('customer_id', '=', customerId);
+  if (ref.id !== undefined && ref.id !== null && ref.id !== '') {
+    const id = positiveId(ref.id);
+    if (id === undefined) throw badParam(field, 'must be a domain id');
+    const row = await q.where('id', '=', id).executeTakeFirst();
+    if (!row) throw notFound('domain');
+    return row;
+  }
+  if (ref.name !== undefined && ref.name !== null && ref.name !== '') {
+    const problems = new Problems();
+    const name = checkZoneName(ref.name, 'name', problems);
+    if (name === undefined) throw fault(problems);
+    const row = await q.where('name', '=', name).executeTakeFirst();
+    if (!row) throw notFound('domain');
+    return row;
+  }
+  throw new InfraError('FAULT', `Missing parameter ${field}: the domain id (or name)`, { [field]: 'is required (or name)' });
+}
+
+// ---- batches of records ----------------------------------------------------------------------
+
+/** One record of a request: where it sits (for problems), its fields, and its key in a map. */
+interface Entry { field: string; key: string; raw: Record<string, unknown> }
+
+const RECORD_KEYS = ['type', 'lookup', 'data', 'ttl', 'priority', 'weight', 'port', 'caaflag', 'caatag'];
+
+/**
+ * The records a request carries. `data` (or `records` for dns.domain.create) may be a list or a map
+ * of records (keys "0", "1" ... or record ids), one record object, or absent or a plain value: then the
+ * request itself is the one record (acme.sh's flat form, where `data` is the record value).
+ */
+function entriesOf(params: Record<string, unknown>, root: string, problems: Problems): Entry[] {
+  const value = pick(params, root);
+  let list: [string, unknown][];
+  if (Array.isArray(value)) list = value.map((v, i) => [String(i), v]);
+  else if (isObject(value)) {
+    // An object with record fields is one record; otherwise its values are the records.
+    if (RECORD_KEYS.some((k) => pick(value, k) !== undefined)) return [{ field: `${root}.`, key: '', raw: value }];
+    list = Object.entries(value);
+  } else {
+    return [{ field: '', key: '', raw: params }];
+  }
+  if (list.length === 0) problems.add(root, 'must hold at least one record');
+  const out: Entry[] = [];
+  for (const [key, v] of list) {
+    if (!isObject(v)) problems.add(`${root}.${key}`, 'must be a record object');
+    else out.push({ field: `${root}.${key}.`, key, raw: v });
+  }
+  return out;
+}
+
+/** Which domain each new record goes to: its own domainid or name, else the request's. */
+async function domainsFor(call: Call, entries: Entry[], params: Record<string, unknown>, problems: Problems): Promise<(DomainRow | undefined)[]> {
+  const { customerId } = requirePrincipal(call);
+  const refs = entries.map((e) => {
+    for (const [src, prefix] of [[e.raw, e.field], [params, '']] as const) {
+      const id = pick(src, 'domainid');
+      if (id !== undefined && id !== null && id !== '') {
+        const n = positiveId(id);
+        if (n === undefined) problems.add(prefix + 'domainId', 'must be a domain id');
+        return { id: n };
+      }
+      const name = pick(src, 'name');
+      if (name !== undefined && name !== null && name !== '') return { name: checkZoneName(name, prefix + 'name', problems) };
+    }
+    problems.add(e.field + 'domainId', 'is required: the domain id (domainid, domainId, domainID) or the zone name (name)');
+    return {};
+  });
+  if (!problems.empty) return [];
+  const ids = refs.flatMap((r) => ('id' in r && r.id !== undefined ? [r.id] : []));
+  const names = refs.flatMap((r) => ('name' in r && r.name !== undefined ? [r.name] : []));
+  const rows = await call.services.db.kysely
+    .selectFrom('dns_domains').selectAll()
+    .where('customer_id', '=', customerId)
+    .where((eb) => eb.or([eb('id', 'in', ids.length ? ids : [0]), eb('name', 'in', names.length ? names : [''])]))
+    .execute();
+  return refs.map((r) => {
+    const row = 'id' in r ? rows.find((d) => d.id === r.id) : rows.find((d) => d.name === (r as { name?: string }).name);
+    if (!row) throw notFound(`domain ${'id' in r ? r.id : (r as { name?: string }).name}`);
+    return row;
+  });
+}
+
+function toRow(v: RecordValues) {
+  return { lookup: v.lookup, type: v.type, data: v.data, ttl: v.ttl, priority: v.priority, weight: v.weight, port: v.port, caa_flag: v.caaFlag, caa_tag: v.caaTag };
+}
+
+function valuesOf(r: RecordRow): RecordValues {
+  return {
+    lookup: r.lookup, type: r.type as RecordValues['type'], data: r.data, ttl: Number(r.ttl), priority: Number(r.priority),
+    weight: Number(r.weight), port: Number(r.port), caaFlag: Number(r.caa_flag), caaTag: r.caa_tag,
+  };
+}
+
+/** New records into zones, inside the caller's transaction; the zone rules see the stored records too. */
+async function insertRecords(trx: Trx, call: Call, items: { domain: DomainRow; values: RecordValues; field: string }[]): Promise<RecordRow[]> {
+  const domainIds = [...new Set(items.map((i) => i.domain.id))];
+  const existing = await trx.selectFrom('dns_records').selectAll().where('domain_id', 'in', domainIds).execute();
+  const problems = new Problems();
+  for (const id of domainIds) {
+    checkZoneRules([
+      ...existing.filter((r) => r.domain_id === id).map((r): ZoneEntry => ({ values: valuesOf(r) })),
+      ...items.filter((i) => i.domain.id === id).map((i): ZoneEntry => ({ values: i.values, field: i.field })),
+    ], problems);
+  }
+  if (!problems.empty) throw fault(problems);
+  const now = unixSeconds(call.services.clock);
+  const out: RecordRow[] = [];
+  for (const i of items) {
+    out.push(await trx.insertInto('dns_records')
+      .values({ domain_id: i.domain.id, ...toRow(i.values), date_created: now, date_modified: now })
+      .returningAll().executeTakeFirstOrThrow());
+  }
+  return out;
+}
+
+/** Records of the caller by id, with their zone names; a missing or foreign id is not found. */
+async function ownRecords(db: Queryable<InfraTables>, customerId: number, ids: number[]): Promise<(RecordRow & { zone: string })[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .selectFrom('dns_records as r').innerJoin('dns_domains as d', 'd.id', 'r.domain_id')
+    .selectAll('r').select('d.name as zone')
+    .where('d.customer_id', '=', customerId).where('r.id', 'in', ids)
+    .execute();
+  for (const id of ids) if (!rows.some((r) => r.id === id)) throw notFound(`record ${id}`);
+  return rows;
+}
+
+function sameData(type: string, stored: string, given: string): boolean {
+  if (stored === given) return true;
+  if (type === 'TXT' || type === 'CAA') return false;
+  // Addresses and host names: case and a trailing dot do not matter.
+  return stored.toLowerCase() === given.trim().toLowerCase().replace(/(.)\.$/, '$1');
+}
+
+// ---- the commands ----------------------------------------------------------------------------
+
+export const dnsCommands: Command[] = [
+  defineCommand({
+    cmd: 'dns.domain.getall',
+    summary: "List the customer's DNS zones with their records",
+    rest: { method: 'GET', path: '/dns/domain' },
+    params: Type.Object({
+      ...Paging,
+      name: Type.Optional(Type.String({ description: 'zones whose name contains this, or that contain this name (a fully qualified name finds its zone)' })),
+      exactName: Type.Optional(Type.String({ description: 'only the zone with exactly this name' })),
+      status: Type.Optional(Status),
+    }),
+    async handler(call, p) {
+      const { customerId } = requirePrincipal(call);
+      let q = call.services.db.kysely.selectFrom('dns_domains').where('customer_id', '=', customerId);
+      if (p.name !== undefined && p.name.trim() !== '') {
+        const wanted = p.name.trim().toLowerCase().replace(/\.$/, '');
+        // The zone itself and every zone above the name: acme.sh sends the record's full name.
+        const labels = wanted.split('.');
+        const suffixes = labels.map((_, i) => labels.slice(i).join('.'));
+        const like = '%' + wanted.replace(/[\\%_]/g, '\\$&') + '%';
+        q = q.where((eb) => eb.or([eb('name', 'in', suffixes), sql<boolean>`name like ${like} escape '\\'`]));
+      }
+      if (p.exactName !== undefined) q = q.where('name', '=', p.exactName.trim().toLowerCase().replace(/\.$/, ''));
+      if (p.status !== undefined) q = q.where('status', '=', p.status);
+      const total = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const rows = await q.selectAll().orderBy('id').limit(p.resWindow ?? WINDOW_DEFAULT).offset(p.resStart ?? 0).execute();
+      const list = await presentDomains(call.services.db.kysely, rows);
+      // LEGO-J decodes `domains` as a map keyed by id; the Python client and DOCS read `data` and `matches`.
+      const domains = Object.fromEntries(list.map((d) => [String(d.id), d]));
+      return { message: 'Domain(s) Retrieved Successfully', data: list, matches: Number(total.n), top: { domains } };
+    },
+  }),
+  defineCommand({
+    cmd: 'dns.domain.get',
+    summary: 'One DNS zone of the customer, with its records',
+    rest: { method: 'GET', path: '/dns/domain/{id}' },
+    params: Type.Object({ id: Type.Optional(DomainId), name: Type.Optional(ZoneNameParam) }),
+    async handler(call, p) {
+      const row = await ownDomain(call, p);
+      const [domain] = await presentDomains(call.services.db.kysely, [row]);
+      // LEGO-J reads the domain's fields at the top level of a command-style answer.
+      return { message: 'Domain Retrieved Successfully', data: domain, top: { ...domain, domain } };
+    },
+  }),
+  defineCommand({
+    cmd: 'dns.domain.create',
+    summary: 'Host a DNS zone; optionally with its first records',
+    rest: { method: 'POST', path: '/dns/domain' },
+    params: Type.Object({
+      name: ZoneNameParam,
+      customerId: Type.Optional(Type.Integer({ minimum: 1, description: "must be the caller's customer" })),
+      status: Type.Optional(Status),
+      records: Type.Optional(Type.Unknown({ description: 'records to create with the zone: a list or a map of records' })),
+    }),
+    async handler(call, p) {
+      const { customerId } = requirePrincipal(call);
+      if (p.customerId !== undefined && p.customerId !== customerId) throw notFound('customer');
+      const problems = new Problems();
+      const name = checkZoneName(p.name, 'name', problems);
+      if (name === undefined) throw fault(problems);
+      const entries = p.records === undefined || p.records === null ? [] : entriesOf(p as Record<string, unknown>, 'records', problems);
+      if (entries.some((e) => e.field === '')) problems.add('records', 'must be a list or a map of records');
+      const values = entries.map((e) => checkRecord(e.raw, name, e.field, problems));
+      if (!problems.empty) throw fault(problems);
+      const db = call.services.db;
+      const now = unixSeconds(call.services.clock);
+      let row: DomainRow;
+      try {
+        row = await inTransaction(db, async (trx) => {
+          const taken = await trx.selectFrom('dns_domains').select(['id', 'customer_id']).where('name', '=', name).executeTakeFirst();
+          if (taken) throw badParam('name', taken.customer_id === customerId ? `${name} is already hosted in this account (domain ${taken.id})` : `${name} is already hosted`);
+          // A zone inside or above another customer's zone would take over part of its names.
+          const labels = name.split('.');
+          const above = labels.slice(1).map((_, i) => labels.slice(i + 1).join('.'));
+          const clash = await trx.selectFrom('dns_domains').select('name')
+            .where('customer_id', '!=', customerId)
+            .where((eb) => eb.or([eb('name', 'in', above.length ? above : ['']), eb('name', 'like', '%.' + name)]))
+            .executeTakeFirst();
+          if (clash) throw badParam('name', `${name} is inside or above a zone hosted by another customer`);
+          const floor = await trx.selectFrom('dns_serial_floors').select('serial').where('name', '=', name).executeTakeFirst();
+          const serial = Math.max(serialBase(call.services.clock.now()), floor ? Number(floor.serial) + 1 : 0);
+          const created = await trx.insertInto('dns_domains')
+            .values({ customer_id: customerId, name, serial, status: p.status ?? 'ACTIVE', date_created: now, date_modified: now })
+            .returningAll().executeTakeFirstOrThrow();
+          if (entries.length) {
+            await insertRecords(trx, call, entries.map((e, i) => ({ domain: created, values: values[i]!, field: e.field })));
+          }
+          return created;
+        });
+      } catch (err) {
+        // Two creates of one name racing: the loser meets the UNIQUE constraint.
+        if (isUniqueViolation(err)) throw badParam('name', `${name} is already hosted`);
+        throw err;
+      }
+      await refreshAll(call, [name]);
+      const [domain] = await presentDomains(db.kysely, [row]);
+      return { message: 'Domain Created Successfully', data: domain, top: { ...domain, domain } };
+    },
+  }),
+  defineCommand({
+    cmd: 'dns.domain.update',
+    summary: 'Change a zone: status ACTIVE (served) or DISABLED (kept, not served); always bumps the serial',
+    rest: { method: 'PUT', path: '/dns/domain/{id}' },
+    params: Type.Object({ id: Type.Optional(DomainId), name: Type.Optional(ZoneNameParam), status: Type.Optional(Status) }),
+    async handler(call, p) {
+      const found = await ownDomain(call, p);
+      const row = await inTransaction(call.services.db, async (trx) => {
+        await bumpSerial(trx, call, found.id);
+        if (p.status === undefined) return trx.selectFrom('dns_domains').selectAll().where('id', '=', found.id).executeTakeFirstOrThrow();
+        return trx.updateTable('dns_domains').set({ status: p.status }).where('id', '=', found.id).returningAll().executeTakeFirstOrThrow();
+      });
+      await refreshAll(call, [row.name]);
+      const [domain] = await presentDomains(call.services.db.kysely, [row]);
+      return { message: 'Domain Updated Successfully', data: domain, top: { ...domain, domain } };
+    },
+  }),
+  defineCommand({
+    cmd: 'dns.domain.delete',
+    summary: 'Stop hosting a zone and delete its records',
+    rest: { method: 'DELETE', path: '/dns/domain/{id}' },
+    params: Type.Object({ id: Type.Optional(DomainId), name: Type.Optional(ZoneNameParam) }),
+    async handler(call, p) {
+      const found = await ownDomain(call, p);
+      await inTransaction(call.services.db, async (trx) => {
+        // Locks the zone (changes in flight finish first) and gives the serial the next zone of this name must exceed.
+        const last = await bumpSerial(trx, call, found.id);
+        await trx.deleteFrom('dns_records').where('domain_id', '=', found.id).execute();
+        await trx.deleteFrom('dns_domains').where('id', '=', found.id).execute();
+        await trx.insertInto('dns_serial_floors').values({ name: found.name, serial: last.serial })
+          .onConflict((oc) => oc.column('name').doUpdateSet({ serial: last.serial })).execute();
+      });
+      await refreshAll(call, [found.name]);
+      return { message: 'Domain Deleted Successfully', data: { id: found.id, name: found.name } };
+    },
+  }),
+  defineCommand({
+    cmd: 'dns.record.getall',
+    summary: "List the customer's DNS records, by zone, lookup and type",
+    rest: { method: 'GET', path: '/dns/records' },
+    params: Type.Object({
+      ...Paging,
+      ...DomainRef,
+      domain: Type.Optional(Type.Unknown({ description: 'domain id or zone name' })),
+      lookup: Type.Optional(Type.String({ description: 'owner name relative to the zone ("" or "@" for the apex)' })),
+      type: Type.Optional(Type.String({ description: 'record type' })),
+    }),
+    async handler(call, p) {
+      const { customerId } = requirePrincipal(call);
+      const params = p as Record<string, unknown>;
+      let q = call.services.db.kysely
+        .selectFrom('dns_records as r').innerJoin('dns_domains as d', 'd.id', 'r.domain_id')
+        .where('d.customer_id', '=', customerId);
+      let zone: DomainRow | undefined;
+      const given = (v: unknown) => v !== undefined && v !== null && v !== '';
+      const idRef = pick(params, 'domainid');
+      if (given(idRef)) zone = await ownDomain(call, { id: idRef }, 'domainId');
+      else if (given(p.domain)) zone = await ownDomain(call, positiveId(p.domain) !== undefined ? { id: p.domain } : { name: p.domain }, 'domain');
+      else if (given(p.name)) zone = await ownDomain(call, { name: p.name }, 'name');
+      if (zone) q = q.where('r.domain_id', '=', zone.id);
+      if (p.lookup !== undefined) {
+        let lookup = p.lookup.trim().toLowerCase();
+        if (zone) {
+          const problems = new Problems();
+          const relative = checkLookup(p.lookup, zone.name, 'lookup', problems);
+          if (relative === undefined) throw fault(problems);
+          lookup = relative;
+        } else if (lookup === '@') lookup = '';
+        q = q.where('r.lookup', '=', lookup);
+      }
+      if (p.type !== undefined && p.type !== '') q = q.where('r.type', '=', p.type.trim().toUpperCase());
+      const total = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const rows = await q.selectAll('r').select('d.name as zone').orderBy('r.id').limit(p.resWindow ?? WINDOW_DEFAULT).offset(p.resStart ?? 0).execute();
+      const records = rows.map((r) => presentRecord(r, r.zone));
+      return { message: 'Record(s) Retrieved Successfully', data: records, matches: Number(total.n), top: { records } };
+    },
+  }),
+  defineCommand({
+    cmd: 'dns.record.get',
+    summary: 'One DNS record of the customer',
+    rest: { method: 'GET', path: '/dns/records/{id}' },
+    params: Type.Object({ id: Type.Integer({ minimum: 1, description: 'record id' }) }),
+    async handler(call, p) {
+      const [row] = await ownRecords(call.services.db.kysely, requirePrincipal(call).customerId, [p.id]);
+      const record = presentRecord(row, row.zone);
+      return { message: 'Record Retrieved Successfully', data: record, top: { record } };
+    },
+  }),
+  defineCommand({
+    cmd: 'dns.record.create',
+    summary: 'Add records to zones: data is a list or map of records, or the request is one record (data = its value)',
+    rest: { method: 'POST', path: '/dns/records' },
+    params: Type.Object({
+      data: Type.Optional(Type.Unknown({ description: 'a list of records, a map of records keyed "0", "1" ..., or (flat form) the value of the one record the request describes' })),
+      ...DomainRef,
+      ...RecordFields,
+    }),
+    async handler(call, p) {
+      const params = p as Record<string, unknown>;
+      const problems = new Problems();
+      const entries = entriesOf(params, 'data', problems);
+      const domains = problems.empty ? await domainsFor(call, entries, params, problems) : [];
+      if (!problems.empty) throw fault(problems);
+      const items = entries.map((e, i) => ({ domain: domains[i]!, values: checkRecord(e.raw, domains[i]!.name, e.field, problems)!, field: e.field }));
+      if (!problems.empty) throw fault(problems);
+      const rows = await inTransaction(call.services.db, async (trx) => {
+        const locked = await lockZones(trx, call, items.map((i) => i.domain.id));
+        return insertRecords(trx, call, items.map((i) => ({ ...i, domain: locked.get(i.domain.id)! })));
+      });
+      await refreshAll(call, items.map((i) => i.domain.name));
+      const name = new Map(items.map((i) => [i.domain.id, i.domain.name]));
+      const records = rows.map((r) => presentRecord(r, name.get(r.domain_id)!));
+      // LEGO-J and the Python client read the new record's id from data[0].
+      return { message: 'Record(s) Created Successfully', data: records, top: { records } };
+    },
+  }),
+  defineCommand({
+    cmd: 'dns.record.update',
+    summary: 'Change records: data is a map keyed by record id (or a list of records with id), or id plus the fields to change',
+    rest: { method: 'PUT', path: '/dns/records/{id}' },
+    params: Type.Object({
+      id: Type.Optional(Type.Unknown({ description: 'record id, when the request changes one record' })),
+      data: Type.Optional(Type.Unknown({ description: 'a map of records keyed by record id, a list of records carrying id, or (flat form) the new value' })),
+      ...DomainRef,
+      ...RecordFields,
+    }),
+    async handler(call, p) {
+      const { customerId } = requirePrincipal(call);
+      const params = p as Record<string, unknown>;
+      const problems = new Problems();
+      const entries = entriesOf(params, 'data', problems);
+      const single = entries.length === 1 && (entries[0].field === '' || entries[0].field === 'data.');
+      const ids = entries.map((e) => {
+        const raw = pick(e.raw, 'id') ?? (single ? p.id : /^\d+$/.test(e.key) ? e.key : undefined);
+        const id = positiveId(raw);
+        if (id === undefined) problems.add(e.field + 'id', raw === undefined ? 'is required: the record id' : 'must be a record id');
+        return id ?? 0;
+      });
+      if (new Set(ids).size !== ids.length) problems.add('data', 'names a record more than once');
+      if (!problems.empty) throw fault(problems);
+      const before = await ownRecords(call.services.db.kysely, customerId, ids);
+      const byId = new Map(before.map((r) => [r.id, r]));
+      // Fields not given keep their values; the merged record is checked as a whole.
+      const merged = entries.map((e, i) => {
+        const old = byId.get(ids[i])!;
+        const domainRef = pick(e.raw, 'domainid');
+        if (domainRef !== undefined && domainRef !== null && domainRef !== '' && positiveId(domainRef) !== old.domain_id) {
+          problems.add(e.field + 'domainId', 'a record cannot move to another domain');
+        }
+        const raw: Record<string, unknown> = {
+          lookup: old.lookup, type: old.type, data: old.data, ttl: old.ttl, priority: old.priority, weight: old.weight,
+          port: old.port, caaflag: old.caa_flag, caatag: old.caa_tag,
+        };
+        const newType = pick(e.raw, 'type') ?? old.type;
+        const newData = pick(e.raw, 'data');
+        // A zone-file style value ("10 mail.example.com") brings its own priority, weight, port or CAA tag.
+        if (isZoneFileForm(newType, newData)) for (const k of ['priority', 'weight', 'port', 'caaflag', 'caatag']) delete raw[k];
+        for (const k of RECORD_KEYS) {
+          const v = pick(e.raw, k);
+          if (v !== undefined) raw[k] = v;
+        }
+        return checkRecord(raw, old.zone, e.field, problems);
+      });
+      if (!problems.empty) throw fault(problems);
+      const rows = await inTransaction(call.services.db, async (trx) => {
+        await lockZones(trx, call, before.map((r) => r.domain_id));
+        // Read again under the lock: a record deleted meanwhile is not found.
+        const current = await ownRecords(trx, customerId, ids);
+        const domainIds = [...new Set(current.map((r) => r.domain_id))];
+        const all = await trx.selectFrom('dns_records').selectAll().where('domain_id', 'in', domainIds).execute();
+        const changed = new Map(ids.map((id, i) => [id, { values: merged[i]!, field: entries[i].field }]));
+        for (const d of domainIds) {
+          checkZoneRules(all.filter((r) => r.domain_id === d).map((r): ZoneEntry => changed.get(r.id) ?? { values: valuesOf(r) }), problems);
+        }
+        if (!problems.empty) throw fault(problems);
+        const now = unixSeconds(call.services.clock);
+        const out: RecordRow[] = [];
+        for (const [i, id] of ids.entries()) {
+          out.push(await trx.updateTable('dns_records').set({ ...toRow(merged[i]!), date_modified: now }).where('id', '=', id).returningAll().executeTakeFirstOrThrow());
+        }
+        return out;
+      });
+      await refreshAll(call, before.map((r) => r.zone));
+      const zoneOf = new Map(before.map((r) => [r.domain_id, r.zone]));
+      const records = rows.map((r) => presentRecord(r, zoneOf.get(r.domain_id)!));
+      return { message: 'Record(s) Updated Successfully', data: records, top: { records } };
+    },
+  }),
+  defineCommand({
+    cmd: 'dns.record.delete',
+    summary: 'Delete records by id (or a list or map of ids), or by match: domain (domainId or name), type, lookup and optionally data',
+    rest: { method: 'DELETE', path: '/dns/records/{id}' },
+    params: Type.Object({
+      id: Type.Optional(Type.Unknown({ description: 'record id' })),
+      data: Type.Optional(Type.Unknown({ description: 'a list or map of record ids; or, deleting by match, the record value' })),
+      ...DomainRef,
+      type: RecordFields.type,
+      lookup: RecordFields.lookup,
+    }),
+    async handler(call, p) {
+      const { customerId } = requirePrincipal(call);
+      const params = p as Record<string, unknown>;
+      const problems = new Problems();
+      let ids: number[] | undefined;
+      if (p.id !== undefined && p.id !== null && p.id !== '') {
+        const id = positiveId(p.id);
+        if (id === undefined) throw badParam('id', 'must be a record id');
+        ids = [id];
+      } else if (Array.isArray(p.data) || isObject(p.data)) {
+        const list: [string, unknown][] = Array.isArray(p.data) ? p.data.map((v, i) => [String(i), v]) : Object.entries(p.data);
+        ids = list.map(([key, v]) => {
+          const id = positiveId(isObject(v) ? pick(v, 'id') ?? (Array.isArray(p.data) ? undefined : key) : v);
+          if (id === undefined) problems.add(`data.${key}`, 'must be a record id');
+          return id ?? 0;
+        });
+        if (ids.length === 0) problems.add('data', 'must hold at least one record id');
+        if (!problems.empty) throw fault(problems);
+      }
+      let deleted: (RecordRow & { zone: string })[];
+      if (ids) {
+        const found = await ownRecords(call.services.db.kysely, customerId, [...new Set(ids)]);
+        deleted = await inTransaction(call.services.db, async (trx) => {
+          await lockZones(trx, call, found.map((r) => r.domain_id));
+          const current = await ownRecords(trx, customerId, found.map((r) => r.id));
+          await trx.deleteFrom('dns_records').where('id', 'in', current.map((r) => r.id)).execute();
+          return current;
+        });
+      } else {
+        // acme.sh's form: no id; the zone, type, lookup and value say which record.
+        const [domain] = await domainsFor(call, [{ field: '', key: '', raw: {} }], params, problems);
+        if (!problems.empty) throw fault(problems);
+        const type = typeof p.type === 'string' ? p.type.trim().toUpperCase() : '';
+        if (!type) problems.add('type', 'is required to delete by match (or give the record id)');
+        const lookup = checkLookup(p.lookup, domain!.name, 'lookup', problems);
+        if (!problems.empty || lookup === undefined) throw fault(problems);
+        const value = p.data === undefined || p.data === null ? undefined : String(p.data);
+        deleted = await inTransaction(call.services.db, async (trx) => {
+          await lockZones(trx, call, [domain!.id]);
+          const candidates = await trx.selectFrom('dns_records').selectAll()
+            .where('domain_id', '=', domain!.id).where('lookup', '=', lookup).where('type', '=', type).execute();
+          const matched = candidates.filter((r) => value === undefined || sameData(type, r.data, value));
+          if (matched.length === 0) throw notFound('record');
+          await trx.deleteFrom('dns_records').where('id', 'in', matched.map((r) => r.id)).execute();
+          return matched.map((r) => ({ ...r, zone: domain!.name }));
+        });
+      }
+      await refreshAll(call, deleted.map((r) => r.zone));
+      return { message: 'Record deleted successfully', data: deleted.map((r) => presentRecord(r, r.zone)) };
+    },
+  }),
+];

@@ -1,0 +1,353 @@
+// The rules a hosted zone and its records must follow, as pure functions: the dns.* commands check
+// every record with them before anything is written, and the zone is built from what they return.
+import { isIPv4, isIPv6 } from 'node:net';
+
+export const RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'NS', 'TXT', 'SRV', 'CAA', 'PTR'] as const;
+export type RecordType = (typeof RECORD_TYPES)[number];
+
+/** TTL bounds in seconds: ACME clients use 120 and 300; below a minute only adds load, above a week nobody can fix a mistake. */
+export const TTL_MIN = 60;
+export const TTL_MAX = 604_800;
+export const TTL_DEFAULT = 3600;
+/** Whole TXT value, in UTF-8 bytes (sent on the wire as strings of at most 255 bytes). */
+export const TXT_MAX_BYTES = 4000;
+export const CAA_VALUE_MAX_BYTES = 1000;
+const NAME_MAX = 253;
+const LABEL_MAX = 63;
+
+/** A record as stored and shown by the API. */
+export interface RecordValues {
+  lookup: string;
+  type: RecordType;
+  data: string;
+  ttl: number;
+  priority: number;
+  weight: number;
+  port: number;
+  caaFlag: number;
+  caaTag: string;
+}
+
+/** Collects per-field problems so one FAULT can name them all. */
+export class Problems {
+  readonly fields: Record<string, string> = {};
+  add(field: string, problem: string): void {
+    this.fields[field] ??= problem;
+  }
+  get empty(): boolean {
+    return Object.keys(this.fields).length === 0;
+  }
+}
+
+class Bad extends Error {}
+
+/** Keys are matched without case, as clients send domainid, domainId and domainID alike. */
+export function pick(obj: Record<string, unknown>, name: string): unknown {
+  if (obj[name] !== undefined) return obj[name];
+  const lower = name.toLowerCase();
+  for (const k of Object.keys(obj)) if (k.toLowerCase() === lower && obj[k] !== undefined) return obj[k];
+  return undefined;
+}
+
+function labelsOk(labels: string[], allowUnderscore: boolean): string | null {
+  const re = allowUnderscore ? /^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?$/ : /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
+  for (const l of labels) {
+    if (l === '') return 'has an empty label';
+    if (Buffer.byteLength(l) > LABEL_MAX) return `has a label longer than ${LABEL_MAX} characters`;
+    if (!re.test(l)) {
+      return `has an invalid label "${l}" (letters, digits and hyphens${allowUnderscore ? ', underscores' : ''}; no hyphen at either end)`;
+    }
+  }
+  return null;
+}
+
+/** A zone name: lower case, no trailing dot, at least two host-name labels. */
+export function zoneName(raw: unknown): string {
+  if (typeof raw !== 'string' || raw.trim() === '') throw new Bad('must be a domain name such as example.com');
+  const name = raw.trim().toLowerCase().replace(/\.$/, '');
+  if (name.length > NAME_MAX) throw new Bad(`must be at most ${NAME_MAX} characters`);
+  const labels = name.split('.');
+  if (labels.length < 2) throw new Bad('must have at least two labels, such as example.com');
+  const bad = labelsOk(labels, false);
+  if (bad) throw new Bad(bad);
+  return name;
+}
+
+/**
+ * The owner name relative to the zone: '' for the apex ("@", "" or the zone name itself). A name
+ * given fully qualified (ending in the zone, with or without the trailing dot) is made relative.
+ */
+export function lookupIn(raw: unknown, zone: string): string {
+  if (typeof raw === 'number' && Number.isInteger(raw) && raw >= 0) raw = String(raw);
+  if (typeof raw !== 'string') throw new Bad('must be a string: the name relative to the zone, "" or "@" for the apex');
+  let s = raw.trim().toLowerCase();
+  if (s === '' || s === '@' || s === zone || s === zone + '.') return '';
+  const absolute = s.endsWith('.');
+  if (absolute) s = s.slice(0, -1);
+  if (s.endsWith('.' + zone)) s = s.slice(0, -(zone.length + 1));
+  else if (absolute) throw new Bad(`"${raw}" is not inside the zone ${zone}`);
+  const labels = s.split('.');
+  const wildcard = labels[0] === '*';
+  const bad = labelsOk(wildcard ? labels.slice(1) : labels, true);
+  if (bad) throw new Bad(labels.includes('*') ? 'may use "*" only as the whole leftmost label' : bad);
+  if (s.length + 1 + zone.length > NAME_MAX) throw new Bad(`makes a name longer than ${NAME_MAX} characters`);
+  return s;
+}
+
+/** A host name a record points at (CNAME, NS, MX, SRV, PTR): absolute, stored without the trailing dot. */
+function target(raw: string, allowRoot: boolean): string {
+  const s = raw.trim().toLowerCase();
+  if (s === '.' && allowRoot) return '.';
+  const name = s.replace(/\.$/, '');
+  if (name === '') throw new Bad(allowRoot ? 'must be a host name, or "." for none' : 'must be a host name');
+  if (name.length > NAME_MAX) throw new Bad(`must be at most ${NAME_MAX} characters`);
+  const labels = name.split('.');
+  if (labels.length < 2) throw new Bad(`must be a fully qualified host name such as host.example.com, got "${raw}"`);
+  const bad = labelsOk(labels, true);
+  if (bad) throw new Bad(bad);
+  return name;
+}
+
+function integer(raw: unknown, min: number, max: number): number {
+  const n = typeof raw === 'string' && /^\s*-?\d+\s*$/.test(raw) ? Number(raw) : raw;
+  if (typeof n !== 'number' || !Number.isInteger(n)) throw new Bad(`must be an integer from ${min} to ${max}`);
+  if (n < min || n > max) throw new Bad(`must be from ${min} to ${max}`);
+  return n;
+}
+
+/** Absent, null and "" all mean "not given". */
+const given = (v: unknown) => v !== undefined && v !== null && v !== '';
+
+function text(raw: unknown): string {
+  if (typeof raw === 'number' || typeof raw === 'boolean') return String(raw);
+  if (typeof raw !== 'string') throw new Bad('must be a string');
+  return raw;
+}
+
+function recordType(raw: unknown): RecordType {
+  if (typeof raw !== 'string' || raw.trim() === '') throw new Bad(`is required: one of ${RECORD_TYPES.join(', ')}`);
+  const t = raw.trim().toUpperCase();
+  if (t === 'AHASHED') throw new Bad('AHASHED is not supported by this server; use A records');
+  if (!(RECORD_TYPES as readonly string[]).includes(t)) throw new Bad(`must be one of ${RECORD_TYPES.join(', ')}`);
+  return t as RecordType;
+}
+
+function caaTag(raw: unknown): string {
+  const t = text(raw).trim();
+  // RFC 8659 section 4.1: 1 to 15 ASCII letters and digits (issue, issuewild, iodef, or a future tag).
+  if (!/^[A-Za-z0-9]{1,15}$/.test(t)) throw new Bad('must be issue, issuewild, iodef or another tag of 1-15 letters and digits');
+  return t.toLowerCase();
+}
+
+const ZONE_FILE_FORMS: Partial<Record<RecordType, RegExp>> = {
+  MX: /^\s*(\d+)\s+(\S+)\s*$/,
+  SRV: /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s*$/,
+  CAA: /^\s*(\d+)\s+([A-Za-z0-9]+)\s+(.+)$/s,
+};
+
+/** True when data is the zone-file form of an MX, SRV or CAA record ("10 mail.example.com"), which carries the other parts too. */
+export function isZoneFileForm(type: unknown, data: unknown): boolean {
+  const re = typeof type === 'string' ? ZONE_FILE_FORMS[type.trim().toUpperCase() as RecordType] : undefined;
+  return re !== undefined && typeof data === 'string' && re.test(data);
+}
+
+function unquote(s: string): string {
+  const t = s.trim();
+  return t.length >= 2 && t.startsWith('"') && t.endsWith('"') ? t.slice(1, -1) : t;
+}
+
+/**
+ * Checks one record given as the API fields (keys in any case) and returns it as stored. `prefix`
+ * names the record in problems ("" for the flat form, "data.0." in a batch). Returns undefined
+ * when something is wrong; the problems say what.
+ */
+export function checkRecord(input: Record<string, unknown>, zone: string, prefix: string, problems: Problems): RecordValues | undefined {
+  const before = Object.keys(problems.fields).length;
+  const field = <T>(name: string, fn: () => T, fallback: T): T => {
+    try {
+      return fn();
+    } catch (err) {
+      if (!(err instanceof Bad)) throw err;
+      problems.add(prefix + name, err.message);
+      return fallback;
+    }
+  };
+  const type = field('type', () => recordType(pick(input, 'type')), undefined);
+  const lookupRaw = pick(input, 'lookup');
+  const lookup = field('lookup', () => {
+    if (lookupRaw === undefined || lookupRaw === null) throw new Bad('is required: the name relative to the zone, "" or "@" for the apex');
+    return lookupIn(lookupRaw, zone);
+  }, '');
+  const ttlRaw = pick(input, 'ttl');
+  const ttl = field('ttl', () => (given(ttlRaw) ? integer(ttlRaw, TTL_MIN, TTL_MAX) : TTL_DEFAULT), TTL_DEFAULT);
+  const dataRaw = pick(input, 'data');
+  let data = field('data', () => {
+    if (!given(dataRaw)) throw new Bad('is required: the record value');
+    return text(dataRaw);
+  }, '');
+  let priority = 0;
+  let weight = 0;
+  let port = 0;
+  let caaFlag = 0;
+  let tag = '';
+  const num = (name: string, min: number, max: number, dflt: number | undefined): number => field(name, () => {
+    const v = pick(input, name);
+    if (given(v)) return integer(v, min, max);
+    if (dflt === undefined) throw new Bad(`is required for ${type} records (${min} to ${max})`);
+    return dflt;
+  }, 0);
+  if (type !== undefined && data !== '') {
+    switch (type) {
+      case 'A':
+        data = field('data', () => {
+          if (!isIPv4(data.trim())) throw new Bad(`must be an IPv4 address such as 192.0.2.1, got "${data}"`);
+          return data.trim();
+        }, '');
+        break;
+      case 'AAAA':
+        data = field('data', () => {
+          const a = data.trim().toLowerCase();
+          if (!isIPv6(a) || a.includes('%')) throw new Bad(`must be an IPv6 address such as 2001:db8::1, got "${data}"`);
+          return a;
+        }, '');
+        break;
+      case 'CNAME':
+      case 'NS':
+      case 'PTR':
+        data = field('data', () => target(data, false), '');
+        break;
+      case 'MX': {
+        // The zone-file form "10 mail.example.com" carries the preference in data.
+        const m = ZONE_FILE_FORMS.MX!.exec(data);
+        if (m && !given(pick(input, 'priority'))) {
+          priority = field('data', () => integer(m[1], 0, 65535), 0);
+          data = m[2];
+        } else {
+          priority = num('priority', 0, 65535, 10);
+        }
+        data = field('data', () => target(data, true), '');
+        break;
+      }
+      case 'SRV': {
+        const m = ZONE_FILE_FORMS.SRV!.exec(data);
+        if (m && !given(pick(input, 'port'))) {
+          priority = field('data', () => integer(m[1], 0, 65535), 0);
+          weight = field('data', () => integer(m[2], 0, 65535), 0);
+          port = field('data', () => integer(m[3], 0, 65535), 0);
+          data = m[4];
+        } else {
+          priority = num('priority', 0, 65535, 0);
+          weight = num('weight', 0, 65535, 0);
+          port = num('port', 0, 65535, undefined);
+        }
+        data = field('data', () => target(data, true), '');
+        break;
+      }
+      case 'CAA': {
+        // The zone-file form: 0 issue "letsencrypt.org".
+        const m = ZONE_FILE_FORMS.CAA!.exec(data);
+        if (m && !given(pick(input, 'caatag'))) {
+          caaFlag = field('data', () => integer(m[1], 0, 255), 0);
+          tag = field('data', () => caaTag(m[2]), '');
+          data = unquote(m[3]);
+        } else {
+          caaFlag = num('caaflag', 0, 255, 0);
+          tag = field('caatag', () => {
+            const v = pick(input, 'caatag');
+            if (!given(v)) throw new Bad('is required for CAA records: issue, issuewild or iodef');
+            return caaTag(v);
+          }, '');
+        }
+        field('data', () => {
+          if (data === '') throw new Bad('is required: the CAA value');
+          if (Buffer.byteLength(data) > CAA_VALUE_MAX_BYTES) throw new Bad(`must be at most ${CAA_VALUE_MAX_BYTES} bytes`);
+        }, undefined);
+        break;
+      }
+      case 'TXT':
+        field('data', () => {
+          if (Buffer.byteLength(data) > TXT_MAX_BYTES) throw new Bad(`must be at most ${TXT_MAX_BYTES} bytes`);
+        }, undefined);
+        break;
+    }
+  }
+  if (Object.keys(problems.fields).length > before || type === undefined) return undefined;
+  return { lookup, type, data, ttl, priority, weight, port, caaFlag, caaTag: tag };
+}
+
+/** Checks a zone name, naming `field` in the problem. */
+export function checkZoneName(raw: unknown, field: string, problems: Problems): string | undefined {
+  try {
+    return zoneName(raw);
+  } catch (err) {
+    if (!(err instanceof Bad)) throw err;
+    problems.add(field, err.message);
+    return undefined;
+  }
+}
+
+/** Checks an owner name against a zone (see lookupIn), naming `field` in the problem. */
+export function checkLookup(raw: unknown, zone: string, field: string, problems: Problems): string | undefined {
+  try {
+    if (raw === undefined || raw === null) throw new Bad('is required: the name relative to the zone, "" or "@" for the apex');
+    return lookupIn(raw, zone);
+  } catch (err) {
+    if (!(err instanceof Bad)) throw err;
+    problems.add(field, err.message);
+    return undefined;
+  }
+}
+
+/** A record of the zone being changed, with where it came from when it is new or changed. */
+export interface ZoneEntry { values: RecordValues; field?: string }
+
+/**
+ * The rules between records of one zone: no CNAME at the apex, a CNAME alone at its name (RFC 1034
+ * 3.6.2), no NS at the apex (the DNS server makes that set). Only new or changed entries are blamed.
+ */
+export function checkZoneRules(entries: ZoneEntry[], problems: Problems): void {
+  const byName = new Map<string, ZoneEntry[]>();
+  for (const e of entries) {
+    const list = byName.get(e.values.lookup);
+    if (list) list.push(e);
+    else byName.set(e.values.lookup, [e]);
+  }
+  for (const e of entries) {
+    if (e.field === undefined) continue;
+    const { lookup, type } = e.values;
+    if (lookup === '' && type === 'CNAME') problems.add(e.field + 'type', 'a CNAME cannot be at the zone apex');
+    if (lookup === '' && type === 'NS') problems.add(e.field + 'type', 'NS records at the apex are made by the server; add NS only below the apex');
+    const others = byName.get(lookup)!.filter((x) => x !== e);
+    const where = lookup === '' ? 'the apex' : `"${lookup}"`;
+    if (type === 'CNAME' && others.length) {
+      problems.add(e.field + 'type', `a CNAME must be the only record at its name, and ${where} already has ${others.map((x) => x.values.type).join(', ')}`);
+    } else if (type !== 'CNAME' && others.some((x) => x.values.type === 'CNAME')) {
+      problems.add(e.field + 'type', `${where} has a CNAME record, which must be the only record at its name`);
+    }
+  }
+}
+
+/** A TXT value as the strings of at most 255 bytes it is sent as, never splitting a character. */
+export function txtStrings(value: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let bytes = 0;
+  for (const ch of value) {
+    const n = Buffer.byteLength(ch);
+    if (bytes + n > 255) {
+      out.push(cur);
+      cur = '';
+      bytes = 0;
+    }
+    cur += ch;
+    bytes += n;
+  }
+  if (cur !== '' || out.length === 0) out.push(cur);
+  return out;
+}
+
+/** A serial that always grows: today's YYYYMMDD00, or one more than the last when that is higher. */
+export function serialBase(nowMs: number): number {
+  const d = new Date(nowMs);
+  return (d.getUTCFullYear() * 10000 + (d.getUTCMonth() + 1) * 100 + d.getUTCDate()) * 100;
+}

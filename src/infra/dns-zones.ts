@@ -1,0 +1,110 @@
+// Builds the DNS server's Zone objects from the stored zones, and keeps the ZoneCatalog current:
+// every zone at start (loadAllZones), and one zone after each committed change (refreshZone).
+import type { Selectable } from 'kysely';
+import type { Database, Queryable } from '../platform/db/database.js';
+import type { Zone, ZoneCatalog, ZoneRecord } from '../dns/zone.js';
+import type { DnsRecordRow, InfraTables } from './tables.js';
+import { txtStrings, type RecordType } from './dns-rules.js';
+
+type RecordRow = Pick<Selectable<DnsRecordRow>, 'lookup' | 'type' | 'data' | 'ttl' | 'priority' | 'weight' | 'port' | 'caa_flag' | 'caa_tag'>;
+
+function toZoneRecord(zone: string, r: RecordRow): ZoneRecord | undefined {
+  const name = r.lookup === '' ? zone : `${r.lookup}.${zone}`;
+  const ttl = Number(r.ttl);
+  switch (r.type as RecordType) {
+    case 'A':
+    case 'AAAA':
+    case 'CNAME':
+    case 'NS':
+    case 'PTR':
+      return { name, ttl, type: r.type as 'A', data: r.data };
+    case 'MX':
+      return { name, ttl, type: 'MX', data: { preference: Number(r.priority), exchange: r.data } };
+    case 'SRV':
+      return { name, ttl, type: 'SRV', data: { priority: Number(r.priority), weight: Number(r.weight), port: Number(r.port), target: r.data } };
+    case 'CAA':
+      return { name, ttl, type: 'CAA', data: { flags: Number(r.caa_flag), tag: r.caa_tag, value: r.data } };
+    case 'TXT':
+      return { name, ttl, type: 'TXT', data: txtStrings(r.data) };
+    default:
+      // Only the types above are ever stored; anything else is not served.
+      return undefined;
+  }
+}
+
+/**
+ * The Zone of stored records. An RRset is a set (RFC 2181 5): identical records are served once,
+ * and all records of a name and type are served with the lowest TTL among them (RFC 2181 5.2).
+ */
+export function buildZone(name: string, serial: number, rows: RecordRow[]): Zone {
+  const seen = new Set<string>();
+  const records: ZoneRecord[] = [];
+  const minTtl = new Map<string, number>();
+  for (const row of rows) {
+    const rec = toZoneRecord(name, row);
+    if (!rec) continue;
+    const key = JSON.stringify([rec.name, rec.type, rec.data]);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    records.push(rec);
+    const set = `${rec.name} ${rec.type}`;
+    minTtl.set(set, Math.min(minTtl.get(set) ?? rec.ttl, rec.ttl));
+  }
+  for (const rec of records) rec.ttl = minTtl.get(`${rec.name} ${rec.type}`)!;
+  return { name, serial: Number(serial), records };
+}
+
+/** Puts a zone unless the catalog already holds the same or a newer serial of it. */
+function putIfNewer(catalog: ZoneCatalog, zone: Zone): void {
+  const current = catalog.get(zone.name);
+  if (current && current.serial >= zone.serial) return;
+  catalog.put(zone);
+}
+
+/** Reads zones (all active ones, or one by name) in one statement, so serial and records agree. */
+async function readZones(db: Queryable<InfraTables>, name?: string): Promise<Zone[]> {
+  let q = db
+    .selectFrom('dns_domains as d')
+    .leftJoin('dns_records as r', 'r.domain_id', 'd.id')
+    .select(['d.id as domain_id', 'd.name', 'd.serial', 'r.id', 'r.lookup', 'r.type', 'r.data', 'r.ttl', 'r.priority', 'r.weight', 'r.port', 'r.caa_flag', 'r.caa_tag'])
+    .where('d.status', '=', 'ACTIVE');
+  if (name !== undefined) q = q.where('d.name', '=', name);
+  const rows = await q.orderBy('d.id').orderBy('r.id').execute();
+  const byDomain = new Map<number, { name: string; serial: number; records: RecordRow[] }>();
+  for (const row of rows) {
+    let z = byDomain.get(row.domain_id);
+    if (!z) byDomain.set(row.domain_id, (z = { name: row.name, serial: Number(row.serial), records: [] }));
+    if (row.id !== null && row.type !== null) z.records.push(row as RecordRow);
+  }
+  return [...byDomain.values()].map((z) => buildZone(z.name, z.serial, z.records));
+}
+
+/** At start: every active zone into the catalog. */
+export async function loadAllZones(db: Database<InfraTables>, catalog: ZoneCatalog): Promise<number> {
+  const zones = await readZones(db.kysely);
+  for (const z of zones) putIfNewer(catalog, z);
+  return zones.length;
+}
+
+// Refreshes of one zone name run one after another, each reading the latest committed state, so the
+// last one to run, which started after the last commit, leaves the catalog at the latest state even
+// when a delete and an update of the zone race (a stale put can never follow the removal).
+const queues = new WeakMap<ZoneCatalog, Map<string, Promise<void>>>();
+
+/** After a commit that changed zone `name`: put its current state in the catalog, or remove it. */
+export function refreshZone(db: Database<InfraTables>, catalog: ZoneCatalog, name: string): Promise<void> {
+  let perName = queues.get(catalog);
+  if (!perName) queues.set(catalog, (perName = new Map()));
+  const previous = perName.get(name) ?? Promise.resolve();
+  const run = previous.then(async () => {
+    const [zone] = await readZones(db.kysely, name);
+    if (zone) putIfNewer(catalog, zone);
+    else catalog.remove(name);
+  });
+  const tail = run.catch(() => {});
+  perName.set(name, tail);
+  void tail.then(() => {
+    if (perName.get(name) === tail) perName.delete(name);
+  });
+  return run;
+}

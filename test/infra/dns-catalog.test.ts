@@ -1,0 +1,132 @@
+// In-process: the ZoneCatalog the DNS server answers from reflects each dns.* change as soon as the
+// API call returns, never goes back in time, and is filled from the store at start.
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { forEachEngine } from '../helpers/engines.js';
+import { createStorage, type Storage } from '../helpers/server.js';
+import { createContext, type Context } from '../../src/context.js';
+import { createInfraServer } from '../../src/infra/transport/server.js';
+import { allCommands } from '../../src/infra/commands/index.js';
+import type { Config } from '../../src/config/config.js';
+import type { FastifyInstance } from 'fastify';
+import type { ZoneRecord } from '../../src/dns/zone.js';
+
+function configFor(s: Storage): Config {
+  const any = { host: '127.0.0.1', port: 0 };
+  return { dataDir: s.dataDir, databaseUrl: s.databaseUrl, infraListen: any, chatListen: any, dnsListen: any, jwtLifetimeSeconds: 3600, logLevel: 'error' };
+}
+
+await forEachEngine('dns zone catalog', (engine) => {
+  let storage: Storage;
+  let ctx: Context;
+  let app: FastifyInstance;
+  let auth: string;
+
+  before(async () => {
+    storage = await createStorage(engine);
+    ctx = await createContext(configFor(storage));
+    app = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones }, allCommands());
+    await app.ready();
+    auth = 'Basic ' + Buffer.from(`${ctx.created!.apiUuid}:${ctx.created!.apiSecret}`).toString('base64');
+  });
+  after(async () => {
+    await app?.close();
+    await ctx?.close();
+    await storage?.dispose();
+  });
+
+  async function cmd(cmd: string, params: Record<string, unknown> = {}): Promise<Record<string, any>> {
+    const r = await app.inject({ method: 'POST', url: '/api/rest/v2.10/json.php', headers: { authorization: auth }, payload: JSON.stringify({ cmd, ...params }) });
+    const body = JSON.parse(r.body);
+    assert.equal(body.code, 'OK', r.body);
+    return body;
+  }
+  const records = (zone: string, type?: string): ZoneRecord[] =>
+    (ctx.zones.get(zone)?.records ?? []).filter((r) => type === undefined || r.type === type);
+
+  it('reflects each change as soon as the call returns, with the serial the API shows', async () => {
+    const created = await cmd('dns.domain.create', { name: 'cat.example' });
+    const id = created.data.id;
+    assert.equal(ctx.zones.get('cat.example')?.serial, Number(created.data.serial));
+    assert.deepEqual(records('cat.example'), []);
+
+    const long = 'y'.repeat(700);
+    const made = await cmd('dns.record.create', { domainId: id, data: [
+      { type: 'A', lookup: 'www', data: '192.0.2.1', ttl: 300 },
+      { type: 'TXT', lookup: '', data: long },
+      { type: 'MX', lookup: '', data: 'mail.cat.example', priority: 10 },
+      { type: 'SRV', lookup: '_sip._tcp', data: 'sip.cat.example', priority: 1, weight: 2, port: 5060 },
+      { type: 'CAA', lookup: '', data: 'letsencrypt.org', caaflag: 0, caatag: 'issue' },
+      { type: 'CNAME', lookup: 'alias', data: 'www.cat.example' },
+    ] });
+    const zone = ctx.zones.get('cat.example')!;
+    assert.equal(zone.serial, Number((await cmd('dns.domain.get', { id })).serial));
+    assert.deepEqual(records('cat.example', 'A'), [{ name: 'www.cat.example', ttl: 300, type: 'A', data: '192.0.2.1' }]);
+    const txt = records('cat.example', 'TXT')[0];
+    assert.equal(txt.name, 'cat.example');
+    assert.deepEqual((txt.data as string[]).map((s) => s.length), [255, 255, 190], 'a long TXT value is sent as strings of at most 255 bytes');
+    assert.equal((txt.data as string[]).join(''), long);
+    assert.deepEqual(records('cat.example', 'MX')[0].data, { preference: 10, exchange: 'mail.cat.example' });
+    assert.deepEqual(records('cat.example', 'SRV')[0], { name: '_sip._tcp.cat.example', ttl: 3600, type: 'SRV', data: { priority: 1, weight: 2, port: 5060, target: 'sip.cat.example' } });
+    assert.deepEqual(records('cat.example', 'CAA')[0].data, { flags: 0, tag: 'issue', value: 'letsencrypt.org' });
+    assert.deepEqual(records('cat.example', 'CNAME')[0].data, 'www.cat.example');
+
+    const a = made.data[0];
+    await cmd('dns.record.update', { id: a.id, data: '192.0.2.2' });
+    assert.deepEqual(records('cat.example', 'A').map((r) => r.data), ['192.0.2.2']);
+    await cmd('dns.record.delete', { id: a.id });
+    assert.deepEqual(records('cat.example', 'A'), []);
+
+    await cmd('dns.domain.update', { id, status: 'DISABLED' });
+    assert.equal(ctx.zones.get('cat.example'), undefined, 'a disabled zone is not served');
+    const enabled = await cmd('dns.domain.update', { id, status: 'ACTIVE' });
+    assert.equal(ctx.zones.get('cat.example')?.serial, Number(enabled.data.serial));
+    await cmd('dns.domain.delete', { id });
+    assert.equal(ctx.zones.get('cat.example'), undefined);
+    assert.ok(!ctx.zones.names().includes('cat.example'));
+  });
+
+  it('serves an RRset once per distinct record, at the lowest TTL among them', async () => {
+    const id = (await cmd('dns.domain.create', { name: 'set.example' })).data.id;
+    await cmd('dns.record.create', { domainId: id, data: [
+      { type: 'TXT', lookup: 't', data: 'same', ttl: 300 },
+      { type: 'TXT', lookup: 't', data: 'same', ttl: 300 },
+      { type: 'TXT', lookup: 't', data: 'other', ttl: 120 },
+    ] });
+    assert.equal((await cmd('dns.domain.get', { id })).records.length, 3, 'the API keeps every record');
+    assert.deepEqual(records('set.example', 'TXT').map((r) => [r.data, r.ttl]), [[['same'], 120], [['other'], 120]]);
+  });
+
+  it('keeps all 16 concurrent changes and ends at the stored serial', async () => {
+    const id = (await cmd('dns.domain.create', { name: 'race.example' })).data.id;
+    await Promise.all(Array.from({ length: 16 }, (_, i) => cmd('dns.record.create', { domainId: id, type: 'TXT', lookup: `n${i}`, data: `v${i}` })));
+    const stored = await cmd('dns.domain.get', { id });
+    assert.equal(ctx.zones.get('race.example')?.serial, Number(stored.serial));
+    assert.equal(records('race.example', 'TXT').length, 16);
+  });
+
+  it('never replaces a zone with an older serial', async () => {
+    const id = (await cmd('dns.domain.create', { name: 'newer.example' })).data.id;
+    const newer = { name: 'newer.example', serial: 4_000_000_000, records: [] };
+    ctx.zones.put(newer);
+    await cmd('dns.record.create', { domainId: id, type: 'A', lookup: 'x', data: '192.0.2.7' });
+    assert.equal(ctx.zones.get('newer.example'), newer);
+  });
+
+  it('loads every active zone from the store at start', async () => {
+    const id = (await cmd('dns.domain.create', { name: 'start.example' })).data.id;
+    await cmd('dns.record.create', { domainId: id, type: 'A', lookup: 'www', data: '192.0.2.1' });
+    const off = (await cmd('dns.domain.create', { name: 'off.example' })).data.id;
+    await cmd('dns.domain.update', { id: off, status: 'DISABLED' });
+    const second = await createContext(configFor(storage));
+    try {
+      assert.equal(second.created, null);
+      assert.deepEqual(second.zones.get('start.example'), ctx.zones.get('start.example'));
+      assert.equal(second.zones.get('off.example'), undefined);
+      assert.deepEqual(second.zones.get('set.example'), ctx.zones.get('set.example'));
+      assert.deepEqual(second.zones.names().sort(), ['newer.example', 'race.example', 'set.example', 'start.example']);
+    } finally {
+      await second.close();
+    }
+  });
+});
