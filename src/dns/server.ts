@@ -95,7 +95,6 @@ export async function startDnsServer(o: DnsServerOptions): Promise<DnsServer> {
     socket.on('close', () => connections.delete(socket));
     serveTcpConnection(socket, responder, tcpTimeoutMs, log);
   });
-  tcp.on('error', (err) => log.error('dns tcp server error', { error: err.message }));
 
   // Port 0 means "any free port", but UDP and TCP must share it: take UDP's and retry if TCP's is taken.
   let udp: dgram.Socket | undefined;
@@ -115,6 +114,8 @@ export async function startDnsServer(o: DnsServerOptions): Promise<DnsServer> {
   } catch {
     // The kernel may cap buffer sizes; the defaults still work, only bursts suffer.
   }
+  // Only now: a failed listen while looking for a shared free port is not an error worth logging.
+  tcp.on('error', (err) => log.error('dns tcp server error', { error: err.message }));
   const udpSocket = udp;
   udpSocket.on('error', (err) => log.debug('dns udp error', { error: err.message }));
   udpSocket.on('message', (msg, rinfo) => {
@@ -218,7 +219,15 @@ function serveTcpConnection(socket: net.Socket, responder: Responder, timeoutMs:
       if (socket.destroyed) return;
       socket.setTimeout(timeoutMs); // the client is reading: the transfer is activity
       for (;;) {
-        const next = messages.next();
+        let next: IteratorResult<Buffer>;
+        try {
+          next = messages.next();
+        } catch (err) {
+          // Runs from a 'drain' event: an exception here would take the process down.
+          log.error('dns transfer failed', { zone: reply.transfer.zone.apex, error: (err as Error).message });
+          socket.destroy();
+          return;
+        }
         if (next.done) {
           busy = false;
           socket.resume();
