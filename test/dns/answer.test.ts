@@ -6,7 +6,7 @@ import dnsPacket from 'dns-packet';
 import { Authority } from '../../src/dns/answer.js';
 import { Responder } from '../../src/dns/respond.js';
 import { ZoneCatalog } from '../../src/dns/zone.js';
-import { makeQuery, rcodeOf, type QueryOptions } from '../helpers/dns-client.js';
+import { makeQuery, rcodeOf, type QueryOptions, type QueryType } from '../helpers/dns-client.js';
 import { exampleZone, NS_ADDRESSES, NS_DOMAIN, orgZone } from './fixtures.js';
 
 const NOERROR = 0, FORMERR = 1, NXDOMAIN = 3, NOTIMP = 4, REFUSED = 5, NOTAUTH = 9;
@@ -22,7 +22,7 @@ function setup(secondaries: string[] = []): void {
   responder = new Responder({ authority, transferAllowed: (a) => secondaries.includes(a) });
 }
 
-function ask(name: string, type: dnsPacket.RecordType, o: QueryOptions & { tcp?: boolean } = {}): dnsPacket.DecodedPacket & { size: number } {
+function ask(name: string, type: QueryType, o: QueryOptions & { tcp?: boolean } = {}): dnsPacket.DecodedPacket & { size: number } {
   const msg = makeQuery(name, type, o);
   const raw = o.tcp ? (responder.tcp(msg, '127.0.0.1') as { message: Buffer }).message : responder.udp(msg, '127.0.0.1');
   assert.ok(raw, `a reply to ${name} ${type}`);

@@ -12,7 +12,7 @@ import { Responder } from '../../src/dns/respond.js';
 import { startDnsServer, type DnsServer } from '../../src/dns/server.js';
 import { ZoneCatalog } from '../../src/dns/zone.js';
 import type { Logger } from '../../src/platform/log.js';
-import { makeQuery, rcodeOf, tcpQuery, udpQuery, type Addr } from '../helpers/dns-client.js';
+import { makeQuery, rcodeOf, rdataOf, tcpQuery, udpQuery, type Addr } from '../helpers/dns-client.js';
 import { exampleZone, NS_ADDRESSES, NS_DOMAIN, orgZone } from './fixtures.js';
 
 const SEED = Number(process.env.KEEL_FUZZ_SEED ?? Date.now() % 1_000_000);
@@ -165,10 +165,10 @@ describe('dns fuzz', () => {
     await Promise.all(streams);
 
     const u = await udpQuery(at, 'www.example.com', 'A');
-    assert.deepEqual(u.packet.answers!.map((a) => a.data).sort(), ['192.0.2.10', '192.0.2.11']);
+    assert.deepEqual(u.packet.answers!.map(rdataOf).sort(), ['192.0.2.10', '192.0.2.11']);
     const t = await tcpQuery(at, 'example.org', 'SOA');
     assert.equal(rcodeOf(t), 0);
-    assert.equal((t.answers![0].data as dnsPacket.SoaData).serial, 7);
+    assert.equal((rdataOf(t.answers![0]) as dnsPacket.SoaData).serial, 7);
     const nx = await udpQuery(at, 'nothing.deep.ent.example.com', 'A');
     assert.equal(rcodeOf(nx.packet), 3);
     assert.deepEqual(log.errors, [], 'no query failed inside the server');

@@ -7,7 +7,7 @@ import dnsPacket from 'dns-packet';
 import { startDnsServer, type DnsServer } from '../../src/dns/server.js';
 import { ZoneCatalog } from '../../src/dns/zone.js';
 import { createLogger } from '../../src/platform/log.js';
-import { axfr, makeQuery, rcodeOf, tcpQuery, TcpClient, udpQuery, type Addr } from '../helpers/dns-client.js';
+import { axfr, makeQuery, rcodeOf, rdataOf, tcpQuery, TcpClient, udpQuery, type Addr } from '../helpers/dns-client.js';
 import { bigZone, exampleZone, NS_ADDRESSES, NS_DOMAIN, orgZone } from './fixtures.js';
 
 const SECONDARY = '127.0.0.2';
@@ -57,9 +57,9 @@ describe('dns server sockets', () => {
     assert.equal(server.udpAddress.port, server.tcpAddress.port);
     assert.notEqual(server.udpAddress.port, 0);
     const u = await udpQuery(at, 'www.example.com', 'A');
-    assert.deepEqual(u.packet.answers!.map((a) => a.data).sort(), ['192.0.2.10', '192.0.2.11']);
+    assert.deepEqual(u.packet.answers!.map(rdataOf).sort(), ['192.0.2.10', '192.0.2.11']);
     const t = await tcpQuery(at, 'www.example.com', 'A');
-    assert.deepEqual(t.answers!.map((a) => a.data).sort(), ['192.0.2.10', '192.0.2.11']);
+    assert.deepEqual(t.answers!.map(rdataOf).sort(), ['192.0.2.10', '192.0.2.11']);
     assert.ok(t.flag_aa);
   });
 
@@ -69,7 +69,7 @@ describe('dns server sockets', () => {
     assert.ok(u.raw.length <= 1232);
     const t = await tcpQuery(at, 'big.example.com', 'TXT');
     assert.equal(t.flag_tc, false);
-    assert.equal((t.answers![0].data as Buffer[]).length, 12);
+    assert.equal((rdataOf(t.answers![0]) as Buffer[]).length, 12);
   });
 
   it('answers several queries sent in one TCP write, and frames split byte by byte', async () => {
@@ -128,7 +128,7 @@ describe('dns server sockets', () => {
 
   it('answers SOA over UDP to secondaries', async () => {
     const r = await udpQuery(at, 'big.test', 'SOA', { edns: false });
-    assert.equal((r.packet.answers![0].data as dnsPacket.SoaData).serial, 42);
+    assert.equal((rdataOf(r.packet.answers![0]) as dnsPacket.SoaData).serial, 42);
   });
 
   it('sends NOTIFY with the new serial on every change, retrying until acknowledged', async () => {
@@ -141,6 +141,6 @@ describe('dns server sockets', () => {
     assert.equal(notifies.length, 3, 'two dropped, the third acknowledged, no more');
     assert.ok(notifies.every((n) => n.zone === 'example.com' && n.serial === 2024010199));
     const soa = await udpQuery(at, 'example.com', 'SOA');
-    assert.equal((soa.packet.answers![0].data as dnsPacket.SoaData).serial, 2024010199, 'the secondary that follows up sees the new serial');
+    assert.equal((rdataOf(soa.packet.answers![0]) as dnsPacket.SoaData).serial, 2024010199, 'the secondary that follows up sees the new serial');
   });
 });

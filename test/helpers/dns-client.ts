@@ -8,15 +8,23 @@ export interface Addr { address: string; port: number }
 export type QueryOptions = { id?: number; flags?: number; edns?: number | false; do?: boolean; class?: dnsPacket.RecordClass };
 
 /** A query message; EDNS payload size 1232 unless `edns: false`. */
-export function makeQuery(name: string, type: dnsPacket.RecordType, o: QueryOptions = {}): Buffer {
+export function makeQuery(name: string, type: QueryType, o: QueryOptions = {}): Buffer {
   const additionals: dnsPacket.Answer[] = [];
   if (o.edns !== false) {
     additionals.push({ type: 'OPT', name: '.', udpPayloadSize: o.edns ?? 1232, extendedRcode: 0, ednsVersion: 0, flags: o.do ? dnsPacket.DNSSEC_OK : 0, flag_do: !!o.do, options: [] });
   }
   return dnsPacket.encode({
     type: 'query', id: o.id ?? Math.floor(Math.random() * 65536), flags: o.flags ?? 0,
-    questions: [{ name, type, class: o.class ?? 'IN' }], additionals,
+    questions: [{ name, type: type as dnsPacket.RecordType, class: o.class ?? 'IN' }], additionals,
   });
+}
+
+/** dns-packet types the question type as a record type; ANY is a query-only type it still encodes. */
+export type QueryType = dnsPacket.RecordType | 'ANY';
+
+/** The data of a record (OPT records have none). */
+export function rdataOf(a: dnsPacket.Answer): unknown {
+  return 'data' in a ? a.data : undefined;
 }
 
 export function rcodeOf(p: dnsPacket.DecodedPacket): number {
@@ -40,7 +48,7 @@ export function udpExchange(to: Addr, msg: Buffer, timeoutMs = 2000): Promise<Bu
   });
 }
 
-export async function udpQuery(to: Addr, name: string, type: dnsPacket.RecordType, o: QueryOptions = {}): Promise<{ packet: dnsPacket.DecodedPacket; raw: Buffer }> {
+export async function udpQuery(to: Addr, name: string, type: QueryType, o: QueryOptions = {}): Promise<{ packet: dnsPacket.DecodedPacket; raw: Buffer }> {
   const raw = await udpExchange(to, makeQuery(name, type, o));
   if (!raw) throw new Error(`no UDP answer for ${name} ${type}`);
   return { packet: dnsPacket.decode(raw), raw };
@@ -123,7 +131,7 @@ export class TcpClient {
   }
 }
 
-export async function tcpQuery(to: Addr, name: string, type: dnsPacket.RecordType, o: QueryOptions = {}): Promise<dnsPacket.DecodedPacket> {
+export async function tcpQuery(to: Addr, name: string, type: QueryType, o: QueryOptions = {}): Promise<dnsPacket.DecodedPacket> {
   const c = await TcpClient.connect(to);
   try {
     c.send(makeQuery(name, type, o));
