@@ -21,7 +21,7 @@ options (each can also be set by the environment variable shown):
 ${Object.entries(OPTIONS)
   .map(([name, o]) => `  --${name.padEnd(20)} ${o.env.padEnd(25)} ${o.help}${'default' in o ? ` (default ${o.default})` : ''}`)
   .join('\n')}
-  --json                                                   print machine-readable JSON (init, serve)
+  --json                                           print machine-readable JSON (init, serve)
 `;
 
 function out(line: string): void {
