@@ -7,20 +7,21 @@ import { schemaVersion } from './platform/db/migrate.js';
 import type { InitResult } from './infra/accounts.js';
 import { createInfraServer } from './infra/transport/server.js';
 import { allCommands } from './infra/commands/index.js';
+import { startDnsServer, type DnsServer } from './dns/server.js';
 
 const USAGE = `usage: keel <command> [options]
 
 commands:
-  serve     start the Infra API (and, on a new data dir, set it up first)
+  serve     start the Infra API and the DNS server (and, on a new data dir, set Keel up first)
   init      create the database and the first customer, login and API key (printed once)
   migrate   bring the database schema up to date
   help      show this text
 
 options (each can also be set by the environment variable shown):
 ${Object.entries(OPTIONS)
-  .map(([name, o]) => `  --${name.padEnd(14)} ${o.env.padEnd(18)} ${o.help}${'default' in o ? ` (default ${o.default})` : ''}`)
+  .map(([name, o]) => `  --${name.padEnd(20)} ${o.env.padEnd(25)} ${o.help}${'default' in o ? ` (default ${o.default})` : ''}`)
   .join('\n')}
-  --json                              print machine-readable JSON (init, serve)
+  --json                                           print machine-readable JSON (init, serve)
 `;
 
 function out(line: string): void {
@@ -61,8 +62,31 @@ async function serve(config: Config, json: boolean): Promise<number> {
     throw new UsageError(`cannot listen on ${config.infraListen.host}:${config.infraListen.port} for infra: ${why}`);
   }
   const infraAddr = hostPort(infra.server.address(), config.infraListen);
-  if (json) out(JSON.stringify({ listening: { infra: infraAddr } }));
-  else out(`infra listening on http://${infraAddr}/api/rest/v2.10/`);
+
+  let dns: DnsServer;
+  try {
+    dns = await startDnsServer({
+      catalog: ctx.zones,
+      listen: config.dnsListen,
+      nameserverDomain: config.nameserverDomain,
+      nameserverAddresses: config.nameserverAddresses,
+      secondaries: config.dnsSecondaries,
+      log: ctx.log,
+    });
+  } catch (err) {
+    await infra.close();
+    await ctx.close();
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'EADDRINUSE' ? 'address already in use' : code === 'EACCES' ? 'permission denied' : (err as Error).message;
+    throw new UsageError(`cannot listen on ${config.dnsListen.host}:${config.dnsListen.port} for dns (UDP and TCP): ${why}`);
+  }
+  // UDP and TCP share the port, so one address describes both.
+  const dnsAddr = hostPort(dns.udpAddress, config.dnsListen);
+  if (json) out(JSON.stringify({ listening: { infra: infraAddr, dns: dnsAddr } }));
+  else {
+    out(`infra listening on http://${infraAddr}/api/rest/v2.10/`);
+    out(`dns listening on ${dnsAddr} (UDP and TCP), nameservers ns1..ns4.${config.nameserverDomain}`);
+  }
 
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
@@ -70,6 +94,7 @@ async function serve(config: Config, json: boolean): Promise<number> {
     process.once('SIGTERM', stop);
   });
   ctx.log.info('shutting down');
+  await dns.close();
   await infra.close();
   await ctx.close();
   return 0;

@@ -1,4 +1,5 @@
 // Shapes and validates the raw options into the typed configuration the rest of Keel uses.
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { UsageError, type RawOptions } from './env.js';
 
@@ -11,6 +12,12 @@ export interface Config {
   infraListen: ListenAddress;
   chatListen: ListenAddress;
   dnsListen: ListenAddress;
+  /** Lower case, no trailing dot: ns1..ns4 live under it. */
+  nameserverDomain: string;
+  /** The addresses of ns1, ns2, ns3 and ns4, in that order. */
+  nameserverAddresses: [string, string, string, string];
+  /** Secondaries allowed to AXFR and sent NOTIFY; port is where NOTIFY goes. */
+  dnsSecondaries: ListenAddress[];
   jwtLifetimeSeconds: number;
   logLevel: 'error' | 'warn' | 'info' | 'debug';
 }
@@ -20,6 +27,48 @@ export function parseListen(flag: string, value: string): ListenAddress {
   const port = m ? Number(m[2]) : NaN;
   if (!m || port > 65535) throw new UsageError(`--${flag} must be HOST:PORT (for example 127.0.0.1:8080), got "${value}"`);
   return { host: m[1].replace(/^\[|\]$/g, ''), port };
+}
+
+const HOSTNAME = /^(?=.{1,253}$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
+
+export function parseNameserverDomain(value: string): string {
+  const name = value.toLowerCase().replace(/\.$/, '');
+  if (!HOSTNAME.test(name)) throw new UsageError(`--nameserver-domain must be a domain name such as ns.example.com, got "${value}"`);
+  return name;
+}
+
+/** 1 to 4 addresses; fewer than four are repeated in turn so that ns1..ns4 each get one. */
+export function parseNameserverAddresses(value: string | undefined, dnsListen: ListenAddress): [string, string, string, string] {
+  let list: string[];
+  if (value === undefined) {
+    // The listen host is what a client on this machine can reach; an unspecified or named host is not an address.
+    const h = dnsListen.host;
+    list = [h === '0.0.0.0' || !isIP(h) ? '127.0.0.1' : h === '::' ? '::1' : h];
+  } else {
+    list = value.split(',').map((a) => a.trim().replace(/^\[|\]$/g, ''));
+    if (list.length > 4 || list.some((a) => !isIP(a))) {
+      throw new UsageError(`--nameserver-addresses must be 1 to 4 comma-separated IPv4 or IPv6 addresses (ns1..ns4), got "${value}"`);
+    }
+  }
+  return [0, 1, 2, 3].map((i) => list[i % list.length]) as [string, string, string, string];
+}
+
+/** IP, IP:PORT or [IPv6]:PORT; the port (default 53) is where NOTIFY is sent. */
+export function parseSecondaries(value: string | undefined): ListenAddress[] {
+  if (value === undefined) return [];
+  return value.split(',').map((raw) => {
+    const item = raw.trim();
+    let host = item;
+    let port = 53;
+    const bracket = /^\[([0-9a-fA-F:.]+)\](?::(\d{1,5}))?$/.exec(item);
+    const v4port = /^([0-9.]+):(\d{1,5})$/.exec(item);
+    if (bracket) [host, port] = [bracket[1], bracket[2] ? Number(bracket[2]) : 53];
+    else if (v4port) [host, port] = [v4port[1], Number(v4port[2])];
+    if (!isIP(host) || port < 1 || port > 65535) {
+      throw new UsageError(`--dns-secondaries must be comma-separated IP, IP:PORT or [IPv6]:PORT entries, got "${item}"`);
+    }
+    return { host, port };
+  });
 }
 
 export function buildConfig(o: RawOptions): Config {
@@ -33,12 +82,16 @@ export function buildConfig(o: RawOptions): Config {
   if (level !== 'error' && level !== 'warn' && level !== 'info' && level !== 'debug') {
     throw new UsageError(`--log-level must be error, warn, info or debug, got "${level}"`);
   }
+  const dnsListen = parseListen('dns-listen', o['dns-listen']!);
   return {
     dataDir: path.resolve(o['data-dir'] ?? './data'),
     databaseUrl: url,
     infraListen: parseListen('infra-listen', o['infra-listen']!),
     chatListen: parseListen('chat-listen', o['chat-listen']!),
-    dnsListen: parseListen('dns-listen', o['dns-listen']!),
+    dnsListen,
+    nameserverDomain: parseNameserverDomain(o['nameserver-domain']!),
+    nameserverAddresses: parseNameserverAddresses(o['nameserver-addresses'], dnsListen),
+    dnsSecondaries: parseSecondaries(o['dns-secondaries']),
     jwtLifetimeSeconds: lifetime,
     logLevel: level,
   };

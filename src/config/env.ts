@@ -8,6 +8,9 @@ export const OPTIONS = {
   'infra-listen': { env: 'KEEL_INFRA_LISTEN', help: 'HOST:PORT of the Infra HTTP API (port 0 picks a free port)', default: '127.0.0.1:8080' },
   'chat-listen': { env: 'KEEL_CHAT_LISTEN', help: 'HOST:PORT of the Chat HTTP API', default: '127.0.0.1:9991' },
   'dns-listen': { env: 'KEEL_DNS_LISTEN', help: 'HOST:PORT of the DNS server (UDP and TCP)', default: '127.0.0.1:5353' },
+  'nameserver-domain': { env: 'KEEL_NAMESERVER_DOMAIN', help: 'domain of the nameservers ns1..ns4 named in every zone', default: 'keel.localhost' },
+  'nameserver-addresses': { env: 'KEEL_NAMESERVER_ADDRESSES', help: 'comma-separated IPv4/IPv6 addresses of ns1..ns4 (default: the DNS listen host)' },
+  'dns-secondaries': { env: 'KEEL_DNS_SECONDARIES', help: 'comma-separated IP or IP:PORT of secondaries (AXFR allowed, NOTIFY sent)' },
   'jwt-lifetime': { env: 'KEEL_JWT_LIFETIME', help: 'lifetime of issued JWTs in seconds', default: '3600' },
   'log-level': { env: 'KEEL_LOG_LEVEL', help: 'error, warn, info or debug', default: 'info' },
 } as const;

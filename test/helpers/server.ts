@@ -32,6 +32,8 @@ export function storageArgs(s: Storage): string[] {
 
 export interface RunningServer {
   infraUrl: string;
+  /** The DNS server's address (UDP and TCP on the same port). */
+  dns: { address: string; port: number };
   /** Present on the run that set the database up. */
   secrets?: InitSecrets;
   process: ChildProcess;
@@ -41,8 +43,10 @@ export interface RunningServer {
   kill9(): Promise<void>;
 }
 
+/** Starts `keel serve` with the Infra API and DNS on free ports (unless `extra` sets --dns-listen). */
 export async function startServer(storage: Storage, extra: string[] = []): Promise<RunningServer> {
-  const child = spawn(process.execPath, [KEEL_BIN, 'serve', '--json', '--infra-listen', '127.0.0.1:0', ...storageArgs(storage), ...extra], {
+  const dnsArgs = extra.includes('--dns-listen') ? [] : ['--dns-listen', '127.0.0.1:0'];
+  const child = spawn(process.execPath, [KEEL_BIN, 'serve', '--json', '--infra-listen', '127.0.0.1:0', ...dnsArgs, ...storageArgs(storage), ...extra], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, KEEL_LOG_LEVEL: 'warn' },
   });
@@ -51,6 +55,7 @@ export async function startServer(storage: Storage, extra: string[] = []): Promi
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const lines = createInterface({ input: child.stdout! });
   let secrets: InitSecrets | undefined;
+  let dns = { address: '', port: 0 };
   const infraUrl = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`keel serve did not start in 30 s: ${stderr}`)), 30_000);
     lines.on('line', (line) => {
@@ -58,6 +63,8 @@ export async function startServer(storage: Storage, extra: string[] = []): Promi
       if (msg.infra && typeof msg.infra === 'object') secrets = msg.infra;
       if (msg.listening) {
         clearTimeout(timer);
+        const m = /^\[?([^\]]+?)\]?:(\d+)$/.exec(msg.listening.dns ?? '');
+        if (m) dns = { address: m[1], port: Number(m[2]) };
         resolve(`http://${msg.listening.infra}`);
       }
     });
@@ -68,6 +75,7 @@ export async function startServer(storage: Storage, extra: string[] = []): Promi
   });
   return {
     infraUrl,
+    dns,
     secrets,
     process: child,
     stop: async () => {
