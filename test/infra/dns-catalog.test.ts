@@ -3,17 +3,17 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
-import { createStorage, type Storage } from '../helpers/server.js';
+import { createStorage, storageArgs, type Storage } from '../helpers/server.js';
 import { createContext, type Context } from '../../src/context.js';
 import { createInfraServer } from '../../src/infra/transport/server.js';
 import { allCommands } from '../../src/infra/commands/index.js';
-import type { Config } from '../../src/config/config.js';
+import { buildConfig, type Config } from '../../src/config/config.js';
+import { readOptions } from '../../src/config/env.js';
 import type { FastifyInstance } from 'fastify';
 import type { ZoneRecord } from '../../src/dns/zone.js';
 
 function configFor(s: Storage): Config {
-  const any = { host: '127.0.0.1', port: 0 };
-  return { dataDir: s.dataDir, databaseUrl: s.databaseUrl, infraListen: any, chatListen: any, dnsListen: any, jwtLifetimeSeconds: 3600, logLevel: 'error' };
+  return buildConfig(readOptions([...storageArgs(s), '--log-level', 'error'], {}).options);
 }
 
 await forEachEngine('dns zone catalog', (engine) => {
