@@ -31,7 +31,7 @@ const tap = path.join(tmp, 'results.tap');
 const run = spawnSync(
   process.execPath,
   [
-    '--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=120000',
+    '--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=600000',
     '--test-reporter=spec', '--test-reporter-destination=stdout',
     '--test-reporter=tap', `--test-reporter-destination=${tap}`,
     ...files,
