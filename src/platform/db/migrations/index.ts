@@ -1,5 +1,6 @@
 // Every migration, in order. Add a new file with the next number; never edit one that has shipped.
 import type { Migration } from '../migrate.js';
 import { infraCore } from './001_infra_core.js';
+import { chatCore } from './003_chat_core.js';
 
-export const MIGRATIONS: Migration[] = [infraCore];
+export const MIGRATIONS: Migration[] = [infraCore, chatCore];
