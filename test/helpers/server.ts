@@ -12,6 +12,8 @@ export const KEEL_BIN = path.resolve('bin/keel.js');
 
 export interface InitSecrets { customerId: number; username: string; password: string; apiUuid: string; apiSecret: string }
 
+export interface ChatSecrets { realmUrl: string; email: string; password: string; apiKey: string }
+
 export interface Storage { engine: EngineName; dataDir: string; databaseUrl?: string; pg?: TempDatabase; dispose(): Promise<void> }
 
 export async function createStorage(engine: EngineName): Promise<Storage> {
@@ -32,8 +34,12 @@ export function storageArgs(s: Storage): string[] {
 
 export interface RunningServer {
   infraUrl: string;
+  /** Base URL of the Chat listener (its API is under /api/v1). */
+  chatUrl: string;
   /** Present on the run that set the database up. */
   secrets?: InitSecrets;
+  /** The chat realm owner's secrets; present on the run that set the database up. */
+  chatSecrets?: ChatSecrets;
   process: ChildProcess;
   /** SIGTERM, then the exit code. */
   stop(): Promise<number | null>;
@@ -42,7 +48,7 @@ export interface RunningServer {
 }
 
 export async function startServer(storage: Storage, extra: string[] = []): Promise<RunningServer> {
-  const child = spawn(process.execPath, [KEEL_BIN, 'serve', '--json', '--infra-listen', '127.0.0.1:0', ...storageArgs(storage), ...extra], {
+  const child = spawn(process.execPath, [KEEL_BIN, 'serve', '--json', '--infra-listen', '127.0.0.1:0', '--chat-listen', '127.0.0.1:0', ...storageArgs(storage), ...extra], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, KEEL_LOG_LEVEL: 'warn' },
   });
@@ -51,13 +57,17 @@ export async function startServer(storage: Storage, extra: string[] = []): Promi
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const lines = createInterface({ input: child.stdout! });
   let secrets: InitSecrets | undefined;
+  let chatSecrets: ChatSecrets | undefined;
+  let chatUrl = '';
   const infraUrl = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`keel serve did not start in 30 s: ${stderr}`)), 30_000);
     lines.on('line', (line) => {
       const msg = JSON.parse(line);
       if (msg.infra && typeof msg.infra === 'object') secrets = msg.infra;
+      if (msg.chat && typeof msg.chat === 'object') chatSecrets = msg.chat;
       if (msg.listening) {
         clearTimeout(timer);
+        chatUrl = `http://${msg.listening.chat}`;
         resolve(`http://${msg.listening.infra}`);
       }
     });
@@ -68,7 +78,9 @@ export async function startServer(storage: Storage, extra: string[] = []): Promi
   });
   return {
     infraUrl,
+    chatUrl,
     secrets,
+    chatSecrets,
     process: child,
     stop: async () => {
       child.kill('SIGTERM');
