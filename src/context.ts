@@ -1,6 +1,6 @@
 // The composition root: builds the store, clock, logger, JWT signer and zone catalog from the configuration.
 // Tests pass their own clock or logger through `overrides`.
-import type { Config } from './config/config.js';
+import type { Config, ListenAddress } from './config/config.js';
 import type { Database } from './platform/db/database.js';
 import { openDatabase } from './platform/db/open.js';
 import { MIGRATIONS } from './platform/db/migrations/index.js';
@@ -11,21 +11,33 @@ import { initialise, jwtKey, type InitResult } from './infra/accounts.js';
 import type { InfraTables } from './infra/tables.js';
 import { ZoneCatalog } from './dns/zone.js';
 import { loadAllZones } from './infra/dns-zones.js';
+import type { ChatTables } from './chat/tables.js';
+import { initialiseChat, type ChatInitResult } from './chat/domain/realm.js';
 
 export interface Context {
   config: Config;
   db: Database<InfraTables>;
+  /** The same store seen through the Chat tables (one database, one schema). */
+  chatDb: Database<ChatTables>;
   clock: Clock;
   log: Logger;
   jwt: JwtSigner;
   zones: ZoneCatalog;
   /** Set when this start created the first customer (its secrets, to print once). */
   created: InitResult | null;
+  /** Set when this start created the chat realm and its owner (their secrets, to print once). */
+  chatCreated: ChatInitResult | null;
   close(): Promise<void>;
 }
 
 export async function openStore(config: Config): Promise<Database<InfraTables>> {
   return openDatabase<InfraTables>({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, migrations: MIGRATIONS });
+}
+
+/** The chat realm's URL, from the address the chat listener is given (or actually got, for port 0). */
+export function chatUrl(listen: ListenAddress): string {
+  const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
+  return `http://${host}:${listen.port}`;
 }
 
 /** Opens the store, runs first-time set-up when the database is new, and wires the services. */
@@ -41,7 +53,10 @@ export async function createContext(config: Config, overrides: { clock?: Clock; 
     const zones = new ZoneCatalog();
     // The DNS server answers from the catalog, so every stored zone is in it before anything listens.
     await loadAllZones(db, zones);
-    return { config, db, clock, log, jwt, zones, created, close: () => db.close() };
+    // Both services share one database; each sees it through its own table types.
+    const chatDb = db as unknown as Database<ChatTables>;
+    const chatCreated = await initialiseChat(chatDb, clock.now(), chatUrl(config.chatListen));
+    return { config, db, chatDb, clock, log, jwt, zones, created, chatCreated, close: () => db.close() };
   } catch (err) {
     await db.close().catch(() => {});
     throw err;

@@ -1,19 +1,26 @@
 // Entry point of the `keel` command: keel serve | init | migrate | help.
 import { buildConfig, type Config, type ListenAddress } from './config/config.js';
 import { OPTIONS, readOptions, UsageError } from './config/env.js';
-import { createContext, openStore } from './context.js';
+import { chatUrl, createContext, openStore, type Context } from './context.js';
 import { DatabaseError } from './platform/db/database.js';
 import { schemaVersion } from './platform/db/migrate.js';
 import type { InitResult } from './infra/accounts.js';
 import { createInfraServer } from './infra/transport/server.js';
 import { allCommands } from './infra/commands/index.js';
 import { startDnsServer, type DnsServer } from './dns/server.js';
+import type { ChatInitResult } from './chat/domain/realm.js';
+import { createChatServer } from './chat/http.js';
+import { allEndpoints } from './chat/endpoints/index.js';
+import { AttemptLimiter, LOGIN_BUDGETS } from './chat/domain/rate-limit.js';
+import type { FastifyInstance } from 'fastify';
 
 const USAGE = `usage: keel <command> [options]
 
 commands:
-  serve     start the Infra API and the DNS server (and, on a new data dir, set Keel up first)
-  init      create the database and the first customer, login and API key (printed once)
+  serve     start the Infra API, the DNS server and the Chat API (and, on a new data dir or
+            database, set Keel up first)
+  init      create the database, the first customer, login and API key, and the chat realm
+            with its owner (secrets printed once)
   migrate   bring the database schema up to date
   help      show this text
 
@@ -28,20 +35,30 @@ function out(line: string): void {
   process.stdout.write(line + '\n');
 }
 
-function printInit(result: InitResult | null, json: boolean, config: Config): void {
+function printInit(result: InitResult | null, chat: ChatInitResult | null, json: boolean, config: Config): void {
   if (json) {
-    out(JSON.stringify(result ? { infra: result } : { alreadyInitialised: true }));
+    const created: Record<string, unknown> = {};
+    if (result) created.infra = result;
+    if (chat) created.chat = chat;
+    out(JSON.stringify(result || chat ? created : { alreadyInitialised: true }));
     return;
   }
-  if (!result) {
+  if (!result && !chat) {
     out(`Keel is already set up (${config.databaseUrl ? 'PostgreSQL' : config.dataDir}); nothing changed.`);
     return;
   }
   out('Keel is set up. These secrets are shown only this once:');
-  out(`  infra customer id: ${result.customerId}`);
-  out(`  infra login:       ${result.username} / ${result.password}`);
-  out(`  infra API key:     ${result.apiUuid}`);
-  out(`  infra API secret:  ${result.apiSecret}`);
+  if (result) {
+    out(`  infra customer id: ${result.customerId}`);
+    out(`  infra login:       ${result.username} / ${result.password}`);
+    out(`  infra API key:     ${result.apiUuid}`);
+    out(`  infra API secret:  ${result.apiSecret}`);
+  }
+  if (chat) {
+    out(`  chat realm:        ${chat.realmUrl}`);
+    out(`  chat owner login:  ${chat.email} / ${chat.password}`);
+    out(`  chat API key:      ${chat.apiKey}`);
+  }
 }
 
 function hostPort(a: { address: string; port: number } | string | null, fallback: ListenAddress): string {
@@ -49,18 +66,54 @@ function hostPort(a: { address: string; port: number } | string | null, fallback
   return a.address.includes(':') ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
 }
 
+function listenFailure(err: unknown, what: string, at: ListenAddress): UsageError {
+  const code = (err as NodeJS.ErrnoException).code;
+  const why = code === 'EADDRINUSE' ? 'address already in use' : code === 'EACCES' ? 'permission denied' : (err as Error).message;
+  return new UsageError(`cannot listen on ${at.host}:${at.port} for ${what}: ${why}`);
+}
+
+function startChat(ctx: Context, config: Config): { app: FastifyInstance; url: () => string } {
+  let actual = config.chatListen;
+  const app = createChatServer(
+    {
+      db: ctx.chatDb,
+      clock: ctx.clock,
+      log: ctx.log,
+      // Port 0 picks a free port: the realm URL names the port actually chosen.
+      realmUrl: () => chatUrl(actual),
+      loginLimiter: new AttemptLimiter(ctx.clock, LOGIN_BUDGETS),
+    },
+    allEndpoints(),
+  );
+  return {
+    app,
+    url: () => {
+      const a = app.server.address();
+      if (a && typeof a !== 'string') actual = { host: config.chatListen.host, port: a.port };
+      return chatUrl(actual);
+    },
+  };
+}
+
 async function serve(config: Config, json: boolean): Promise<number> {
   const ctx = await createContext(config);
-  if (ctx.created) printInit(ctx.created, json, config);
+  if (ctx.created || ctx.chatCreated) printInit(ctx.created, ctx.chatCreated, json, config);
   const infra = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones }, allCommands());
+  const chat = startChat(ctx, config);
   try {
     await infra.listen({ host: config.infraListen.host, port: config.infraListen.port, backlog: 4096 });
   } catch (err) {
     await ctx.close();
-    const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'EADDRINUSE' ? 'address already in use' : code === 'EACCES' ? 'permission denied' : (err as Error).message;
-    throw new UsageError(`cannot listen on ${config.infraListen.host}:${config.infraListen.port} for infra: ${why}`);
+    throw listenFailure(err, 'infra', config.infraListen);
   }
+  try {
+    await chat.app.listen({ host: config.chatListen.host, port: config.chatListen.port, backlog: 4096 });
+  } catch (err) {
+    await infra.close();
+    await ctx.close();
+    throw listenFailure(err, 'chat', config.chatListen);
+  }
+  chat.url();
   const infraAddr = hostPort(infra.server.address(), config.infraListen);
 
   let dns: DnsServer;
@@ -74,18 +127,18 @@ async function serve(config: Config, json: boolean): Promise<number> {
       log: ctx.log,
     });
   } catch (err) {
-    await infra.close();
+    await Promise.all([infra.close(), chat.app.close()]);
     await ctx.close();
-    const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'EADDRINUSE' ? 'address already in use' : code === 'EACCES' ? 'permission denied' : (err as Error).message;
-    throw new UsageError(`cannot listen on ${config.dnsListen.host}:${config.dnsListen.port} for dns (UDP and TCP): ${why}`);
+    throw listenFailure(err, 'dns (UDP and TCP)', config.dnsListen);
   }
   // UDP and TCP share the port, so one address describes both.
   const dnsAddr = hostPort(dns.udpAddress, config.dnsListen);
-  if (json) out(JSON.stringify({ listening: { infra: infraAddr, dns: dnsAddr } }));
+  const chatAddr = hostPort(chat.app.server.address(), config.chatListen);
+  if (json) out(JSON.stringify({ listening: { infra: infraAddr, dns: dnsAddr, chat: chatAddr } }));
   else {
     out(`infra listening on http://${infraAddr}/api/rest/v2.10/`);
     out(`dns listening on ${dnsAddr} (UDP and TCP), nameservers ns1..ns4.${config.nameserverDomain}`);
+    out(`chat listening on http://${chatAddr}/api/v1/`);
   }
 
   await new Promise<void>((resolve) => {
@@ -94,8 +147,7 @@ async function serve(config: Config, json: boolean): Promise<number> {
     process.once('SIGTERM', stop);
   });
   ctx.log.info('shutting down');
-  await dns.close();
-  await infra.close();
+  await Promise.all([dns.close(), infra.close(), chat.app.close()]);
   await ctx.close();
   return 0;
 }
@@ -119,7 +171,7 @@ export async function main(argv: string[]): Promise<number> {
         return await serve(config, options.json === true);
       case 'init': {
         const ctx = await createContext(config);
-        printInit(ctx.created, options.json === true, config);
+        printInit(ctx.created, ctx.chatCreated, options.json === true, config);
         await ctx.close();
         return 0;
       }

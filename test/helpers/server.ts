@@ -12,6 +12,8 @@ export const KEEL_BIN = path.resolve('bin/keel.js');
 
 export interface InitSecrets { customerId: number; username: string; password: string; apiUuid: string; apiSecret: string }
 
+export interface ChatSecrets { realmUrl: string; email: string; password: string; apiKey: string }
+
 export interface Storage { engine: EngineName; dataDir: string; databaseUrl?: string; pg?: TempDatabase; dispose(): Promise<void> }
 
 export async function createStorage(engine: EngineName): Promise<Storage> {
@@ -34,8 +36,12 @@ export interface RunningServer {
   infraUrl: string;
   /** The DNS server's address (UDP and TCP on the same port). */
   dns: { address: string; port: number };
+  /** Base URL of the Chat listener (its API is under /api/v1). */
+  chatUrl: string;
   /** Present on the run that set the database up. */
   secrets?: InitSecrets;
+  /** The chat realm owner's secrets; present on the run that set the database up. */
+  chatSecrets?: ChatSecrets;
   process: ChildProcess;
   /** SIGTERM, then the exit code. */
   stop(): Promise<number | null>;
@@ -46,7 +52,7 @@ export interface RunningServer {
 /** Starts `keel serve` with the Infra API and DNS on free ports (unless `extra` sets --dns-listen). */
 export async function startServer(storage: Storage, extra: string[] = []): Promise<RunningServer> {
   const dnsArgs = extra.includes('--dns-listen') ? [] : ['--dns-listen', '127.0.0.1:0'];
-  const child = spawn(process.execPath, [KEEL_BIN, 'serve', '--json', '--infra-listen', '127.0.0.1:0', ...dnsArgs, ...storageArgs(storage), ...extra], {
+  const child = spawn(process.execPath, [KEEL_BIN, 'serve', '--json', '--infra-listen', '127.0.0.1:0', '--chat-listen', '127.0.0.1:0', ...dnsArgs, ...storageArgs(storage), ...extra], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, KEEL_LOG_LEVEL: 'warn' },
   });
@@ -56,15 +62,19 @@ export async function startServer(storage: Storage, extra: string[] = []): Promi
   const lines = createInterface({ input: child.stdout! });
   let secrets: InitSecrets | undefined;
   let dns = { address: '', port: 0 };
+  let chatSecrets: ChatSecrets | undefined;
+  let chatUrl = '';
   const infraUrl = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`keel serve did not start in 30 s: ${stderr}`)), 30_000);
     lines.on('line', (line) => {
       const msg = JSON.parse(line);
       if (msg.infra && typeof msg.infra === 'object') secrets = msg.infra;
+      if (msg.chat && typeof msg.chat === 'object') chatSecrets = msg.chat;
       if (msg.listening) {
         clearTimeout(timer);
         const m = /^\[?([^\]]+?)\]?:(\d+)$/.exec(msg.listening.dns ?? '');
         if (m) dns = { address: m[1], port: Number(m[2]) };
+        chatUrl = `http://${msg.listening.chat}`;
         resolve(`http://${msg.listening.infra}`);
       }
     });
@@ -76,7 +86,9 @@ export async function startServer(storage: Storage, extra: string[] = []): Promi
   return {
     infraUrl,
     dns,
+    chatUrl,
     secrets,
+    chatSecrets,
     process: child,
     stop: async () => {
       child.kill('SIGTERM');

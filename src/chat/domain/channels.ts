@@ -1,0 +1,146 @@
+// Channels (streams): names, creation with Zulip's defaults, who may see them, and their API shapes.
+
+import type { Queryable } from '../../platform/db/database.js';
+import type { ChatTables, ChatUser, Stream } from '../tables.js';
+import { badRequest } from '../errors.js';
+import { renderMarkdown } from './markdown.js';
+import { systemGroupId, parseGroupSetting } from './groups.js';
+import { isAdmin, isGuest } from './roles.js';
+import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH } from './realm.js';
+
+/** Zulip's palette for a user's new subscriptions, taken in turn. */
+const COLORS = ['#76ce90', '#fae589', '#a6c7e5', '#e79ab5', '#bfd56f', '#f4ae55', '#b0a5fd', '#addfe5', '#f5ce6e', '#c2726a', '#94c849', '#bd86e5', '#ee7e4a', '#a6dcbf', '#95a5fd', '#53a063', '#9987e1', '#e4523d', '#c2c2c2', '#4f8de4', '#c6a8ad', '#e7cc4d', '#c8bebf', '#a47462'];
+
+export function checkChannelName(raw: string): string {
+  const name = raw.trim();
+  if (name === '') throw badRequest("Channel name can't be empty.");
+  if ([...name].length > MAX_CHANNEL_NAME_LENGTH) throw badRequest(`Channel name too long (limit: ${MAX_CHANNEL_NAME_LENGTH} characters).`);
+  // eslint-disable-next-line no-control-regex
+  const bad = [...name].findIndex((c) => /[\u0000-\u001f\u007f\ufffe\uffff]/.test(c));
+  if (bad >= 0) throw badRequest(`Invalid character in channel name, at position ${bad + 1}.`);
+  return name;
+}
+
+export async function streamByName(db: Queryable<ChatTables>, realmId: number, name: string): Promise<Stream | undefined> {
+  return db.selectFrom('streams').selectAll().where('realm_id', '=', realmId).where('name_lower', '=', name.trim().toLowerCase()).executeTakeFirst();
+}
+
+export async function streamById(db: Queryable<ChatTables>, realmId: number, id: number): Promise<Stream | undefined> {
+  return db.selectFrom('streams').selectAll().where('realm_id', '=', realmId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function isSubscribed(db: Queryable<ChatTables>, userId: number, streamId: number): Promise<boolean> {
+  const row = await db.selectFrom('subscriptions').select('id').where('user_id', '=', userId).where('stream_id', '=', streamId).where('active', '=', 1).executeTakeFirst();
+  return !!row;
+}
+
+/** Whether the user may read the channel's messages: public to non-guests, private to subscribers. */
+export async function canAccessContent(db: Queryable<ChatTables>, user: ChatUser, stream: Stream): Promise<boolean> {
+  if (stream.invite_only === 0 && !isGuest(user.role)) return true;
+  return isSubscribed(db, user.id, stream.id);
+}
+
+/** Whether the user may know the channel exists: content access, or any private channel for administrators. */
+export async function canSeeMetadata(db: Queryable<ChatTables>, user: ChatUser, stream: Stream): Promise<boolean> {
+  return (stream.invite_only === 1 && isAdmin(user.role)) || canAccessContent(db, user, stream);
+}
+
+export interface NewChannel {
+  name: string;
+  description: string;
+  inviteOnly: boolean;
+  historyPublicToSubscribers?: boolean;
+}
+
+/** Creates a channel with Zulip 10's default permission groups; the caller holds the transaction. */
+export async function createStream(db: Queryable<ChatTables>, realmId: number, creator: ChatUser, c: NewChannel, nowSeconds: number): Promise<Stream> {
+  const name = checkChannelName(c.name);
+  const description = c.description.replace(/\n/g, ' ').trim();
+  if ([...description].length > MAX_CHANNEL_DESCRIPTION_LENGTH) throw badRequest(`Channel description too long (limit: ${MAX_CHANNEL_DESCRIPTION_LENGTH} characters).`);
+  // Public channels always share history; private ones hide it from later subscribers unless asked.
+  const historyPublic = c.inviteOnly ? (c.historyPublicToSubscribers ?? false) : true;
+  const group = (n: string) => systemGroupId(db, realmId, n);
+  const recipient = await db.insertInto('recipients').values({ kind: 'stream', direct_key: null }).returning('id').executeTakeFirstOrThrow();
+  return db
+    .insertInto('streams')
+    .values({
+      realm_id: realmId,
+      recipient_id: recipient.id,
+      name,
+      name_lower: name.toLowerCase(),
+      description,
+      rendered_description: description ? renderMarkdown(description) : '',
+      invite_only: c.inviteOnly ? 1 : 0,
+      is_web_public: 0,
+      history_public_to_subscribers: historyPublic ? 1 : 0,
+      message_retention_days: null,
+      creator_id: creator.id,
+      is_archived: 0,
+      can_add_subscribers_group: JSON.stringify(await group('role:nobody')),
+      can_remove_subscribers_group: JSON.stringify(await group('role:administrators')),
+      can_administer_channel_group: JSON.stringify({ direct_members: [creator.id], direct_subgroups: [await group('role:administrators')] }),
+      can_send_message_group: JSON.stringify(await group('role:everyone')),
+      can_subscribe_group: JSON.stringify(await group('role:nobody')),
+      date_created: nowSeconds,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Subscribes (or re-activates); false when the user was subscribed already. */
+export async function subscribe(db: Queryable<ChatTables>, userId: number, streamId: number): Promise<boolean> {
+  const row = await db.selectFrom('subscriptions').select(['id', 'active']).where('user_id', '=', userId).where('stream_id', '=', streamId).executeTakeFirst();
+  if (row?.active === 1) return false;
+  if (row) {
+    await db.updateTable('subscriptions').set({ active: 1 }).where('id', '=', row.id).execute();
+    return true;
+  }
+  const count = await db.selectFrom('subscriptions').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow();
+  await db.insertInto('subscriptions').values({
+    user_id: userId, stream_id: streamId, active: 1, color: COLORS[Number(count.n) % COLORS.length], is_muted: 0, pin_to_top: 0,
+    desktop_notifications: null, email_notifications: null, push_notifications: null, audible_notifications: null, wildcard_mentions_notify: null,
+  }).execute();
+  return true;
+}
+
+export async function subscriberIds(db: Queryable<ChatTables>, streamId: number): Promise<number[]> {
+  const rows = await db.selectFrom('subscriptions').select('user_id').where('stream_id', '=', streamId).where('active', '=', 1).orderBy('user_id').execute();
+  return rows.map((r) => r.user_id);
+}
+
+const RECENT_SECONDS = 180 * 86400;
+
+/** Fields every channel object carries (GET /streams, subscriptions, register). */
+export async function channelFields(db: Queryable<ChatTables>, s: Stream, nowSeconds: number): Promise<Record<string, unknown>> {
+  const stats = await db
+    .selectFrom('messages')
+    .select((eb) => [eb.fn.min('id').as('first'), eb.fn.max('date_sent').as('last')])
+    .where('stream_id', '=', s.id)
+    .executeTakeFirst();
+  const last = stats?.last === null || stats?.last === undefined ? null : Number(stats.last);
+  return {
+    stream_id: s.id,
+    name: s.name,
+    is_archived: s.is_archived === 1,
+    description: s.description,
+    rendered_description: s.rendered_description,
+    date_created: s.date_created,
+    creator_id: s.creator_id,
+    invite_only: s.invite_only === 1,
+    is_web_public: s.is_web_public === 1,
+    stream_post_policy: 1,
+    message_retention_days: s.message_retention_days,
+    history_public_to_subscribers: s.history_public_to_subscribers === 1,
+    first_message_id: stats?.first === null || stats?.first === undefined ? null : Number(stats.first),
+    is_recently_active: (last ?? s.date_created) > nowSeconds - RECENT_SECONDS,
+    is_announcement_only: false,
+    can_add_subscribers_group: parseGroupSetting(s.can_add_subscribers_group),
+    can_remove_subscribers_group: parseGroupSetting(s.can_remove_subscribers_group),
+    can_administer_channel_group: parseGroupSetting(s.can_administer_channel_group),
+    can_send_message_group: parseGroupSetting(s.can_send_message_group),
+    can_subscribe_group: parseGroupSetting(s.can_subscribe_group),
+    // Zulip leaves traffic null for channels too new to estimate; Keel does not estimate yet.
+    stream_weekly_traffic: null,
+  };
+}
+

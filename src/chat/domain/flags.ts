@@ -1,0 +1,21 @@
+// Per-user message flags, stored as bits of user_messages.flags; names as the API spells them.
+export const FLAG = {
+  read: 1,
+  starred: 2,
+  collapsed: 4,
+  mentioned: 8,
+  stream_wildcard_mentioned: 16,
+  topic_wildcard_mentioned: 32,
+  has_alert_word: 64,
+  historical: 128,
+} as const;
+
+/** A message the user never received (shared history) reads as read and historical. */
+export const HISTORICAL_FLAGS = FLAG.read | FLAG.historical;
+
+export function flagNames(bits: number): string[] {
+  const names = (Object.entries(FLAG) as [string, number][]).filter(([, bit]) => (bits & bit) !== 0).map(([name]) => name);
+  // The legacy name stays for clients older than feature level 224.
+  if (bits & (FLAG.stream_wildcard_mentioned | FLAG.topic_wildcard_mentioned)) names.push('wildcard_mentioned');
+  return names;
+}

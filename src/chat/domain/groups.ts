@@ -1,0 +1,54 @@
+// User groups: the system groups made with the realm, and whether a user is in a group-setting value
+// (seed convention 6: a group id, or {direct_members, direct_subgroups}), subgroups included.
+import type { Queryable } from '../../platform/db/database.js';
+import type { ChatTables } from '../tables.js';
+import { NOBODY_GROUP, SYSTEM_GROUPS } from './roles.js';
+
+export type GroupSettingValue = number | { direct_members: number[]; direct_subgroups: number[] };
+
+export async function createSystemGroups(db: Queryable<ChatTables>, realmId: number, now: number): Promise<Map<string, number>> {
+  const ids = new Map<string, number>();
+  for (const g of [...SYSTEM_GROUPS, NOBODY_GROUP]) {
+    const row = await db
+      .insertInto('user_groups')
+      .values({ realm_id: realmId, name: g.name, description: g.description, is_system_group: 1, deactivated: 0, date_created: now })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    ids.set(g.name, row.id);
+  }
+  for (let i = 0; i + 1 < SYSTEM_GROUPS.length; i++) {
+    await db.insertInto('user_group_subgroups').values({ group_id: ids.get(SYSTEM_GROUPS[i + 1].name)!, subgroup_id: ids.get(SYSTEM_GROUPS[i].name)! }).execute();
+  }
+  return ids;
+}
+
+export async function systemGroupId(db: Queryable<ChatTables>, realmId: number, name: string): Promise<number> {
+  const row = await db.selectFrom('user_groups').select('id').where('realm_id', '=', realmId).where('name', '=', name).where('is_system_group', '=', 1).executeTakeFirst();
+  if (!row) throw new Error(`system group ${name} is missing`);
+  return row.id;
+}
+
+/** Whether the user is in the group or any of its subgroups, however deep. */
+export async function inGroup(db: Queryable<ChatTables>, userId: number, groupId: number): Promise<boolean> {
+  const seen = new Set<number>();
+  let frontier = [groupId];
+  while (frontier.length) {
+    frontier.forEach((g) => seen.add(g));
+    const hit = await db.selectFrom('user_group_members').select('user_id').where('group_id', 'in', frontier).where('user_id', '=', userId).executeTakeFirst();
+    if (hit) return true;
+    const subs = await db.selectFrom('user_group_subgroups').select('subgroup_id').where('group_id', 'in', frontier).execute();
+    frontier = subs.map((s) => s.subgroup_id).filter((g) => !seen.has(g));
+  }
+  return false;
+}
+
+export function parseGroupSetting(json: string): GroupSettingValue {
+  return JSON.parse(json) as GroupSettingValue;
+}
+
+export async function inGroupSetting(db: Queryable<ChatTables>, userId: number, value: GroupSettingValue): Promise<boolean> {
+  if (typeof value === 'number') return inGroup(db, userId, value);
+  if (value.direct_members.includes(userId)) return true;
+  for (const g of value.direct_subgroups) if (await inGroup(db, userId, g)) return true;
+  return false;
+}

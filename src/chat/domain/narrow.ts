@@ -1,0 +1,120 @@
+// Narrows: both wire forms (objects with operator/operand/negated, and legacy [operator, operand]
+// pairs) read into terms, then into SQL conditions over messages m left-joined to the caller's
+// user_messages um. A channel term searches the channel's shared history when the caller may.
+import { sql, type RawBuilder } from 'kysely';
+import type { Queryable } from '../../platform/db/database.js';
+import type { ChatTables, ChatUser } from '../tables.js';
+import { badNarrow } from '../errors.js';
+import { canAccessContent, streamById, streamByName } from './channels.js';
+import { FLAG, HISTORICAL_FLAGS } from './flags.js';
+import { normaliseTopic } from './topics.js';
+import { userByEmail, userById } from './users.js';
+import { isGuest } from './roles.js';
+
+export interface NarrowTerm { operator: string; operand: unknown; negated: boolean }
+
+export type RawNarrow = (string[] | { operator: string; operand: unknown; negated?: boolean })[];
+
+export function readNarrow(raw: RawNarrow): NarrowTerm[] {
+  return raw.map((t) => {
+    if (Array.isArray(t)) {
+      const [operator, operand] = t;
+      const negated = operator.startsWith('-');
+      return { operator: negated ? operator.slice(1) : operator, operand, negated };
+    }
+    return { operator: t.operator, operand: t.operand, negated: t.negated === true };
+  });
+}
+
+export interface NarrowQuery {
+  /** Conditions, all of which must hold. */
+  conditions: RawBuilder<unknown>[];
+  /** Whether messages the caller never received may match (shared channel history). */
+  history: boolean;
+}
+
+async function userFor(db: Queryable<ChatTables>, realmId: number, operand: unknown): Promise<ChatUser> {
+  const u =
+    typeof operand === 'number' ? await userById(db, realmId, operand)
+    : typeof operand === 'string' && /^\d+$/.test(operand.trim()) ? await userById(db, realmId, Number(operand))
+    : typeof operand === 'string' ? await userByEmail(db, realmId, operand)
+    : undefined;
+  if (!u) throw badNarrow(`unknown user ${String(operand)}`);
+  return u;
+}
+
+/** The recipient key of a direct conversation: the sorted ids of everyone in it. */
+export function directKey(ids: number[]): string {
+  return [...new Set(ids)].sort((a, b) => a - b).join(',');
+}
+
+export async function buildNarrow(db: Queryable<ChatTables>, realmId: number, me: ChatUser, terms: NarrowTerm[]): Promise<NarrowQuery> {
+  const conditions: RawBuilder<unknown>[] = [];
+  let history = false;
+  const flags = sql`coalesce(um.flags, ${HISTORICAL_FLAGS})`;
+  for (const term of terms) {
+    let cond: RawBuilder<unknown>;
+    const { operator, operand } = term;
+    switch (operator) {
+      case 'channel':
+      case 'stream': {
+        const byId = typeof operand === 'number' || (typeof operand === 'string' && /^\d+$/.test(operand));
+        const stream = byId ? await streamById(db, realmId, Number(operand)) : typeof operand === 'string' ? await streamByName(db, realmId, operand) : undefined;
+        if (!stream || !(await canAccessContent(db, me, stream))) throw badNarrow('unknown channel');
+        cond = sql`m.stream_id = ${stream.id}`;
+        if (!term.negated && stream.history_public_to_subscribers === 1) history = true;
+        break;
+      }
+      case 'channels':
+      case 'streams': {
+        if (operand !== 'public') throw badNarrow(`invalid channels operand ${String(operand)}`);
+        if (isGuest(me.role)) throw badNarrow('guests cannot search all public channels');
+        cond = sql`m.stream_id in (select id from streams where realm_id = ${realmId} and invite_only = 0)`;
+        if (!term.negated) history = true;
+        break;
+      }
+      case 'topic':
+      case 'subject': {
+        if (typeof operand !== 'string') throw badNarrow('invalid topic');
+        cond = sql`m.stream_id is not null and lower(m.topic) = lower(${normaliseTopic(operand)})`;
+        break;
+      }
+      case 'sender': {
+        const who = operand === 'me' ? me : await userFor(db, realmId, operand);
+        cond = sql`m.sender_id = ${who.id}`;
+        break;
+      }
+      case 'dm':
+      case 'pm-with': {
+        const parts = Array.isArray(operand) ? operand : typeof operand === 'string' ? operand.split(',').map((s) => s.trim()).filter(Boolean) : [operand];
+        const ids = [];
+        for (const part of parts) ids.push((await userFor(db, realmId, part)).id);
+        const key = directKey([...ids, me.id]);
+        cond = sql`m.stream_id is null and m.recipient_id in (select id from recipients where direct_key = ${key})`;
+        break;
+      }
+      case 'id': {
+        const id = Number(operand);
+        if (!Number.isInteger(id)) throw badNarrow('invalid message ID');
+        cond = sql`m.id = ${id}`;
+        break;
+      }
+      case 'is': {
+        switch (operand) {
+          case 'dm':
+          case 'private': cond = sql`m.stream_id is null`; break;
+          case 'starred': cond = sql`(${flags} & ${FLAG.starred}) <> 0`; break;
+          case 'unread': cond = sql`(${flags} & ${FLAG.read}) = 0`; break;
+          case 'mentioned': cond = sql`(${flags} & ${FLAG.mentioned | FLAG.stream_wildcard_mentioned | FLAG.topic_wildcard_mentioned}) <> 0`; break;
+          case 'alerted': cond = sql`(${flags} & ${FLAG.has_alert_word}) <> 0`; break;
+          default: throw badNarrow(`unknown 'is' operand ${String(operand)}`);
+        }
+        break;
+      }
+      default:
+        throw badNarrow(`unknown operator ${operator}`);
+    }
+    conditions.push(term.negated ? sql`not (${cond})` : cond);
+  }
+  return { conditions, history };
+}

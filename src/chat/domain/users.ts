@@ -1,0 +1,119 @@
+// Chat users: creating them, finding them, and the user object of the API.
+import { createHash } from 'node:crypto';
+import type { Queryable } from '../../platform/db/database.js';
+import { hashPassword } from '../../platform/auth/passwords.js';
+import type { ChatTables, ChatUser } from '../tables.js';
+import { badRequest } from '../errors.js';
+import { issueApiKey } from './api-keys.js';
+import { systemGroupId } from './groups.js';
+import { directGroupsForRole, ROLE } from './roles.js';
+
+/** Zulip writes date_joined as an ISO time with microseconds and an explicit +00:00 offset. */
+export function isoWithOffset(ms: number): string {
+  return new Date(ms).toISOString().replace('Z', '000+00:00');
+}
+
+/** Users who never uploaded an avatar are shown by the hash-based avatar service, as in Zulip. */
+export function gravatarUrl(email: string, version: number): string {
+  const hash = createHash('md5').update(email.trim().toLowerCase()).digest('hex');
+  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${version}`;
+}
+
+/**
+ * The avatar URL a requester sees: null when the client computes gravatars itself and can see the
+ * real email (every address is visible to everyone in this version).
+ */
+export function avatarUrlFor(user: ChatUser, clientGravatar: boolean): string | null {
+  return clientGravatar ? null : gravatarUrl(user.delivery_email, user.avatar_version);
+}
+
+export function userObject(user: ChatUser, opts: { clientGravatar: boolean; includeProfileFields: boolean }): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    user_id: user.id,
+    delivery_email: user.delivery_email,
+    email: user.email,
+    full_name: user.full_name,
+    date_joined: isoWithOffset(user.date_joined),
+    is_active: user.is_active === 1,
+    is_owner: user.role === ROLE.owner,
+    is_admin: user.role <= ROLE.administrator,
+    is_guest: user.role === ROLE.guest,
+    is_bot: user.is_bot === 1,
+    bot_type: user.bot_type,
+    role: user.role,
+    timezone: user.timezone,
+    avatar_url: avatarUrlFor(user, opts.clientGravatar),
+    avatar_version: user.avatar_version,
+  };
+  // Zulip gives bot_owner_id only for bots, and profile data only for people when asked.
+  if (user.is_bot === 1) out.bot_owner_id = user.bot_owner_id;
+  else if (opts.includeProfileFields) out.profile_data = {};
+  return out;
+}
+
+export async function userById(db: Queryable<ChatTables>, realmId: number, id: number): Promise<ChatUser | undefined> {
+  return db.selectFrom('chat_users').selectAll().where('realm_id', '=', realmId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function userByEmail(db: Queryable<ChatTables>, realmId: number, email: string): Promise<ChatUser | undefined> {
+  return db.selectFrom('chat_users').selectAll().where('realm_id', '=', realmId).where('email_lower', '=', email.trim().toLowerCase()).executeTakeFirst();
+}
+
+const EMAIL = /^[^\s@<>()",;:\\]+@[^\s@<>()",;:\\]+$/;
+
+/** Zulip's checks on a full name: trimmed, 1..100 characters, no control characters. */
+export function checkFullName(raw: string): string {
+  const name = raw.trim();
+  if (name === '') throw badRequest('Name too short!');
+  if ([...name].length > 100) throw badRequest('Name too long!');
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f*`\\>"@]/.test(name)) throw badRequest('Invalid characters in name!');
+  return name;
+}
+
+export interface NewUser {
+  email: string;
+  fullName: string;
+  password: string | null;
+  role: number;
+  isBot?: boolean;
+  botType?: number | null;
+  botOwnerId?: number | null;
+}
+
+/** Creates a user with its API key and role groups; the caller holds the transaction. */
+export async function createUser(db: Queryable<ChatTables>, realmId: number, u: NewUser, nowMs: number): Promise<{ user: ChatUser; apiKey: string }> {
+  const email = u.email.trim();
+  if (!EMAIL.test(email)) throw badRequest(`Invalid email '${email}'`);
+  if (await userByEmail(db, realmId, email)) throw badRequest('Email is already in use.');
+  const fullName = checkFullName(u.fullName);
+  const key = await issueApiKey(db);
+  const passwordHash = u.password === null ? null : await hashPassword(u.password);
+  const user = await db
+    .insertInto('chat_users')
+    .values({
+      realm_id: realmId,
+      email,
+      email_lower: email.toLowerCase(),
+      delivery_email: email,
+      full_name: fullName,
+      role: u.role,
+      is_active: 1,
+      is_bot: u.isBot ? 1 : 0,
+      bot_type: u.isBot ? (u.botType ?? 1) : null,
+      bot_owner_id: u.isBot ? (u.botOwnerId ?? null) : null,
+      password_hash: passwordHash,
+      api_key_hash: key.api_key_hash,
+      api_key_sealed: key.api_key_sealed,
+      timezone: '',
+      avatar_version: 1,
+      settings: '{}',
+      date_joined: nowMs,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  for (const name of directGroupsForRole(u.role)) {
+    await db.insertInto('user_group_members').values({ group_id: await systemGroupId(db, realmId, name), user_id: user.id }).execute();
+  }
+  return { user, apiKey: key.apiKey };
+}

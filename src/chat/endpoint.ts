@@ -1,0 +1,55 @@
+// What a Chat endpoint is: one definition (method, path, parameter schema, who may call it, handler)
+// serves routing, parameter decoding and checking, and later the docs.
+import type { Static, TObject } from 'typebox';
+import type { Database } from '../platform/db/database.js';
+import type { Clock } from '../platform/clock.js';
+import type { Logger } from '../platform/log.js';
+import type { ChatTables, ChatUser, Realm } from './tables.js';
+import type { AttemptLimiter } from './domain/rate-limit.js';
+
+export type ChatMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/** What every handler can reach. */
+export interface ChatServices {
+  db: Database<ChatTables>;
+  clock: Clock;
+  log: Logger;
+  /** The realm's canonical URL (from the chat listener's address). */
+  realmUrl(): string;
+  /** Budgets for password guesses at fetch_api_key. */
+  loginLimiter: AttemptLimiter;
+}
+
+export interface ChatCall {
+  services: ChatServices;
+  realm: Realm;
+  /** The authenticated user; absent only for endpoints with auth 'none'. */
+  user?: ChatUser;
+  /** Client name, from the `client` parameter or the User-Agent (Zulip's rule). */
+  client: string;
+  ip: string;
+}
+
+/** A successful answer's fields beside result and msg. */
+export type ChatResult = Record<string, unknown>;
+
+export interface Endpoint<S extends TObject = TObject> {
+  method: ChatMethod;
+  /** Under /api/v1, with {name} for path parameters (which are also declared in params). */
+  path: string;
+  summary: string;
+  params: S;
+  /** 'none' for the unauthenticated endpoints (server_settings, fetch_api_key). */
+  auth: 'none' | 'user';
+  handler(call: ChatCall, params: Static<S>): Promise<ChatResult>;
+}
+
+/** Keeps the parameter type of each definition while the registry holds them as one list. */
+export function defineEndpoint<S extends TObject>(e: Endpoint<S>): Endpoint {
+  return e as unknown as Endpoint;
+}
+
+export function requireUser(call: ChatCall): ChatUser {
+  if (!call.user) throw new Error('endpoint reached without an authenticated user');
+  return call.user;
+}

@@ -1,0 +1,128 @@
+// Messages: send (channel or direct) and fetch (anchor window or ids, within a narrow).
+import Type from 'typebox';
+import { defineEndpoint, requireUser } from '../endpoint.js';
+import { badRequest, channelIdMissing, channelNameMissing, missingArgument } from '../errors.js';
+import type { ChatUser } from '../tables.js';
+import { canAccessContent, streamById, streamByName } from '../domain/channels.js';
+import { renderMarkdown } from '../domain/markdown.js';
+import { buildNarrow, readNarrow, type RawNarrow } from '../domain/narrow.js';
+import { normaliseBody, normaliseTopic } from '../domain/topics.js';
+import { userByEmail, userById } from '../domain/users.js';
+import {
+  fetchByIds, fetchWindow, LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH, messageObjects, sendDirect, sendToChannel, type Found,
+} from '../domain/messages.js';
+import { unixSeconds } from '../../platform/clock.js';
+
+export const sendMessage = defineEndpoint({
+  method: 'POST',
+  path: '/messages',
+  summary: 'Send a message',
+  auth: 'user',
+  params: Type.Object({
+    type: Type.Union([Type.Literal('direct'), Type.Literal('channel'), Type.Literal('stream'), Type.Literal('private')]),
+    to: Type.Union([Type.Integer(), Type.Array(Type.Integer()), Type.Array(Type.String()), Type.String()]),
+    content: Type.String(),
+    topic: Type.Optional(Type.String()),
+    subject: Type.Optional(Type.String()),
+    queue_id: Type.Optional(Type.String()),
+    local_id: Type.Optional(Type.String()),
+    read_by_sender: Type.Optional(Type.Boolean()),
+  }),
+  async handler(call, p) {
+    const me = requireUser(call);
+    const { db, clock } = call.services;
+    const content = normaliseBody(p.content);
+    // Zulip's default: people's own messages start read; a bot's (an API integration's) do not.
+    const o = { content, rendered: renderMarkdown(content), client: call.client, readBySender: p.read_by_sender ?? me.is_bot !== 1, nowSeconds: unixSeconds(clock) };
+    if (p.type === 'stream' || p.type === 'channel') {
+      // A one-element list is the legacy way of naming the channel.
+      const target = Array.isArray(p.to) ? (p.to.length === 1 ? p.to[0] : undefined) : p.to;
+      if (target === undefined) throw badRequest('Cannot send to multiple channels');
+      const byId = typeof target === 'number';
+      const stream = byId ? await streamById(db.kysely, call.realm.id, target) : await streamByName(db.kysely, call.realm.id, target);
+      // A private channel the sender cannot see answers exactly as a missing one.
+      if (!stream || !(await canAccessContent(db.kysely, me, stream))) throw byId ? channelIdMissing(target as number) : channelNameMissing(String(target));
+      const rawTopic = p.topic ?? p.subject;
+      if (rawTopic === undefined) throw badRequest('Missing topic');
+      return { id: await sendToChannel(db, call.realm, me, stream, normaliseTopic(rawTopic), o) };
+    }
+    const list: (string | number)[] = Array.isArray(p.to) ? p.to : typeof p.to === 'number' ? [p.to] : p.to.split(',').map((s) => s.trim()).filter(Boolean);
+    if (!list.length) throw badRequest('Message must have recipients');
+    const recipients: ChatUser[] = [];
+    for (const who of list) {
+      const u = typeof who === 'number' ? await userById(db.kysely, call.realm.id, who) : await userByEmail(db.kysely, call.realm.id, who);
+      if (!u) throw badRequest(typeof who === 'number' ? `Invalid user ID ${who}` : `Invalid email '${who}'`);
+      if (u.is_active !== 1) throw badRequest(`'${u.email}' is no longer using Zulip.`);
+      recipients.push(u);
+    }
+    return { id: await sendDirect(db, call.realm, me, recipients, o) };
+  },
+});
+
+const NarrowTerm = Type.Union([
+  Type.Object({
+    operator: Type.String(),
+    operand: Type.Union([Type.String(), Type.Integer(), Type.Array(Type.Integer()), Type.Array(Type.String())]),
+    negated: Type.Optional(Type.Boolean()),
+  }),
+  Type.Array(Type.String(), { minItems: 2, maxItems: 2 }),
+]);
+
+/** anchor: an integer (clamped into 0..LARGER_THAN_MAX_MESSAGE_ID, so huge values mean "newest") or a name. */
+function parseAnchor(raw: string): number | null {
+  if (raw === 'newest') return LARGER_THAN_MAX_MESSAGE_ID;
+  if (raw === 'oldest') return 0;
+  if (raw === 'first_unread') return null;
+  if (!/^-?\d+$/.test(raw.trim())) throw badRequest('Invalid anchor', { var_name: 'anchor' });
+  return Math.max(0, Math.min(Number(raw), LARGER_THAN_MAX_MESSAGE_ID));
+}
+
+export const getMessages = defineEndpoint({
+  method: 'GET',
+  path: '/messages',
+  summary: 'Get messages',
+  auth: 'user',
+  params: Type.Object({
+    anchor: Type.Optional(Type.String()),
+    include_anchor: Type.Optional(Type.Boolean()),
+    num_before: Type.Optional(Type.Integer({ minimum: 0 })),
+    num_after: Type.Optional(Type.Integer({ minimum: 0 })),
+    narrow: Type.Array(NarrowTerm, { default: [] }),
+    client_gravatar: Type.Boolean({ default: true }),
+    apply_markdown: Type.Boolean({ default: true }),
+    use_first_unread_anchor: Type.Optional(Type.Boolean()),
+    message_ids: Type.Optional(Type.Array(Type.Integer())),
+    allow_empty_topic_name: Type.Boolean({ default: false }),
+  }),
+  async handler(call, p) {
+    const me = requireUser(call);
+    const db = call.services.db.kysely;
+    const narrow = await buildNarrow(db, call.realm.id, me, readNarrow(p.narrow as RawNarrow));
+    let found: Found;
+    if (p.message_ids !== undefined) {
+      const clash = (['anchor', 'include_anchor', 'use_first_unread_anchor', 'num_before', 'num_after'] as const).filter((k) => p[k] !== undefined);
+      if (clash.length) {
+        const names = ['message_ids', ...clash].join(', ');
+        throw badRequest(`Unsupported parameter combination: ${names}`, { parameters: names });
+      }
+      found = await fetchByIds(db, call.realm.id, me, narrow, p.message_ids);
+    } else {
+      if (p.num_before === undefined) throw missingArgument('num_before');
+      if (p.num_after === undefined) throw missingArgument('num_after');
+      if (p.num_before + p.num_after > MAX_MESSAGES_PER_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
+      // use_first_unread_anchor wins over anchor: clients send both (anchor=0 with it set).
+      if (!p.use_first_unread_anchor && p.anchor === undefined) throw missingArgument('anchor');
+      const anchor = p.use_first_unread_anchor ? null : parseAnchor(p.anchor!);
+      found = await fetchWindow(db, call.realm.id, me, narrow, { anchor, numBefore: p.num_before, numAfter: p.num_after, includeAnchor: p.include_anchor ?? true });
+    }
+    const messages = await messageObjects(db, call.realm, me, found.ids, {
+      applyMarkdown: p.apply_markdown, clientGravatar: p.client_gravatar, allowEmptyTopicName: p.allow_empty_topic_name,
+    });
+    const out: Record<string, unknown> = { messages };
+    if (found.anchor !== undefined) {
+      Object.assign(out, { anchor: found.anchor, found_anchor: found.found_anchor, found_newest: found.found_newest, found_oldest: found.found_oldest });
+    }
+    out.history_limited = false;
+    return out;
+  },
+});

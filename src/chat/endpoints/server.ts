@@ -1,0 +1,65 @@
+// Unauthenticated endpoints: what a client asks before logging in, and password login for an API key.
+import Type from 'typebox';
+import { defineEndpoint } from '../endpoint.js';
+import { ChatError, rateLimited, userDeactivated } from '../errors.js';
+import { ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from '../version.js';
+import { decoyHash, verifyPassword } from '../../platform/auth/passwords.js';
+import { sealKey, unseal } from '../domain/api-keys.js';
+import { userByEmail } from '../domain/users.js';
+
+export const getServerSettings = defineEndpoint({
+  method: 'GET',
+  path: '/server_settings',
+  summary: 'Get server settings',
+  auth: 'none',
+  params: Type.Object({}),
+  async handler(call) {
+    const url = call.services.realmUrl();
+    return {
+      authentication_methods: {
+        password: true, dev: false, email: true, ldap: false, remoteuser: false, github: false,
+        azuread: false, gitlab: false, apple: false, google: false, saml: false, 'openid connect': false,
+      },
+      external_authentication_methods: [],
+      zulip_feature_level: ZULIP_FEATURE_LEVEL,
+      zulip_version: ZULIP_VERSION,
+      zulip_merge_base: '',
+      push_notifications_enabled: false,
+      is_incompatible: false,
+      email_auth_enabled: true,
+      require_email_format_usernames: true,
+      realm_uri: url,
+      realm_url: url,
+      realm_name: call.realm.name,
+      realm_icon: `${url}/static/images/logo/zulip-icon-128x128.png`,
+      realm_description: call.realm.description,
+      realm_web_public_access_enabled: false,
+    };
+  },
+});
+
+const authenticationFailed = () => new ChatError('AUTHENTICATION_FAILED', 'Your username or password is incorrect', { status: 401 });
+
+export const fetchApiKey = defineEndpoint({
+  method: 'POST',
+  path: '/fetch_api_key',
+  summary: 'Fetch an API key (production)',
+  auth: 'none',
+  params: Type.Object({ username: Type.String(), password: Type.String() }),
+  async handler(call, p) {
+    const { db, loginLimiter } = call.services;
+    const keys = { username: p.username.trim().toLowerCase(), ip: call.ip };
+    const wait = loginLimiter.retryAfter(keys);
+    if (wait > 0) throw rateLimited(wait);
+    const user = await userByEmail(db.kysely, call.realm.id, p.username);
+    // Verify against a decoy when there is no such user, so timing does not reveal who exists.
+    const ok = await verifyPassword(user?.password_hash ?? (await decoyHash()), p.password);
+    if (!user || !user.password_hash || !ok) {
+      loginLimiter.recordFailure(keys);
+      throw authenticationFailed();
+    }
+    if (user.is_active !== 1) throw userDeactivated();
+    const apiKey = unseal(await sealKey(db.kysely), user.api_key_sealed);
+    return { api_key: apiKey, email: user.email, user_id: user.id };
+  },
+});

@@ -1,0 +1,90 @@
+// The Chat HTTP listener (Zulip's REST API under /api/v1): reads parameters from the query and from
+// form or multipart bodies, finds the endpoint definition, authenticates, decodes parameters by
+// their declared types, runs the handler and writes Zulip's envelope with Zulip's HTTP statuses.
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import multipart from '@fastify/multipart';
+import type { ChatCall, ChatServices, Endpoint } from './endpoint.js';
+import { ChatError } from './errors.js';
+import { decodeParams } from './params.js';
+import { ChatRouter } from './router.js';
+import { authenticate } from './auth.js';
+import { theRealm } from './domain/realm.js';
+
+const BODY_LIMIT = 25 * 1024 * 1024;
+const PREFIX = '/api/v1';
+
+/** Zulip names the sending client after the `client` parameter, else the User-Agent's first product. */
+export function clientName(param: string | undefined, userAgent: string | undefined): string {
+  if (param) return param;
+  const m = /^([^\s/]+)/.exec(userAgent ?? '');
+  return m ? m[1] : 'Unspecified';
+}
+
+/** Text values only: the last of a repeated key wins, as Django's QueryDict.get does. */
+function textParams(source: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (source instanceof URLSearchParams) {
+    for (const [k, v] of source) out[k] = v;
+  } else if (source && typeof source === 'object') {
+    for (const [k, v] of Object.entries(source as Record<string, unknown>)) {
+      const last = Array.isArray(v) ? v[v.length - 1] : v;
+      if (typeof last === 'string') out[k] = last;
+    }
+  }
+  return out;
+}
+
+function send(reply: FastifyReply, status: number, body: Record<string, unknown>, headers: Record<string, string> = {}): string {
+  reply.code(status).header('content-type', 'application/json');
+  for (const [k, v] of Object.entries(headers)) reply.header(k, v);
+  return JSON.stringify(body);
+}
+
+export function createChatServer(services: ChatServices, endpoints: Endpoint[]): FastifyInstance {
+  const router = new ChatRouter(endpoints);
+  const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT, keepAliveTimeout: 65_000, requestTimeout: 120_000, return503OnClosing: true });
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => done(null, new URLSearchParams(body as string)));
+  // Zulip reads parameters only from forms; any other body is read and set aside.
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, _body, done) => done(null, undefined));
+  void app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fileSize: BODY_LIMIT, fields: 1000 } });
+
+  async function handle(req: FastifyRequest, reply: FastifyReply): Promise<string> {
+    const url = new URL(req.url, 'http://x');
+    try {
+      const path = url.pathname.slice(PREFIX.length) || '/';
+      const match = router.find(req.method, path);
+      if (match.kind === 'none') throw new ChatError('BAD_REQUEST', 'Not Found', { status: 404 });
+      if (match.kind === 'wrong-method') {
+        throw new ChatError('BAD_REQUEST', 'Method Not Allowed', { status: 405, headers: { allow: match.allowed.join(', ') } });
+      }
+      const { endpoint } = match;
+      const raw = { ...textParams(url.searchParams), ...textParams(req.body), ...match.pathParams };
+      const realm = await theRealm(services.db.kysely);
+      if (!realm) throw new Error('the chat realm is missing: run keel init');
+      const user = endpoint.auth === 'user' ? await authenticate(services.db.kysely, realm.id, req.headers.authorization) : undefined;
+      const { values, ignored } = decodeParams(endpoint.params, raw);
+      const call: ChatCall = { services, realm, user, client: clientName(raw.client, req.headers['user-agent']), ip: req.ip };
+      const result = await endpoint.handler(call, values);
+      const body: Record<string, unknown> = { result: 'success', msg: '', ...result };
+      if (ignored.length) body.ignored_parameters_unsupported = ignored;
+      return send(reply, 200, body);
+    } catch (err) {
+      if (err instanceof ChatError) {
+        return send(reply, err.status, { result: 'error', msg: err.message, code: err.code, ...err.extra }, err.headers);
+      }
+      services.log.error('chat request failed', { method: req.method, path: url.pathname, error: (err as Error).stack });
+      return send(reply, 500, { result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' });
+    }
+  }
+
+  app.route({ method: ['GET', 'POST', 'PATCH', 'DELETE', 'PUT'], url: `${PREFIX}/*`, handler: handle });
+  app.setNotFoundHandler((_req, reply) => send(reply, 404, { result: 'error', msg: 'Not Found', code: 'BAD_REQUEST' }));
+  app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
+    // Body parsing failures (too large, broken multipart) arrive here before the handler.
+    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    if (status === 500) services.log.error('chat request failed', { method: req.method, path: req.url, error: err.stack });
+    return send(reply, status, { result: 'error', msg: status === 500 ? 'Internal server error' : err.message, code: status === 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_REQUEST' });
+  });
+  return app;
+}

@@ -1,0 +1,105 @@
+// Decodes a Chat request's parameters by each parameter's declared type, the way Zulip's clients
+// encode them: form fields and query values are text; strings are taken as sent, every other type
+// arrives JSON-encoded (`true`, `[9]`, `["a"]`, narrows). A union that admits a string (the `to`
+// of POST /messages, narrow operands) takes the JSON value when it fits and the raw text otherwise.
+import type { TObject, TSchema } from 'typebox';
+import Value from 'typebox/value';
+import { ChatError, missingArgument } from './errors.js';
+
+/** Parameters every endpoint accepts because the transport reads them (Zulip's client name). */
+const TRANSPORT_PARAMS = new Set(['client']);
+
+interface JsonSchemaLike {
+  type?: string;
+  anyOf?: JsonSchemaLike[];
+  default?: unknown;
+  maxLength?: number;
+}
+
+function acceptsString(s: JsonSchemaLike): boolean {
+  return s.type === 'string' || (s.anyOf ?? []).some(acceptsString);
+}
+
+function onlyString(s: JsonSchemaLike): boolean {
+  return s.type === 'string';
+}
+
+/** Zulip's wording for a value of the wrong type, by what was expected. */
+function typeProblem(name: string, s: JsonSchemaLike): string {
+  switch (s.type) {
+    case 'integer': return `${name} is not an integer`;
+    case 'number': return `${name} is not a number`;
+    case 'boolean': return `${name} is not a boolean`;
+    case 'array': return `${name} is not a list`;
+    case 'object': return `${name} is not a dict`;
+    case 'string': return `${name} is not a string`;
+    default: return `Invalid ${name}`;
+  }
+}
+
+/** Names the first nested problem the way Zulip does: subscriptions[0]["name"] is not a string. */
+function nestedProblem(name: string, schema: TSchema, value: unknown): string {
+  const first = [...Value.Errors(schema, value)][0] as
+    | { keyword: string; instancePath: string; params: Record<string, unknown> }
+    | undefined;
+  if (!first) return `Invalid ${name}`;
+  const where = name + first.instancePath.split('/').slice(1).map((p) => (/^\d+$/.test(p) ? `[${p}]` : `["${p}"]`)).join('');
+  if (first.keyword === 'required') {
+    const missing = (first.params.requiredProperties as string[] | undefined)?.[0];
+    return missing ? `${where}["${missing}"] field is missing` : `Invalid ${where}`;
+  }
+  if (first.keyword === 'type') return typeProblem(where, { type: String(first.params.type) });
+  if (first.keyword === 'maxLength') return `${where} is too long (limit: ${first.params.limit} characters)`;
+  return `Invalid ${where}`;
+}
+
+function invalid(name: string, msg: string): ChatError {
+  return new ChatError('BAD_REQUEST', msg, { extra: { var_name: name } });
+}
+
+export function decodeValue(name: string, schema: TSchema, raw: string): unknown {
+  const s = schema as JsonSchemaLike;
+  if (onlyString(s)) {
+    if (!Value.Check(schema, raw)) throw invalid(name, nestedProblem(name, schema, raw));
+    return raw;
+  }
+  let parsed: unknown;
+  let isJson = true;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    isJson = false;
+  }
+  if (isJson && Value.Check(schema, parsed)) return parsed;
+  if (acceptsString(s) && Value.Check(schema, raw)) return raw;
+  if (!isJson) {
+    if (s.type === 'array' || s.type === 'object') throw invalid(name, `${name} is not valid JSON`);
+    throw invalid(name, typeProblem(name, s));
+  }
+  if (s.anyOf) throw invalid(name, `Invalid ${name}`);
+  const top = s.type === 'array' ? Array.isArray(parsed) : s.type === 'object' ? parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) : false;
+  throw invalid(name, top ? nestedProblem(name, schema, parsed) : typeProblem(name, s));
+}
+
+/**
+ * Decodes every declared parameter from the raw text values; a missing required one is
+ * REQUEST_VARIABLE_MISSING, a bad one BAD_REQUEST naming it. Undeclared names are returned as
+ * `ignored` (reported as ignored_parameters_unsupported on success).
+ */
+export function decodeParams(schema: TObject, raw: Record<string, string>): { values: Record<string, unknown>; ignored: string[] } {
+  const required = new Set((schema as unknown as { required?: string[] }).required ?? []);
+  const values: Record<string, unknown> = {};
+  for (const [name, prop] of Object.entries(schema.properties) as [string, TSchema][]) {
+    const text = raw[name];
+    if (text === undefined) {
+      // A parameter with a default is optional on the wire while its handler type stays exact.
+      const d = (prop as JsonSchemaLike).default;
+      if (d !== undefined) values[name] = structuredClone(d);
+      else if (required.has(name)) throw missingArgument(name);
+      continue;
+    }
+    values[name] = decodeValue(name, prop, text);
+  }
+  const ignored = Object.keys(raw).filter((k) => !(k in schema.properties) && !TRANSPORT_PARAMS.has(k));
+  return { values, ignored };
+}

@@ -1,0 +1,52 @@
+// Finds the endpoint definition for a method and a path under /api/v1 ({name} segments are path
+// parameters); tells a wrong method (405 with Allow) from an unknown path (404).
+import type { Endpoint } from './endpoint.js';
+
+export type RouteMatch =
+  | { kind: 'found'; endpoint: Endpoint; pathParams: Record<string, string> }
+  | { kind: 'wrong-method'; allowed: string[] }
+  | { kind: 'none' };
+
+interface Route { endpoint: Endpoint; segments: string[] }
+
+const split = (p: string) => p.split('/').filter((s) => s !== '');
+
+export class ChatRouter {
+  private readonly routes: Route[];
+  constructor(endpoints: Endpoint[]) {
+    const seen = new Set<string>();
+    for (const e of endpoints) {
+      const id = `${e.method} ${e.path}`;
+      if (seen.has(id)) throw new Error(`chat endpoint ${id} is defined twice`);
+      seen.add(id);
+    }
+    this.routes = endpoints.map((endpoint) => ({ endpoint, segments: split(endpoint.path) }));
+  }
+
+  find(method: string, path: string): RouteMatch {
+    const segs = split(path);
+    let best: { route: Route; params: Record<string, string>; literals: number } | undefined;
+    const allowed = new Set<string>();
+    for (const route of this.routes) {
+      if (route.segments.length !== segs.length) continue;
+      const params: Record<string, string> = {};
+      let literals = 0;
+      let ok = true;
+      for (let i = 0; i < segs.length && ok; i++) {
+        const p = route.segments[i];
+        if (p.startsWith('{') && p.endsWith('}')) params[p.slice(1, -1)] = decodeURIComponent(segs[i]);
+        else if (p === segs[i]) literals++;
+        else ok = false;
+      }
+      if (!ok) continue;
+      if (route.endpoint.method !== method) {
+        allowed.add(route.endpoint.method);
+        continue;
+      }
+      // /users/me beats /users/{user_id}: the most literal segments win.
+      if (!best || literals > best.literals) best = { route, params, literals };
+    }
+    if (best) return { kind: 'found', endpoint: best.route.endpoint, pathParams: best.params };
+    return allowed.size ? { kind: 'wrong-method', allowed: [...allowed] } : { kind: 'none' };
+  }
+}

@@ -1,0 +1,130 @@
+// Row types of the Chat tables, as Kysely sees them (DDL: platform/db/migrations/003_chat_core.ts).
+// Booleans are stored as 0/1 integers.
+import type { Generated, Selectable } from 'kysely';
+
+export interface RealmRow {
+  id: Generated<number>;
+  string_id: string;
+  name: string;
+  description: string;
+  email_host: string;
+  date_created: number;
+}
+
+export interface ChatUserRow {
+  id: Generated<number>;
+  realm_id: number;
+  email: string;
+  email_lower: string;
+  delivery_email: string;
+  full_name: string;
+  role: number;
+  is_active: number;
+  is_bot: number;
+  bot_type: number | null;
+  bot_owner_id: number | null;
+  password_hash: string | null;
+  api_key_hash: string;
+  /** The API key encrypted with the server's chat key (see domain/api-keys.ts); only auth reads it. */
+  api_key_sealed: string;
+  timezone: string;
+  avatar_version: number;
+  settings: string;
+  /** Milliseconds since the epoch (date_joined is an ISO time with fractions on the wire). */
+  date_joined: number;
+}
+
+export interface UserGroupRow {
+  id: Generated<number>;
+  realm_id: number;
+  name: string;
+  description: string;
+  is_system_group: number;
+  deactivated: number;
+  date_created: number;
+}
+
+export interface RecipientRow {
+  id: Generated<number>;
+  /** 'stream' or 'direct'. */
+  kind: string;
+  /** For direct conversations: the sorted participant ids joined by commas. */
+  direct_key: string | null;
+}
+
+export interface StreamRow {
+  id: Generated<number>;
+  realm_id: number;
+  recipient_id: number;
+  name: string;
+  name_lower: string;
+  description: string;
+  rendered_description: string;
+  invite_only: number;
+  is_web_public: number;
+  history_public_to_subscribers: number;
+  message_retention_days: number | null;
+  creator_id: number | null;
+  is_archived: number;
+  /** Group-setting values as JSON: a group id, or {direct_members, direct_subgroups}. */
+  can_add_subscribers_group: string;
+  can_remove_subscribers_group: string;
+  can_administer_channel_group: string;
+  can_send_message_group: string;
+  can_subscribe_group: string;
+  date_created: number;
+}
+
+export interface SubscriptionRow {
+  id: Generated<number>;
+  user_id: number;
+  stream_id: number;
+  active: number;
+  color: string;
+  is_muted: number;
+  pin_to_top: number;
+  desktop_notifications: number | null;
+  email_notifications: number | null;
+  push_notifications: number | null;
+  audible_notifications: number | null;
+  wildcard_mentions_notify: number | null;
+}
+
+export interface MessageRow {
+  id: Generated<number>;
+  realm_id: number;
+  sender_id: number;
+  recipient_id: number;
+  stream_id: number | null;
+  topic: string;
+  content: string;
+  rendered_content: string;
+  client: string;
+  /** Unix seconds. */
+  date_sent: number;
+}
+
+export interface UserMessageRow {
+  user_id: number;
+  message_id: number;
+  flags: number;
+}
+
+export interface ChatTables {
+  server_secrets: { name: string; value: string };
+  realms: RealmRow;
+  chat_users: ChatUserRow;
+  user_groups: UserGroupRow;
+  user_group_members: { group_id: number; user_id: number };
+  user_group_subgroups: { group_id: number; subgroup_id: number };
+  recipients: RecipientRow;
+  streams: StreamRow;
+  subscriptions: SubscriptionRow;
+  messages: MessageRow;
+  user_messages: UserMessageRow;
+}
+
+export type ChatUser = Selectable<ChatUserRow>;
+export type Realm = Selectable<RealmRow>;
+export type Stream = Selectable<StreamRow>;
+export type Message = Selectable<MessageRow>;
