@@ -26,17 +26,17 @@ export const benchmark: Benchmark = {
 
       note(`bare node:http at ${bare.url}, keel at ${keel.url}, apiuser id ${id}`);
       // The baseline runs in the same minute as what it is compared with, so noise hits both alike.
-      const bareRun = await load({ url: bare.url + '/', expect: BARE_BODY });
+      const bareRun = await load(bare, { path: '/', expect: BARE_BODY });
       note(`bare ${Math.round(bareRun.rps)} req/s`);
-      const cmdRun = await load({
-        url: `${keel.url}${API}/json.php`,
+      const cmdRun = await load(keel, {
+        path: `${API}/json.php`,
         method: 'POST',
         headers: { authorization, 'content-type': 'application/json' },
         body: JSON.stringify({ cmd: 'apiuser.get', id }),
         expect: OK,
       });
       note(`cmd  ${Math.round(cmdRun.rps)} req/s`);
-      const restRun = await load({ url: `${keel.url}${API}/apiusers/${id}`, headers: { authorization }, expect: OK });
+      const restRun = await load(keel, { path: `${API}/apiusers/${id}`, headers: { authorization }, expect: OK });
       note(`rest ${Math.round(restRun.rps)} req/s`);
       return [figure('bare', bareRun), figure('cmd', cmdRun, 'bare'), figure('rest', restRun, 'bare')];
     });

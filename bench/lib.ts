@@ -2,7 +2,7 @@
 // test (real `keel serve`, a bare node:http baseline) and the load generator, each in its own process.
 // Run directly (`node --import tsx bench/lib.ts <role>`), this file is one of those child processes.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -96,6 +96,7 @@ function listeningUrl(c: Child, key: string): string {
 
 export interface Server {
   url: string;
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -104,7 +105,7 @@ export const BARE_BODY = JSON.stringify({ code: 'OK', message: 'bare node:http',
 
 export async function startBareServer(): Promise<Server> {
   const c = await startChild(selfArgs('bare-server'), (m) => 'listening' in m);
-  return { url: listeningUrl(c, 'bare'), stop: c.stop };
+  return { url: listeningUrl(c, 'bare'), pid: c.process.pid!, stop: c.stop };
 }
 
 export interface KeelServer extends Server {
@@ -133,7 +134,7 @@ export async function startKeel(): Promise<KeelServer> {
     await stop();
     throw new Error('keel serve printed no first-run API key');
   }
-  return { url: listeningUrl(c, 'infra'), apiUuid: init.apiUuid, apiSecret: init.apiSecret, stop };
+  return { url: listeningUrl(c, 'infra'), pid: c.process.pid!, apiUuid: init.apiUuid, apiSecret: init.apiSecret, stop };
 }
 
 /** Starts servers, runs `body`, and stops every server whatever happens. */
@@ -150,7 +151,8 @@ export async function withServers<T extends Server[], R>(starts: { [K in keyof T
 // ---- load generation -----------------------------------------------------------------------------
 
 export interface LoadSpec {
-  url: string;
+  /** Path and query on the server. */
+  path: string;
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   body?: string;
@@ -172,31 +174,61 @@ export interface LoadResult {
   total: number;
   p50: number;
   p99: number;
+  /**
+   * Server CPU time (user + system) per answered request, in microseconds, where /proc tells it. Other
+   * processes competing for the cores lower req/s but hardly change this, so it is the steadier figure.
+   */
+  cpuMicros?: number;
   /** Non-2xx answers, socket errors, timeouts and bodies without `expect`: all must be 0. */
   bad: { non2xx: number; errors: number; timeouts: number; mismatches: number };
 }
 
 /**
- * Loads one endpoint from a separate process (so the load generator never shares an event loop with a
- * server): a warm-up whose figures are dropped, then the measurement. Throws if any answer was bad,
- * since a fast error is not a result.
+ * Loads one endpoint of `server` from a separate process (so the load generator never shares an event
+ * loop with a server): a warm-up whose figures are dropped, then the measurement. Throws if any answer
+ * was bad, since a fast error is not a result.
  */
-export async function load(spec: LoadSpec, opts: LoadOptions = DEFAULT_LOAD): Promise<LoadResult> {
-  await check(spec);
-  const c = await startChild(selfArgs('load', JSON.stringify({ spec, opts })), (m) => 'result' in m);
-  await c.stop();
-  const r = (c.lines.at(-1) as { result: LoadResult }).result;
+export async function load(server: Server, spec: LoadSpec, opts: LoadOptions = DEFAULT_LOAD): Promise<LoadResult> {
+  const url = server.url + spec.path;
+  const what = `${spec.method ?? 'GET'} ${url}`;
+  await check(url, spec);
+  const generate = async (seconds: number) => {
+    const c = await startChild(selfArgs('load', JSON.stringify({ url, spec, connections: opts.connections, pipelining: opts.pipelining, seconds })), (m) => 'result' in m);
+    await c.stop();
+    return (c.lines.at(-1) as { result: LoadResult }).result;
+  };
+  // Warm-up: lets V8 optimise the hot path and SQLite fill its page cache before anything is counted.
+  if (opts.warmupSeconds > 0) await generate(opts.warmupSeconds);
+  const cpuBefore = cpuTicks(server.pid);
+  const r = await generate(opts.seconds);
+  const cpuAfter = cpuTicks(server.pid);
+  if (cpuBefore !== undefined && cpuAfter !== undefined && r.total > 0) r.cpuMicros = Math.round(((cpuAfter - cpuBefore) * 1e6) / CLOCK_TICKS / r.total);
   const bad = Object.entries(r.bad).filter(([, n]) => n > 0);
-  if (bad.length) throw new Error(`${spec.method ?? 'GET'} ${spec.url}: bad answers under load: ${bad.map(([k, n]) => `${k}=${n}`).join(', ')}`);
+  if (bad.length) throw new Error(`${what}: bad answers under load: ${bad.map(([k, n]) => `${k}=${n}`).join(', ')}`);
   return r;
 }
 
 /** One request before the load, so a wrong URL or credential fails loudly with the answer shown. */
-async function check(spec: LoadSpec): Promise<void> {
-  const res = await fetch(spec.url, { method: spec.method ?? 'GET', headers: spec.headers, body: spec.body });
+async function check(url: string, spec: LoadSpec): Promise<void> {
+  const res = await fetch(url, { method: spec.method ?? 'GET', headers: spec.headers, body: spec.body });
   const text = await res.text();
   if (!res.ok || !text.includes(spec.expect)) {
-    throw new Error(`${spec.method ?? 'GET'} ${spec.url}: expected HTTP 2xx containing ${spec.expect}, got ${res.status} ${text.slice(0, 300)}`);
+    throw new Error(`${spec.method ?? 'GET'} ${url}: expected HTTP 2xx containing ${spec.expect}, got ${res.status} ${text.slice(0, 300)}`);
+  }
+}
+
+// USER_HZ: 100 on every Linux this runs on (getconf CLK_TCK).
+const CLOCK_TICKS = 100;
+
+/** utime + stime of a process from /proc, in clock ticks; undefined off Linux. */
+function cpuTicks(pid: number): number | undefined {
+  try {
+    // The command name (field 2) may hold spaces, so count fields after its closing parenthesis.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return undefined;
   }
 }
 
@@ -205,7 +237,8 @@ export function basicAuth(user: string, secret: string): string {
 }
 
 export function describeLoad(r: LoadResult): string {
-  return `p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.total} requests`;
+  const cpu = r.cpuMicros !== undefined ? `, server CPU ${r.cpuMicros} us/req` : '';
+  return `p50 ${r.p50} ms, p99 ${r.p99} ms${cpu}, ${r.total} requests`;
 }
 
 // ---- the child-process roles ---------------------------------------------------------------------
@@ -221,21 +254,19 @@ interface AutocannonResult {
 type Autocannon = (opts: Record<string, unknown>) => Promise<AutocannonResult>;
 
 async function runLoad(arg: string): Promise<void> {
-  const { spec, opts } = JSON.parse(arg) as { spec: LoadSpec; opts: LoadOptions };
+  const { url, spec, connections, pipelining, seconds } = JSON.parse(arg) as { url: string; spec: LoadSpec; connections: number; pipelining: number; seconds: number };
   // autocannon ships no types; this is the part of its API used here.
   const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
-  const base = {
-    url: spec.url,
+  const r = await autocannon({
+    url,
     method: spec.method ?? 'GET',
     headers: spec.headers,
     body: spec.body,
-    connections: opts.connections,
-    pipelining: opts.pipelining,
+    connections,
+    pipelining,
+    duration: seconds,
     verifyBody: (body: string) => body.includes(spec.expect),
-  };
-  // Warm-up: lets V8 optimise the hot path and SQLite fill its page cache before anything is counted.
-  if (opts.warmupSeconds > 0) await autocannon({ ...base, duration: opts.warmupSeconds });
-  const r = await autocannon({ ...base, duration: opts.seconds });
+  });
   const result: LoadResult = {
     rps: r.requests.average,
     total: r.requests.total,
