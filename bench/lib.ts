@@ -176,7 +176,7 @@ export interface LoadResult {
   p99: number;
   /**
    * Server CPU time (user + system) per answered request, in microseconds, where /proc tells it. Other
-   * processes competing for the cores lower req/s but hardly change this, so it is the steadier figure.
+   * processes competing for the cores move req/s far more than this, so it is the steadier figure.
    */
   cpuMicros?: number;
   /** Non-2xx answers, socket errors, timeouts and bodies without `expect`: all must be 0. */
@@ -195,7 +195,10 @@ export async function load(server: Server, spec: LoadSpec, opts: LoadOptions = D
   const generate = async (seconds: number) => {
     const c = await startChild(selfArgs('load', JSON.stringify({ url, spec, connections: opts.connections, pipelining: opts.pipelining, seconds })), (m) => 'result' in m);
     await c.stop();
-    return (c.lines.at(-1) as { result: LoadResult }).result;
+    const r = (c.lines.at(-1) as { result: LoadResult }).result;
+    const bad = Object.entries(r.bad).filter(([, n]) => n > 0);
+    if (bad.length) throw new Error(`${what}: bad answers under load: ${bad.map(([k, n]) => `${k}=${n}`).join(', ')}`);
+    return r;
   };
   // Warm-up: lets V8 optimise the hot path and SQLite fill its page cache before anything is counted.
   if (opts.warmupSeconds > 0) await generate(opts.warmupSeconds);
@@ -203,8 +206,6 @@ export async function load(server: Server, spec: LoadSpec, opts: LoadOptions = D
   const r = await generate(opts.seconds);
   const cpuAfter = cpuTicks(server.pid);
   if (cpuBefore !== undefined && cpuAfter !== undefined && r.total > 0) r.cpuMicros = Math.round(((cpuAfter - cpuBefore) * 1e6) / CLOCK_TICKS / r.total);
-  const bad = Object.entries(r.bad).filter(([, n]) => n > 0);
-  if (bad.length) throw new Error(`${what}: bad answers under load: ${bad.map(([k, n]) => `${k}=${n}`).join(', ')}`);
   return r;
 }
 
