@@ -3,6 +3,7 @@
 // are converted and keys matched without case first; what still fails is a FAULT naming the field.
 import type { TObject, TSchema } from 'typebox';
 import Value from 'typebox/value';
+import { Compile, type Validator } from 'typebox/compile';
 import { InfraError } from './errors.js';
 
 export function describe(schema: TSchema): string {
@@ -29,6 +30,16 @@ function fieldProblem(schema: TObject, field: string, keyword: string, message: 
   return message;
 }
 
+// Value.Check interprets the schema on every call; a compiled checker answers the same far faster.
+// Definitions live as long as the process, so each schema is compiled once, on first use.
+const checkers = new WeakMap<TSchema, Validator>();
+
+function checker(schema: TSchema): Validator {
+  let v = checkers.get(schema);
+  if (!v) checkers.set(schema, (v = Compile(schema)));
+  return v;
+}
+
 export function checkParams<S extends TObject>(schema: S, input: Record<string, unknown>): unknown {
   const payload: Record<string, unknown> = { ...input };
   for (const name of Object.keys(schema.properties)) {
@@ -38,7 +49,7 @@ export function checkParams<S extends TObject>(schema: S, input: Record<string, 
     if (other !== undefined) payload[name] = payload[other];
   }
   const value = Value.Convert(schema, Value.Default(schema, payload));
-  if (Value.Check(schema, value)) return value;
+  if (checker(schema).Check(value)) return value;
   const fields: Record<string, string> = {};
   for (const e of Value.Errors(schema, value)) {
     const err = e as { keyword: string; instancePath: string; message: string; params: Record<string, unknown> };

@@ -1,0 +1,304 @@
+// Shared machinery of the benchmarks: the shape of a benchmark and its figures, the servers under
+// test (real `keel serve`, a bare node:http baseline) and the load generator, each in its own process.
+// Run directly (`node --import tsx bench/lib.ts <role>`), this file is one of those child processes.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const LIB = fileURLToPath(import.meta.url);
+const ROOT = path.resolve(path.dirname(LIB), '..');
+const KEEL_BIN = path.join(ROOT, 'bin/keel.js');
+
+/** One measured number. A figure naming a `baseline` is reported as a ratio against that figure. */
+export interface Figure {
+  name: string;
+  value: number;
+  unit: string;
+  baseline?: string;
+  /** The ratio we aim for; falling short is reported, never a failure. */
+  target?: number;
+  detail?: string;
+}
+
+export interface Benchmark {
+  name: string;
+  summary: string;
+  run(): Promise<Figure[]>;
+}
+
+export function note(line: string): void {
+  process.stdout.write(`  ${line}\n`);
+}
+
+// ---- child processes ----------------------------------------------------------------------------
+
+export interface Child {
+  process: ChildProcess;
+  /** The JSON lines printed before the one `ready` accepted. */
+  lines: Record<string, unknown>[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Spawns a process that announces itself with JSON lines on stdout, and waits for the line `ready`
+ * accepts. Its stderr is kept for the error message when it dies or never becomes ready.
+ */
+function startChild(args: string[], ready: (msg: Record<string, unknown>) => boolean, env: NodeJS.ProcessEnv = {}): Promise<Child> {
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  let stderr = '';
+  child.stderr!.on('data', (c) => (stderr += c));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const lines: Record<string, unknown>[] = [];
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${args.join(' ')} did not start in 60 s: ${stderr}`));
+    }, 60_000);
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      let msg: Record<string, unknown>;
+      try {
+        msg = JSON.parse(line);
+      } catch {
+        return; // not ours: a stray log line
+      }
+      lines.push(msg);
+      if (!ready(msg)) return;
+      clearTimeout(timer);
+      resolve({
+        process: child,
+        lines,
+        async stop() {
+          if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+          await exited;
+        },
+      });
+    });
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`${args.join(' ')} exited with ${child.exitCode ?? child.signalCode}: ${stderr}`));
+    });
+  });
+}
+
+function selfArgs(role: string, ...rest: string[]): string[] {
+  return ['--import', 'tsx', LIB, role, ...rest];
+}
+
+function listeningUrl(c: Child, key: string): string {
+  const msg = c.lines.at(-1) as { listening: Record<string, string> };
+  return `http://${msg.listening[key]}`;
+}
+
+export interface Server {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** The baseline: node:http answering a fixed small JSON body, nothing else. */
+export const BARE_BODY = JSON.stringify({ code: 'OK', message: 'bare node:http', data: { id: 1 } });
+
+export async function startBareServer(): Promise<Server> {
+  const c = await startChild(selfArgs('bare-server'), (m) => 'listening' in m);
+  return { url: listeningUrl(c, 'bare'), pid: c.process.pid!, stop: c.stop };
+}
+
+export interface KeelServer extends Server {
+  apiUuid: string;
+  apiSecret: string;
+}
+
+/** A real `keel serve` on SQLite in a throw-away data dir, with its first-run API key. */
+export async function startKeel(): Promise<KeelServer> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'keel-bench-'));
+  let c: Child;
+  try {
+    c = await startChild([KEEL_BIN, 'serve', '--json', '--infra-listen', '127.0.0.1:0', '--data-dir', dataDir], (m) => 'listening' in m, {
+      KEEL_LOG_LEVEL: 'warn',
+    });
+  } catch (err) {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+  const init = c.lines.find((m) => m.infra && typeof m.infra === 'object')?.infra as { apiUuid: string; apiSecret: string } | undefined;
+  const stop = async () => {
+    await c.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  if (!init) {
+    await stop();
+    throw new Error('keel serve printed no first-run API key');
+  }
+  return { url: listeningUrl(c, 'infra'), pid: c.process.pid!, apiUuid: init.apiUuid, apiSecret: init.apiSecret, stop };
+}
+
+/** Starts servers, runs `body`, and stops every server whatever happens. */
+export async function withServers<T extends Server[], R>(starts: { [K in keyof T]: () => Promise<T[K]> }, body: (...servers: T) => Promise<R>): Promise<R> {
+  const started: Server[] = [];
+  try {
+    for (const start of starts) started.push(await start());
+    return await body(...(started as T));
+  } finally {
+    await Promise.all(started.map((s) => s.stop()));
+  }
+}
+
+// ---- load generation -----------------------------------------------------------------------------
+
+export interface LoadSpec {
+  /** Path and query on the server. */
+  path: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  /** Every response body must contain this text; the others count as mismatches. */
+  expect: string;
+}
+
+export interface LoadOptions {
+  connections: number;
+  pipelining: number;
+  warmupSeconds: number;
+  seconds: number;
+}
+
+export const DEFAULT_LOAD: LoadOptions = { connections: 50, pipelining: 1, warmupSeconds: 2, seconds: 8 };
+
+export interface LoadResult {
+  rps: number;
+  total: number;
+  p50: number;
+  p99: number;
+  /**
+   * Server CPU time (user + system) per answered request, in microseconds, where /proc tells it. Other
+   * processes competing for the cores move req/s far more than this, so it is the steadier figure.
+   */
+  cpuMicros?: number;
+  /** Non-2xx answers, socket errors, timeouts and bodies without `expect`: all must be 0. */
+  bad: { non2xx: number; errors: number; timeouts: number; mismatches: number };
+}
+
+/**
+ * Loads one endpoint of `server` from a separate process (so the load generator never shares an event
+ * loop with a server): a warm-up whose figures are dropped, then the measurement. Throws if any answer
+ * was bad, since a fast error is not a result.
+ */
+export async function load(server: Server, spec: LoadSpec, opts: LoadOptions = DEFAULT_LOAD): Promise<LoadResult> {
+  const url = server.url + spec.path;
+  const what = `${spec.method ?? 'GET'} ${url}`;
+  await check(url, spec);
+  const generate = async (seconds: number) => {
+    const c = await startChild(selfArgs('load', JSON.stringify({ url, spec, connections: opts.connections, pipelining: opts.pipelining, seconds })), (m) => 'result' in m);
+    await c.stop();
+    const r = (c.lines.at(-1) as { result: LoadResult }).result;
+    const bad = Object.entries(r.bad).filter(([, n]) => n > 0);
+    if (bad.length) throw new Error(`${what}: bad answers under load: ${bad.map(([k, n]) => `${k}=${n}`).join(', ')}`);
+    return r;
+  };
+  // Warm-up: lets V8 optimise the hot path and SQLite fill its page cache before anything is counted.
+  if (opts.warmupSeconds > 0) await generate(opts.warmupSeconds);
+  const cpuBefore = cpuTicks(server.pid);
+  const r = await generate(opts.seconds);
+  const cpuAfter = cpuTicks(server.pid);
+  if (cpuBefore !== undefined && cpuAfter !== undefined && r.total > 0) r.cpuMicros = Math.round(((cpuAfter - cpuBefore) * 1e6) / CLOCK_TICKS / r.total);
+  return r;
+}
+
+/** One request before the load, so a wrong URL or credential fails loudly with the answer shown. */
+async function check(url: string, spec: LoadSpec): Promise<void> {
+  const res = await fetch(url, { method: spec.method ?? 'GET', headers: spec.headers, body: spec.body });
+  const text = await res.text();
+  if (!res.ok || !text.includes(spec.expect)) {
+    throw new Error(`${spec.method ?? 'GET'} ${url}: expected HTTP 2xx containing ${spec.expect}, got ${res.status} ${text.slice(0, 300)}`);
+  }
+}
+
+// USER_HZ: 100 on every Linux this runs on (getconf CLK_TCK).
+const CLOCK_TICKS = 100;
+
+/** utime + stime of a process from /proc, in clock ticks; undefined off Linux. */
+function cpuTicks(pid: number): number | undefined {
+  try {
+    // The command name (field 2) may hold spaces, so count fields after its closing parenthesis.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return undefined;
+  }
+}
+
+export function basicAuth(user: string, secret: string): string {
+  return 'Basic ' + Buffer.from(`${user}:${secret}`).toString('base64');
+}
+
+export function describeLoad(r: LoadResult): string {
+  const cpu = r.cpuMicros !== undefined ? `, server CPU ${r.cpuMicros} us/req` : '';
+  return `p50 ${r.p50} ms, p99 ${r.p99} ms${cpu}, ${r.total} requests`;
+}
+
+// ---- the child-process roles ---------------------------------------------------------------------
+
+interface AutocannonResult {
+  requests: { average: number; total: number };
+  latency: { p50: number; p99: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  mismatches: number;
+}
+type Autocannon = (opts: Record<string, unknown>) => Promise<AutocannonResult>;
+
+async function runLoad(arg: string): Promise<void> {
+  const { url, spec, connections, pipelining, seconds } = JSON.parse(arg) as { url: string; spec: LoadSpec; connections: number; pipelining: number; seconds: number };
+  // autocannon ships no types; this is the part of its API used here.
+  const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+  const r = await autocannon({
+    url,
+    method: spec.method ?? 'GET',
+    headers: spec.headers,
+    body: spec.body,
+    connections,
+    pipelining,
+    duration: seconds,
+    verifyBody: (body: string) => body.includes(spec.expect),
+  });
+  const result: LoadResult = {
+    rps: r.requests.average,
+    total: r.requests.total,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    bad: { non2xx: r.non2xx, errors: r.errors, timeouts: r.timeouts, mismatches: r.mismatches },
+  };
+  process.stdout.write(JSON.stringify({ result }) + '\n');
+}
+
+function runBareServer(): void {
+  const server = http.createServer((_req, res) => {
+    // Drain the body, as any real server must, then answer.
+    _req.resume();
+    _req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(BARE_BODY) });
+      res.end(BARE_BODY);
+    });
+  });
+  // The same keep-alive as the Infra server, so neither closes connections mid-run.
+  server.keepAliveTimeout = 65_000;
+  server.listen({ host: '127.0.0.1', port: 0, backlog: 4096 }, () => {
+    const a = server.address() as { port: number };
+    process.stdout.write(JSON.stringify({ listening: { bare: `127.0.0.1:${a.port}` } }) + '\n');
+  });
+  process.once('SIGTERM', () => process.exit(0));
+}
+
+if (process.argv[1] && pathToFileURL(path.resolve(process.argv[1])).href === import.meta.url) {
+  const [role, arg] = process.argv.slice(2);
+  if (role === 'load') await runLoad(arg);
+  else if (role === 'bare-server') runBareServer();
+  else throw new Error(`bench/lib.ts: unknown role ${role}`);
+}

@@ -1,0 +1,73 @@
+// `npm run bench [-- name ...]`: runs every benchmark module in bench/ (or the ones named), prints each
+// figure with its ratio against the baseline measured in the same run, then a summary. Ratios are
+// reported, never asserted: the exit status is non-zero only when a benchmark crashed.
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Benchmark, Figure } from './lib.js';
+
+const DIR = path.dirname(fileURLToPath(import.meta.url));
+const NOT_BENCHMARKS = new Set(['run.ts', 'lib.ts']);
+
+async function discover(): Promise<Benchmark[]> {
+  const files = readdirSync(DIR).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !NOT_BENCHMARKS.has(f)).sort();
+  const out: Benchmark[] = [];
+  for (const f of files) {
+    const mod = (await import(pathToFileURL(path.join(DIR, f)).href)) as { benchmark?: Benchmark };
+    if (!mod.benchmark) throw new Error(`bench/${f} exports no \`benchmark\``);
+    out.push(mod.benchmark);
+  }
+  return out;
+}
+
+function ratioOf(f: Figure, all: Figure[]): number | undefined {
+  const base = f.baseline && all.find((b) => b.name === f.baseline);
+  return base && base.value > 0 ? f.value / base.value : undefined;
+}
+
+function describe(f: Figure, all: Figure[]): string {
+  const ratio = ratioOf(f, all);
+  let line = `${f.name.padEnd(8)} ${String(f.value).padStart(9)} ${f.unit}`;
+  if (ratio !== undefined) {
+    line += `  ${ratio.toFixed(2)}x ${f.baseline}`;
+    if (f.target !== undefined) line += ratio >= f.target ? ` (target ${f.target}x: met)` : ` (target ${f.target}x: BELOW)`;
+  } else if (!f.baseline) {
+    line += '  (baseline)';
+  }
+  return f.detail ? `${line}  [${f.detail}]` : line;
+}
+
+async function main(): Promise<number> {
+  const wanted = process.argv.slice(2);
+  const all = await discover();
+  const unknown = wanted.filter((w) => !all.some((b) => b.name === w));
+  if (unknown.length) {
+    console.error(`unknown benchmark ${unknown.join(', ')} (have: ${all.map((b) => b.name).join(', ')})`);
+    return 2;
+  }
+  const chosen = wanted.length ? all.filter((b) => wanted.includes(b.name)) : all;
+  const summary: string[] = [];
+  let crashed = 0;
+  for (const b of chosen) {
+    console.log(`\n== ${b.name}: ${b.summary}`);
+    const started = Date.now();
+    try {
+      const figures = await b.run();
+      for (const f of figures) console.log(`  ${describe(f, figures)}`);
+      for (const f of figures) {
+        const r = ratioOf(f, figures);
+        if (r !== undefined) summary.push(`${b.name}/${f.name}: ${r.toFixed(2)}x ${f.baseline}${f.target !== undefined && r < f.target ? ` (below ${f.target}x)` : ''}`);
+      }
+      console.log(`  (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+    } catch (err) {
+      crashed++;
+      console.log(`  CRASHED: ${(err as Error).stack ?? err}`);
+      summary.push(`${b.name}: CRASHED`);
+    }
+  }
+  console.log(`\n== summary (${chosen.length} benchmark${chosen.length === 1 ? '' : 's'}, ${crashed} crashed)`);
+  for (const s of summary) console.log(`  ${s}`);
+  return crashed ? 1 : 0;
+}
+
+process.exitCode = await main();
