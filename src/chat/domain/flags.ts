@@ -19,3 +19,13 @@ export function flagNames(bits: number): string[] {
   if (bits & (FLAG.stream_wildcard_mentioned | FLAG.topic_wildcard_mentioned)) names.push('wildcard_mentioned');
   return names;
 }
+
+/** The flags a user may change; the others follow from the message (mentions, alert words, history). */
+export const EDITABLE_FLAGS = new Set(['read', 'starred', 'collapsed']);
+
+/** Zulip's errors for a flag name a client may not set. */
+export function checkEditableFlag(flag: string): number {
+  if (EDITABLE_FLAGS.has(flag)) return FLAG[flag as keyof typeof FLAG];
+  if (flag in FLAG || flag === 'wildcard_mentioned') return -1;
+  return 0;
+}

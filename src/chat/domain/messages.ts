@@ -5,7 +5,7 @@ import type { Database, Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser, Message, Realm, Stream } from '../tables.js';
 import { badRequest } from '../errors.js';
 import { FLAG, flagNames, HISTORICAL_FLAGS } from './flags.js';
-import { renderMarkdown } from './markdown.js';
+import { isMeMessage } from './markdown.js';
 import { directKey, type NarrowQuery } from './narrow.js';
 import { displayTopic } from './topics.js';
 import { avatarUrlFor } from './users.js';
@@ -31,6 +31,14 @@ export interface Outgoing {
   client: string;
   readBySender: boolean;
   nowSeconds: number;
+  /** Mention flag bits for a recipient, from what rendering found. */
+  mentionBits?: (userId: number, topicParticipants: Set<number>) => number;
+}
+
+/** Who has sent to a channel topic: the people @**topic** reaches. */
+async function topicParticipants(db: Queryable<ChatTables>, streamId: number, topic: string): Promise<Set<number>> {
+  const rows = await db.selectFrom('messages').select('sender_id').distinct().where('stream_id', '=', streamId).where(sql`lower(topic)`, '=', topic.toLowerCase()).execute();
+  return new Set(rows.map((r) => r.sender_id));
 }
 
 async function store(db: Queryable<ChatTables>, realmId: number, sender: ChatUser, recipientId: number, streamId: number | null, topic: string, receivers: number[], o: Outgoing): Promise<number> {
@@ -41,9 +49,11 @@ async function store(db: Queryable<ChatTables>, realmId: number, sender: ChatUse
     .executeTakeFirstOrThrow();
   // The sender always keeps a copy, even of a message to a channel they are not subscribed to.
   const users = [...new Set([...receivers, sender.id])];
+  const participants = o.mentionBits && streamId !== null ? await topicParticipants(db, streamId, topic) : new Set(users);
+  participants.add(sender.id);
   await db
     .insertInto('user_messages')
-    .values(users.map((user_id) => ({ user_id, message_id: msg.id, flags: user_id === sender.id && o.readBySender ? FLAG.read : 0 })))
+    .values(users.map((user_id) => ({ user_id, message_id: msg.id, flags: (user_id === sender.id && o.readBySender ? FLAG.read : 0) | (o.mentionBits?.(user_id, participants) ?? 0) })))
     .execute();
   return msg.id;
 }
@@ -155,7 +165,7 @@ export async function messageObjects(db: Queryable<ChatTables>, realm: Realm, me
       client: r.client,
       subject: stream ? displayTopic(r.topic, p.allowEmptyTopicName) : '',
       topic_links: [],
-      is_me_message: /^\/me\s/.test(r.content),
+      is_me_message: isMeMessage(r.content),
       reactions: [],
       submessages: [],
       sender_full_name: sender.full_name,

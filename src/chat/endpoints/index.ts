@@ -3,13 +3,15 @@ import type { Endpoint } from '../endpoint.js';
 import { fetchApiKey, getServerSettings } from './server.js';
 import { createUserEndpoint, getOwnUser, getUser, getUsers } from './users.js';
 import { getStreamId, getStreams, getSubscriptions, subscribeEndpoint } from './channels.js';
-import { getMessages, sendMessage } from './messages.js';
+import { getMessage, getMessages, renderMessageEndpoint, sendMessage } from './messages.js';
+import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './flags.js';
 
 export function allEndpoints(): Endpoint[] {
   return [
     getServerSettings, fetchApiKey,
     getOwnUser, getUsers, getUser, createUserEndpoint,
     subscribeEndpoint, getSubscriptions, getStreams, getStreamId,
-    sendMessage, getMessages,
+    sendMessage, getMessages, getMessage, renderMessageEndpoint,
+    updateMessageFlags, updateMessageFlagsForNarrow, markAllAsRead, markStreamAsRead, markTopicAsRead,
   ];
 }

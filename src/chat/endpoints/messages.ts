@@ -4,7 +4,8 @@ import { defineEndpoint, requireUser } from '../endpoint.js';
 import { badRequest, channelIdMissing, channelNameMissing, missingArgument } from '../errors.js';
 import type { ChatUser } from '../tables.js';
 import { canAccessContent, streamById, streamByName } from '../domain/channels.js';
-import { renderMarkdown } from '../domain/markdown.js';
+import { renderMessage } from '../domain/markdown.js';
+import { loadMarkdownContext, mentionFlagger } from '../domain/mentions.js';
 import { buildNarrow, readNarrow, type RawNarrow } from '../domain/narrow.js';
 import { normaliseBody, normaliseTopic } from '../domain/topics.js';
 import { userByEmail, userById } from '../domain/users.js';
@@ -33,7 +34,12 @@ export const sendMessage = defineEndpoint({
     const { db, clock } = call.services;
     const content = normaliseBody(p.content);
     // Zulip's default: people's own messages start read; a bot's (an API integration's) do not.
-    const o = { content, rendered: renderMarkdown(content), client: call.client, readBySender: p.read_by_sender ?? me.is_bot !== 1, nowSeconds: unixSeconds(clock) };
+    const ctx = await loadMarkdownContext(db.kysely, call.realm.id, me, content);
+    const rendered = renderMessage(content, ctx);
+    const o = {
+      content, rendered: rendered.html, client: call.client, readBySender: p.read_by_sender ?? me.is_bot !== 1, nowSeconds: unixSeconds(clock),
+      mentionBits: mentionFlagger(rendered, ctx),
+    };
     if (p.type === 'stream' || p.type === 'channel') {
       // A one-element list is the legacy way of naming the channel.
       const target = Array.isArray(p.to) ? (p.to.length === 1 ? p.to[0] : undefined) : p.to;
@@ -59,7 +65,7 @@ export const sendMessage = defineEndpoint({
   },
 });
 
-const NarrowTerm = Type.Union([
+export const NarrowTerm = Type.Union([
   Type.Object({
     operator: Type.String(),
     operand: Type.Union([Type.String(), Type.Integer(), Type.Array(Type.Integer()), Type.Array(Type.String())]),
@@ -69,7 +75,7 @@ const NarrowTerm = Type.Union([
 ]);
 
 /** anchor: an integer (clamped into 0..LARGER_THAN_MAX_MESSAGE_ID, so huge values mean "newest") or a name. */
-function parseAnchor(raw: string): number | null {
+export function parseAnchor(raw: string): number | null {
   if (raw === 'newest') return LARGER_THAN_MAX_MESSAGE_ID;
   if (raw === 'oldest') return 0;
   if (raw === 'first_unread') return null;
@@ -124,5 +130,40 @@ export const getMessages = defineEndpoint({
     }
     out.history_limited = false;
     return out;
+  },
+});
+
+export const getMessage = defineEndpoint({
+  method: 'GET',
+  path: '/messages/{message_id}',
+  summary: 'Fetch a single message',
+  auth: 'user',
+  params: Type.Object({
+    message_id: Type.Integer(),
+    apply_markdown: Type.Boolean({ default: true }),
+    allow_empty_topic_name: Type.Boolean({ default: false }),
+  }),
+  async handler(call, p) {
+    const me = requireUser(call);
+    const db = call.services.db.kysely;
+    // Readable means received, or in a channel whose shared history the user may read.
+    const found = await fetchByIds(db, call.realm.id, me, { conditions: [], history: true }, [p.message_id]);
+    if (!found.ids.length) throw badRequest('Invalid message(s)');
+    const [message] = await messageObjects(db, call.realm, me, found.ids, { applyMarkdown: p.apply_markdown, clientGravatar: false, allowEmptyTopicName: p.allow_empty_topic_name });
+    const raw = await db.selectFrom('messages').select('content').where('id', '=', p.message_id).executeTakeFirstOrThrow();
+    return { raw_content: raw.content, message };
+  },
+});
+
+export const renderMessageEndpoint = defineEndpoint({
+  method: 'POST',
+  path: '/messages/render',
+  summary: 'Render a message',
+  auth: 'user',
+  params: Type.Object({ content: Type.String() }),
+  async handler(call, p) {
+    const me = requireUser(call);
+    const ctx = await loadMarkdownContext(call.services.db.kysely, call.realm.id, me, p.content);
+    return { rendered: renderMessage(p.content, ctx).html };
   },
 });
