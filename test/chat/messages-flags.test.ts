@@ -134,4 +134,28 @@ await forEachEngine('chat messages: rendering and flags', (engine) => {
     const left = await alice.get('/messages', { anchor: 'newest', num_before: 100, num_after: 0, narrow: [['is', 'unread']] });
     assert.equal(left.body.messages.length, 0);
   });
+
+  it('narrows by has:link, is:resolved, with, dm-including, group-pm-with, near and in:', async () => {
+    const link = await owner.post('/messages', { type: 'stream', to: 'general', topic: '✔ done', content: 'see https://x.org' });
+    const group = await alice.post('/messages', { type: 'direct', to: [bobId, 1], content: 'group chat' });
+    const pair = await alice.post('/messages', { type: 'direct', to: [bobId], content: 'pair chat' });
+    const get = async (narrow: unknown) => {
+      const r = await alice.get('/messages', { anchor: 'newest', num_before: 1000, num_after: 0, narrow });
+      assert.equal(r.body.result, 'success', JSON.stringify(r.body));
+      return r.body.messages.map((m: any) => m.id);
+    };
+    assert.ok((await get([['has', 'link']])).includes(link.body.id));
+    assert.ok(!(await get([{ operator: 'has', operand: 'link', negated: true }])).includes(link.body.id));
+    assert.deepEqual(await get([['is', 'resolved']]), [link.body.id]);
+    assert.deepEqual(await get([{ operator: 'with', operand: link.body.id }]), [link.body.id]);
+    const including = await get([{ operator: 'dm-including', operand: bobId }]);
+    assert.ok(including.includes(group.body.id) && including.includes(pair.body.id));
+    assert.deepEqual(await get([['group-pm-with', 'bob@example.com']]), [group.body.id]);
+    assert.deepEqual(await get([['dm-including', 'bob@example.com'], ['near', String(pair.body.id)], ['in', 'home']]), including);
+    assert.deepEqual(await get([['is', 'followed']]), []);
+    for (const bad of [[['has', 'nothing']], [['in', 'nowhere']], [['with', '999999']], [['is', 'bogus']]]) {
+      const r = await alice.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: bad });
+      assert.equal(r.body.code, 'BAD_NARROW', JSON.stringify(bad));
+    }
+  });
 });
