@@ -1,10 +1,13 @@
 // Shared machinery of the benchmarks: the shape of a benchmark and its figures, the servers under
 // test (real `keel serve`, a bare node:http baseline) and the load generator, each in its own process.
 // Run directly (`node --import tsx bench/lib.ts <role>`), this file is one of those child processes.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import dgram from 'node:dgram';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -22,6 +25,9 @@ export interface Figure {
   baseline?: string;
   /** The ratio we aim for; falling short is reported, never a failure. */
   target?: number;
+  /** Absolute targets for the value itself (a rate to reach, a count of failures to stay under), reported likewise. */
+  atLeast?: number;
+  atMost?: number;
   detail?: string;
 }
 
@@ -111,16 +117,38 @@ export async function startBareServer(): Promise<Server> {
 export interface KeelServer extends Server {
   apiUuid: string;
   apiSecret: string;
+  /** The authoritative DNS server (UDP and TCP on one port). */
+  dns: { host: string; port: number };
 }
 
-/** A real `keel serve` on SQLite in a throw-away data dir, with its first-run API key. */
-export async function startKeel(): Promise<KeelServer> {
+export interface KeelOptions {
+  /** PostgreSQL instead of SQLite in the data dir. */
+  databaseUrl?: string;
+  /** Extra `keel serve` flags. */
+  args?: string[];
+}
+
+/** KEEL_BENCH_PROFILE=DIR runs each `keel serve` with --cpu-prof, writing its profile to DIR on exit. */
+const PROFILE_DIR = process.env.KEEL_BENCH_PROFILE;
+
+/**
+ * A real `keel serve` in a throw-away data dir (SQLite unless `databaseUrl`), every listener on a free
+ * port, with its first-run API key.
+ */
+export async function startKeel(o: KeelOptions = {}): Promise<KeelServer> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'keel-bench-'));
   let c: Child;
   try {
-    c = await startChild([KEEL_BIN, 'serve', '--json', '--infra-listen', '127.0.0.1:0', '--data-dir', dataDir], (m) => 'listening' in m, {
-      KEEL_LOG_LEVEL: 'warn',
-    });
+    c = await startChild(
+      [
+        ...(PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : []),
+        KEEL_BIN, 'serve', '--json', '--infra-listen', '127.0.0.1:0', '--chat-listen', '127.0.0.1:0', '--dns-listen', '127.0.0.1:0', '--data-dir', dataDir,
+        ...(o.databaseUrl ? ['--database-url', o.databaseUrl] : []),
+        ...(o.args ?? []),
+      ],
+      (m) => 'listening' in m,
+      { KEEL_LOG_LEVEL: 'warn' },
+    );
   } catch (err) {
     rmSync(dataDir, { recursive: true, force: true });
     throw err;
@@ -134,7 +162,68 @@ export async function startKeel(): Promise<KeelServer> {
     await stop();
     throw new Error('keel serve printed no first-run API key');
   }
-  return { url: listeningUrl(c, 'infra'), pid: c.process.pid!, apiUuid: init.apiUuid, apiSecret: init.apiSecret, stop };
+  const dnsAt = /^\[?([^\]]+?)\]?:(\d+)$/.exec(String((c.lines.at(-1) as { listening: Record<string, string> }).listening.dns ?? ''));
+  if (!dnsAt) {
+    await stop();
+    throw new Error('keel serve printed no DNS address');
+  }
+  return {
+    url: listeningUrl(c, 'infra'), pid: c.process.pid!, apiUuid: init.apiUuid, apiSecret: init.apiSecret,
+    dns: { host: dnsAt[1], port: Number(dnsAt[2]) }, stop,
+  };
+}
+
+/** Runs `body` with a throw-away PostgreSQL database, dropped afterwards; or returns why it cannot. */
+export async function withTempPostgres<R>(body: (url: string) => Promise<R>): Promise<{ result: R } | { skipped: string }> {
+  const pg = (await import('pg')).default;
+  const admin = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await admin.connect();
+  } catch (err) {
+    return { skipped: `PostgreSQL is not reachable at ${POSTGRES_URL} (${(err as Error).message}); set KEEL_BENCH_POSTGRES_URL` };
+  }
+  const name = `keel_bench_${randomBytes(6).toString('hex')}`;
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+    const url = new URL(POSTGRES_URL);
+    url.pathname = `/${name}`;
+    return { result: await body(url.toString()) };
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+    await admin.end();
+  }
+}
+
+export const POSTGRES_URL = process.env.KEEL_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** A port free for both UDP and TCP on 127.0.0.1 at the time of asking. */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const tcp = net.createServer();
+    await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', () => r()));
+    const port = (tcp.address() as net.AddressInfo).port;
+    const udp = dgram.createSocket('udp4');
+    const ok = await new Promise<boolean>((r) => {
+      udp.once('error', () => r(false));
+      udp.bind(port, '127.0.0.1', () => r(true));
+    });
+    udp.close();
+    await new Promise((r) => tcp.close(r));
+    if (ok) return port;
+  }
+}
+
+/** Whether `command` can be run (`--version`-style probe); the reason when not. */
+export function missingCommand(command: string, probeArgs: string[], debianPackage: string): string | undefined {
+  const r = spawnSync(command, probeArgs, { stdio: 'ignore' });
+  return r.error ? `${command} is not installed (Debian package ${debianPackage}: apt-get install -y ${debianPackage})` : undefined;
+}
+
+/** Latency percentile (0..100) of sorted milliseconds, rounded to 0.01 ms. */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  const v = sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+  return Math.round(v * 100) / 100;
 }
 
 /** Starts servers, runs `body`, and stops every server whatever happens. */
@@ -220,6 +309,26 @@ async function check(url: string, spec: LoadSpec): Promise<void> {
 
 // USER_HZ: 100 on every Linux this runs on (getconf CLK_TCK).
 const CLOCK_TICKS = 100;
+
+/**
+ * CPU seconds (user + system) a process and its live descendants have used so far, from /proc (a
+ * server such as NSD answers from a forked child); undefined off Linux.
+ */
+export function cpuSeconds(pid: number): number | undefined {
+  const t = cpuTicks(pid);
+  if (t === undefined) return undefined;
+  let total = t;
+  for (const child of childPids(pid)) total += (cpuSeconds(child) ?? 0) * CLOCK_TICKS;
+  return total / CLOCK_TICKS;
+}
+
+function childPids(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
 
 /** utime + stime of a process from /proc, in clock ticks; undefined off Linux. */
 function cpuTicks(pid: number): number | undefined {

@@ -13,9 +13,11 @@ async function discover(): Promise<Benchmark[]> {
   const files = readdirSync(DIR).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !NOT_BENCHMARKS.has(f)).sort();
   const out: Benchmark[] = [];
   for (const f of files) {
-    const mod = (await import(pathToFileURL(path.join(DIR, f)).href)) as { benchmark?: Benchmark };
-    if (!mod.benchmark) throw new Error(`bench/${f} exports no \`benchmark\``);
-    out.push(mod.benchmark);
+    // A module exports one `benchmark`, or several related ones as `benchmarks`.
+    const mod = (await import(pathToFileURL(path.join(DIR, f)).href)) as { benchmark?: Benchmark; benchmarks?: Benchmark[] };
+    const found = [...(mod.benchmark ? [mod.benchmark] : []), ...(mod.benchmarks ?? [])];
+    if (!found.length) throw new Error(`bench/${f} exports no \`benchmark\` or \`benchmarks\``);
+    out.push(...found);
   }
   return out;
 }
@@ -31,10 +33,18 @@ function describe(f: Figure, all: Figure[]): string {
   if (ratio !== undefined) {
     line += `  ${ratio.toFixed(2)}x ${f.baseline}`;
     if (f.target !== undefined) line += ratio >= f.target ? ` (target ${f.target}x: met)` : ` (target ${f.target}x: BELOW)`;
-  } else if (!f.baseline) {
+  } else if (!f.baseline && all.some((o) => o.baseline === f.name)) {
     line += '  (baseline)';
   }
+  const bound = absoluteTarget(f);
+  if (bound) line += ` (target ${bound.text}: ${bound.met ? 'met' : 'BELOW'})`;
   return f.detail ? `${line}  [${f.detail}]` : line;
+}
+
+function absoluteTarget(f: Figure): { text: string; met: boolean } | undefined {
+  if (f.atLeast !== undefined) return { text: `>= ${f.atLeast}`, met: f.value >= f.atLeast };
+  if (f.atMost !== undefined) return { text: `<= ${f.atMost}`, met: f.value <= f.atMost };
+  return undefined;
 }
 
 async function main(): Promise<number> {
@@ -57,6 +67,8 @@ async function main(): Promise<number> {
       for (const f of figures) {
         const r = ratioOf(f, figures);
         if (r !== undefined) summary.push(`${b.name}/${f.name}: ${r.toFixed(2)}x ${f.baseline}${f.target !== undefined && r < f.target ? ` (below ${f.target}x)` : ''}`);
+        const bound = absoluteTarget(f);
+        if (bound) summary.push(`${b.name}/${f.name}: ${f.value} ${f.unit}${bound.met ? '' : ` (target ${bound.text} missed)`}`);
       }
       console.log(`  (${((Date.now() - started) / 1000).toFixed(0)} s)`);
     } catch (err) {
