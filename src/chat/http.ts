@@ -9,6 +9,7 @@ import { decodeParams } from './params.js';
 import { ChatRouter } from './router.js';
 import { authenticate } from './auth.js';
 import { theRealm } from './domain/realm.js';
+import { answerWhenDurable } from '../platform/http/durable.js';
 
 const BODY_LIMIT = 25 * 1024 * 1024;
 const PREFIX = '/api/v1';
@@ -43,6 +44,7 @@ function send(reply: FastifyReply, status: number, body: Record<string, unknown>
 export function createChatServer(services: ChatServices, endpoints: Endpoint[]): FastifyInstance {
   const router = new ChatRouter(endpoints);
   const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT, keepAliveTimeout: 65_000, requestTimeout: 120_000, return503OnClosing: true });
+  answerWhenDurable(app, () => services.db.synced());
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => done(null, new URLSearchParams(body as string)));
   // Zulip reads parameters only from forms; any other body is read and set aside.

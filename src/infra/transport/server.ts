@@ -10,6 +10,7 @@ import { openApiDocument } from '../openapi.js';
 import { errorBody, okBody } from './envelope.js';
 import { takeCredentials } from './credentials.js';
 import { Router } from './router.js';
+import { answerWhenDurable } from '../../platform/http/durable.js';
 
 const BODY_LIMIT = 10 * 1024 * 1024;
 
@@ -65,6 +66,7 @@ function readUnparsedBody(req: FastifyRequest): Promise<string | undefined> {
 export function createInfraServer(services: InfraServices, commands: Command[]): FastifyInstance {
   const router = new Router(commands);
   const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT, keepAliveTimeout: 65_000, return503OnClosing: true });
+  answerWhenDurable(app, () => services.db.synced());
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
   let openapi: string | undefined;

@@ -11,6 +11,12 @@ export interface Database<S> {
   readonly kysely: Kysely<S>;
   /** Runs fn in one transaction: everything it wrote is committed together, or nothing is. */
   transaction<T>(fn: (trx: Transaction<S>) => Promise<T>): Promise<T>;
+  /**
+   * Resolves once every write committed so far is on stable storage. Answers that acknowledge a
+   * write wait for it; on SQLite many commits share one flush (group commit), on PostgreSQL a
+   * commit is already durable.
+   */
+  synced(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -18,12 +24,21 @@ export class DatabaseError extends Error {}
 
 export type Queryable<S> = Kysely<S> | Transaction<S>;
 
-export function wrap<S>(engine: Engine, location: string, kysely: Kysely<S>, onClose: () => Promise<void>): Database<S> {
+const ALREADY_DURABLE = Promise.resolve();
+
+export function wrap<S>(
+  engine: Engine,
+  location: string,
+  kysely: Kysely<S>,
+  onClose: () => Promise<void>,
+  synced: () => Promise<void> = () => ALREADY_DURABLE,
+): Database<S> {
   return {
     engine,
     location,
     kysely,
     transaction: (fn) => kysely.transaction().execute(fn),
+    synced,
     async close() {
       await kysely.destroy();
       await onClose();
