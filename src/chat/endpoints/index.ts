@@ -5,7 +5,10 @@ import {
   createUserEndpoint, deactivateOwnUser, deactivateUser, getOwnUser, getUser, getUserByEmail, getUsers, reactivateUser, updateUserByEmail, updateUserById,
 } from './users.js';
 import { createBot } from './bots.js';
-import { getStreamId, getStreams, getSubscriptions, subscribeEndpoint } from './channels.js';
+import {
+  addDefaultStream, archiveStream, getStreamById, getStreamId, getStreamMembers, getStreams, getStreamTopics, getSubscriptionStatus, getSubscriptions,
+  removeDefaultStream, subscribeEndpoint, unsubscribeEndpoint, updateSubscriptionSettings,
+} from './channels.js';
 import { getMessages, sendMessage } from './messages.js';
 
 export function allEndpoints(): Endpoint[] {
@@ -14,6 +17,8 @@ export function allEndpoints(): Endpoint[] {
     getOwnUser, getUsers, getUser, getUserByEmail, createUserEndpoint, updateUserById, updateUserByEmail, deactivateUser, reactivateUser, deactivateOwnUser,
     createBot,
     subscribeEndpoint, getSubscriptions, getStreams, getStreamId,
+    getStreamById, archiveStream, getStreamMembers, getSubscriptionStatus, getStreamTopics, unsubscribeEndpoint, updateSubscriptionSettings,
+    addDefaultStream, removeDefaultStream,
     sendMessage, getMessages,
   ];
 }
