@@ -1,4 +1,4 @@
-// Entry point of the `keel` command: keel serve | init | migrate | help.
+// Entry point of the `keel` command: keel serve | init | migrate | admin | help.
 import { buildConfig, type Config, type ListenAddress } from './config/config.js';
 import { OPTIONS, readOptions, UsageError } from './config/env.js';
 import { chatUrl, createContext, openStore, type Context } from './context.js';
@@ -13,6 +13,7 @@ import { createChatServer } from './chat/http.js';
 import { allEndpoints } from './chat/endpoints/index.js';
 import { AttemptLimiter, LOGIN_BUDGETS } from './chat/domain/rate-limit.js';
 import type { FastifyInstance } from 'fastify';
+import { ADMIN_USAGE, runAdmin } from './chat/admin.js';
 
 const USAGE = `usage: keel <command> [options]
 
@@ -22,6 +23,8 @@ commands:
   init      create the database, the first customer, login and API key, and the chat realm
             with its owner (secrets printed once)
   migrate   bring the database schema up to date
+${ADMIN_USAGE}
+            create a chat user or bot and print its id, email and API key once
   help      show this text
 
 options (each can also be set by the environment variable shown):
@@ -159,6 +162,7 @@ export async function main(argv: string[]): Promise<number> {
       out(USAGE);
       return 0;
     }
+    if (command === 'admin') return await runAdmin(rest, out);
     const { options, positionals } = readOptions(rest);
     if (options.help) {
       out(USAGE);
@@ -182,7 +186,7 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       }
       default:
-        throw new UsageError(`unknown command "${command}" (commands: serve, init, migrate, help)`);
+        throw new UsageError(`unknown command "${command}" (commands: serve, init, migrate, admin, help)`);
     }
   } catch (err) {
     if (err instanceof UsageError) {

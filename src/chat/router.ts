@@ -34,7 +34,12 @@ export class ChatRouter {
       let ok = true;
       for (let i = 0; i < segs.length && ok; i++) {
         const p = route.segments[i];
-        if (p.startsWith('{') && p.endsWith('}')) params[p.slice(1, -1)] = decodeURIComponent(segs[i]);
+        if (p.startsWith('{') && p.endsWith('}')) {
+          // As in Zulip's URL patterns, an id segment is digits: /users/{user_id} and
+          // /users/{email} share a shape and the segment decides.
+          if (p.endsWith('_id}') && !/^[0-9]+$/.test(segs[i])) ok = false;
+          else params[p.slice(1, -1)] = decodeURIComponent(segs[i]);
+        }
         else if (p === segs[i]) literals++;
         else ok = false;
       }

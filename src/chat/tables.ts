@@ -122,6 +122,7 @@ export interface ChatTables {
   subscriptions: SubscriptionRow;
   messages: MessageRow;
   user_messages: UserMessageRow;
+  default_streams: { realm_id: number; stream_id: number };
 }
 
 export type ChatUser = Selectable<ChatUserRow>;

@@ -5,7 +5,6 @@ import type { ChatTables, ChatUser, Stream } from '../tables.js';
 import { badRequest } from '../errors.js';
 import { renderMarkdown } from './markdown.js';
 import { systemGroupId, parseGroupSetting } from './groups.js';
-import { isAdmin, isGuest } from './roles.js';
 import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH } from './realm.js';
 
 /** Zulip's palette for a user's new subscriptions, taken in turn. */
@@ -29,21 +28,8 @@ export async function streamById(db: Queryable<ChatTables>, realmId: number, id:
   return db.selectFrom('streams').selectAll().where('realm_id', '=', realmId).where('id', '=', id).executeTakeFirst();
 }
 
-export async function isSubscribed(db: Queryable<ChatTables>, userId: number, streamId: number): Promise<boolean> {
-  const row = await db.selectFrom('subscriptions').select('id').where('user_id', '=', userId).where('stream_id', '=', streamId).where('active', '=', 1).executeTakeFirst();
-  return !!row;
-}
-
-/** Whether the user may read the channel's messages: public to non-guests, private to subscribers. */
-export async function canAccessContent(db: Queryable<ChatTables>, user: ChatUser, stream: Stream): Promise<boolean> {
-  if (stream.invite_only === 0 && !isGuest(user.role)) return true;
-  return isSubscribed(db, user.id, stream.id);
-}
-
-/** Whether the user may know the channel exists: content access, or any private channel for administrators. */
-export async function canSeeMetadata(db: Queryable<ChatTables>, user: ChatUser, stream: Stream): Promise<boolean> {
-  return (stream.invite_only === 1 && isAdmin(user.role)) || canAccessContent(db, user, stream);
-}
+// The access rules live in channel-access.ts; these names stay importable from here.
+export { canAccessContent, canSeeMetadata, isSubscribed } from './channel-access.js';
 
 export interface NewChannel {
   name: string;

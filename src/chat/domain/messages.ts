@@ -10,7 +10,7 @@ import { directKey, type NarrowQuery } from './narrow.js';
 import { displayTopic } from './topics.js';
 import { avatarUrlFor } from './users.js';
 import { isGuest } from './roles.js';
-import { inGroupSetting, parseGroupSetting } from './groups.js';
+import { checkCanPost } from './channel-access.js';
 import { subscriberIds } from './channels.js';
 
 /** Zulip's stand-in for "after every message": the anchor `newest` and huge numbers become this. */
@@ -59,10 +59,7 @@ async function store(db: Queryable<ChatTables>, realmId: number, sender: ChatUse
 }
 
 export async function sendToChannel(db: Database<ChatTables>, realm: Realm, sender: ChatUser, stream: Stream, topic: string, o: Outgoing): Promise<number> {
-  if (stream.is_archived === 1) throw badRequest('Not authorized to send to channel');
-  if (!(await inGroupSetting(db.kysely, sender.id, parseGroupSetting(stream.can_send_message_group)))) {
-    throw badRequest('You do not have permission to post in this channel.');
-  }
+  await checkCanPost(db.kysely, sender, stream);
   return db.transaction(async (trx) => store(trx, realm.id, sender, stream.recipient_id, stream.id, topic, await subscriberIds(trx, stream.id), o));
 }
 

@@ -7,6 +7,9 @@ import { badRequest } from '../errors.js';
 import { issueApiKey } from './api-keys.js';
 import { systemGroupId } from './groups.js';
 import { directGroupsForRole, ROLE } from './roles.js';
+import { canSeeRealEmail, EMAIL_VISIBILITY, placeholderUserId } from './user-rules.js';
+import { sql } from 'kysely';
+import { subscribe } from './channels.js';
 
 /** Zulip writes date_joined as an ISO time with microseconds and an explicit +00:00 offset. */
 export function isoWithOffset(ms: number): string {
@@ -27,10 +30,19 @@ export function avatarUrlFor(user: ChatUser, clientGravatar: boolean): string | 
   return clientGravatar ? null : gravatarUrl(user.delivery_email, user.avatar_version);
 }
 
-export function userObject(user: ChatUser, opts: { clientGravatar: boolean; includeProfileFields: boolean }): Record<string, unknown> {
+/** The user's email_address_visibility setting (Zulip's default for new users: everyone). */
+export function emailVisibility(user: ChatUser): number {
+  const v = (JSON.parse(user.settings) as { email_address_visibility?: unknown }).email_address_visibility;
+  return typeof v === 'number' ? v : EMAIL_VISIBILITY.everyone;
+}
+
+export interface Viewer { id: number; role: number }
+
+export function userObject(user: ChatUser, opts: { clientGravatar: boolean; includeProfileFields: boolean; viewer?: Viewer }): Record<string, unknown> {
+  const seesEmail = !opts.viewer || canSeeRealEmail(opts.viewer, user.id, emailVisibility(user), user.is_bot === 1);
   const out: Record<string, unknown> = {
     user_id: user.id,
-    delivery_email: user.delivery_email,
+    delivery_email: seesEmail ? user.delivery_email : null,
     email: user.email,
     full_name: user.full_name,
     date_joined: isoWithOffset(user.date_joined),
@@ -115,5 +127,47 @@ export async function createUser(db: Queryable<ChatTables>, realmId: number, u: 
   for (const name of directGroupsForRole(u.role)) {
     await db.insertInto('user_group_members').values({ group_id: await systemGroupId(db, realmId, name), user_id: user.id }).execute();
   }
+  // New people join the realm's default channels, as in Zulip (bots subscribe themselves).
+  if (!u.isBot) {
+    const defaults = await db.selectFrom('default_streams').select('stream_id').where('realm_id', '=', realmId).execute();
+    for (const d of defaults) await subscribe(db, user.id, d.stream_id);
+  }
   return { user, apiKey: key.apiKey };
+}
+
+/**
+ * GET/PATCH /users/{email}: the placeholder user<id>@<host> finds anyone; a real address finds
+ * the user only when the viewer may see it (Zulip 10, feature level 302).
+ */
+export async function userByApiEmail(db: Queryable<ChatTables>, realmId: number, realmHost: string, viewer: Viewer, email: string): Promise<ChatUser | undefined> {
+  const id = placeholderUserId(email, realmHost);
+  if (id !== null) return userById(db, realmId, id);
+  const wanted = email.trim().toLowerCase();
+  const user = await db.selectFrom('chat_users').selectAll().where('realm_id', '=', realmId).where(sql<string>`lower(delivery_email)`, '=', wanted).executeTakeFirst();
+  if (user && canSeeRealEmail(viewer, user.id, emailVisibility(user), user.is_bot === 1)) return user;
+  // The API address of a user with a visible address is the real one, found above.
+  return undefined;
+}
+
+/** Active human owners: the last of them cannot be demoted or deactivated. */
+export async function activeOwnerCount(db: Queryable<ChatTables>, realmId: number): Promise<number> {
+  const r = await db.selectFrom('chat_users').select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('realm_id', '=', realmId).where('role', '=', ROLE.owner).where('is_active', '=', 1).where('is_bot', '=', 0).executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+export async function activeHumanCount(db: Queryable<ChatTables>, realmId: number): Promise<number> {
+  const r = await db.selectFrom('chat_users').select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('realm_id', '=', realmId).where('is_active', '=', 1).where('is_bot', '=', 0).executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+/** Changes a user's role and moves them between the role system groups with it. */
+export async function setRole(db: Queryable<ChatTables>, realmId: number, userId: number, role: number): Promise<void> {
+  await db.updateTable('chat_users').set({ role }).where('id', '=', userId).execute();
+  const roleGroups = await db.selectFrom('user_groups').select('id').where('realm_id', '=', realmId).where('is_system_group', '=', 1).where('name', 'like', 'role:%').execute();
+  await db.deleteFrom('user_group_members').where('user_id', '=', userId).where('group_id', 'in', roleGroups.map((g) => g.id)).execute();
+  for (const name of directGroupsForRole(role)) {
+    await db.insertInto('user_group_members').values({ group_id: await systemGroupId(db, realmId, name), user_id: userId }).execute();
+  }
 }

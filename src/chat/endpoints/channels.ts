@@ -2,9 +2,13 @@
 // find a channel's id by name.
 import Type from 'typebox';
 import { defineEndpoint, requireUser } from '../endpoint.js';
-import { badRequest } from '../errors.js';
-import type { ChatUser, Stream } from '../tables.js';
-import { canAccessContent, canSeeMetadata, channelFields, checkChannelName, createStream, streamByName, subscribe, subscriberIds } from '../domain/channels.js';
+import { adminRequired, badRequest, channelNameMissing } from '../errors.js';
+import type { ChatTables, ChatUser, Stream } from '../tables.js';
+import type { Queryable } from '../../platform/db/database.js';
+import { channelFields, checkChannelName, createStream, streamById, streamByName, subscribe, subscriberIds } from '../domain/channels.js';
+import { canAccessContent, canAdminister, canSeeMetadata, isSubscribed } from '../domain/channel-access.js';
+import { inGroupSetting, parseGroupSetting } from '../domain/groups.js';
+import { displayTopic } from '../domain/topics.js';
 import { isAdmin, isGuest } from '../domain/roles.js';
 import { userByEmail, userById } from '../domain/users.js';
 import { unixSeconds } from '../../platform/clock.js';
@@ -142,6 +146,7 @@ export const getStreams = defineEndpoint({
     const owner = p.include_owner_subscribed && me.is_bot === 1 && me.bot_owner_id !== null ? await userById(db, call.realm.id, me.bot_owner_id) : undefined;
     const rows = await db.selectFrom('streams').selectAll().where('realm_id', '=', call.realm.id).orderBy('name_lower').execute();
     const now = unixSeconds(call.services.clock);
+    const defaults = await defaultStreamIds(db, call.realm.id);
     const streams = [];
     for (const s of rows) {
       if (p.exclude_archived && s.is_archived === 1) continue;
@@ -151,12 +156,12 @@ export const getStreams = defineEndpoint({
         (p.include_public && s.invite_only === 0 && !isGuest(me.role)) ||
         (p.include_web_public && s.is_web_public === 1) ||
         (p.include_subscribed && subscribedByMe) ||
+        (p.include_default && defaults.has(s.id)) ||
         (p.include_can_access_content && (await canAccessContent(db, me, s))) ||
         (owner !== undefined && (await subscriberIds(db, s.id)).includes(owner.id));
       if (!wanted) continue;
       const fields = await channelFields(db, s, now);
-      // There are no default channels yet, so every channel answers is_default false when asked.
-      if (p.include_default) fields.is_default = false;
+      if (p.include_default) fields.is_default = defaults.has(s.id);
       streams.push(fields);
     }
     return { streams };
@@ -176,3 +181,242 @@ export const getStreamId = defineEndpoint({
     return { stream_id: stream.id };
   },
 });
+
+const invalidChannelId = () => badRequest('Invalid channel ID');
+
+/** The channel by id if the caller may know it exists; Zulip answers "Invalid channel ID" otherwise. */
+async function visibleStream(db: Queryable<ChatTables>, realmId: number, me: ChatUser, id: number): Promise<Stream> {
+  const stream = await streamById(db, realmId, id);
+  if (!stream || !(await canSeeMetadata(db, me, stream))) throw invalidChannelId();
+  return stream;
+}
+
+export const getStreamById = defineEndpoint({
+  method: 'GET',
+  path: '/streams/{stream_id}',
+  summary: 'Get a channel by ID',
+  auth: 'user',
+  params: Type.Object({ stream_id: Type.Integer() }),
+  async handler(call, p) {
+    const db = call.services.db.kysely;
+    const stream = await visibleStream(db, call.realm.id, requireUser(call), p.stream_id);
+    return { stream: await channelFields(db, stream, unixSeconds(call.services.clock)) };
+  },
+});
+
+export const archiveStream = defineEndpoint({
+  method: 'DELETE',
+  path: '/streams/{stream_id}',
+  summary: 'Archive a channel',
+  auth: 'user',
+  params: Type.Object({ stream_id: Type.Integer() }),
+  async handler(call, p) {
+    const me = requireUser(call);
+    await call.services.db.transaction(async (trx) => {
+      const stream = await visibleStream(trx, call.realm.id, me, p.stream_id);
+      if (!(await canAdminister(trx, me, stream))) throw badRequest('You do not have permission to administer this channel.');
+      if (stream.is_archived === 1) throw badRequest('Channel is already deactivated');
+      await trx.updateTable('streams').set({ is_archived: 1 }).where('id', '=', stream.id).execute();
+      // An archived channel is no longer offered to new users.
+      await trx.deleteFrom('default_streams').where('stream_id', '=', stream.id).execute();
+    });
+    return {};
+  },
+});
+
+/** Active subscribers only: deactivated users keep their rows but are not listed (as in Zulip). */
+async function activeSubscriberIds(db: Queryable<ChatTables>, streamId: number): Promise<number[]> {
+  const rows = await db.selectFrom('subscriptions').innerJoin('chat_users', 'chat_users.id', 'subscriptions.user_id')
+    .select('subscriptions.user_id').where('subscriptions.stream_id', '=', streamId).where('subscriptions.active', '=', 1)
+    .where('chat_users.is_active', '=', 1).orderBy('subscriptions.user_id').execute();
+  return rows.map((r) => r.user_id);
+}
+
+export const getStreamMembers = defineEndpoint({
+  method: 'GET',
+  path: '/streams/{stream_id}/members',
+  summary: 'Get the subscribers of a channel',
+  auth: 'user',
+  params: Type.Object({ stream_id: Type.Integer() }),
+  async handler(call, p) {
+    const db = call.services.db.kysely;
+    const stream = await visibleStream(db, call.realm.id, requireUser(call), p.stream_id);
+    return { subscribers: await activeSubscriberIds(db, stream.id) };
+  },
+});
+
+export const getSubscriptionStatus = defineEndpoint({
+  method: 'GET',
+  path: '/users/{user_id}/subscriptions/{stream_id}',
+  summary: 'Get subscription status',
+  auth: 'user',
+  params: Type.Object({ user_id: Type.Integer(), stream_id: Type.Integer() }),
+  async handler(call, p) {
+    const db = call.services.db.kysely;
+    const target = await userById(db, call.realm.id, p.user_id);
+    if (!target) throw noSuchUser();
+    const stream = await visibleStream(db, call.realm.id, requireUser(call), p.stream_id);
+    return { is_subscribed: await isSubscribed(db, target.id, stream.id) };
+  },
+});
+
+export const getStreamTopics = defineEndpoint({
+  method: 'GET',
+  path: '/users/me/{stream_id}/topics',
+  summary: 'Get topics in a channel',
+  auth: 'user',
+  params: Type.Object({ stream_id: Type.Integer(), allow_empty_topic_name: Type.Boolean({ default: false }) }),
+  async handler(call, p) {
+    const me = requireUser(call);
+    const db = call.services.db.kysely;
+    const stream = await streamById(db, call.realm.id, p.stream_id);
+    if (!stream || !(await canAccessContent(db, me, stream))) throw invalidChannelId();
+    // Without shared history (or content access without a subscription) only received messages count.
+    const shared = stream.history_public_to_subscribers === 1;
+    let q = db.selectFrom('messages').select(['messages.topic', (eb) => eb.fn.max('messages.id').as('max_id')])
+      .where('messages.stream_id', '=', stream.id).groupBy('messages.topic');
+    if (!shared) q = q.innerJoin('user_messages', 'user_messages.message_id', 'messages.id').where('user_messages.user_id', '=', me.id);
+    const rows = await q.execute();
+    // Topics differing only in case are one topic, named as in its latest message.
+    const byKey = new Map<string, { name: string; max_id: number }>();
+    for (const r of rows) {
+      const max = Number(r.max_id);
+      const key = r.topic.toLowerCase();
+      const had = byKey.get(key);
+      if (!had || had.max_id < max) byKey.set(key, { name: r.topic, max_id: max });
+    }
+    const topics = [...byKey.values()].sort((a, b) => b.max_id - a.max_id).map((t) => ({ max_id: t.max_id, name: displayTopic(t.name, p.allow_empty_topic_name) }));
+    return { topics };
+  },
+});
+
+export const unsubscribeEndpoint = defineEndpoint({
+  method: 'DELETE',
+  path: '/users/me/subscriptions',
+  summary: 'Unsubscribe from a channel',
+  auth: 'user',
+  params: Type.Object({
+    subscriptions: Type.Array(Type.String()),
+    principals: Type.Optional(Type.Union([Type.Array(Type.String()), Type.Array(Type.Integer())])),
+  }),
+  async handler(call, p) {
+    const me = requireUser(call);
+    return call.services.db.transaction(async (trx) => {
+      let targets: ChatUser[] = [me];
+      if (p.principals !== undefined && p.principals.length) {
+        targets = [];
+        for (const who of p.principals as (string | number)[]) {
+          const u = typeof who === 'number' ? await userById(trx, call.realm.id, who) : await userByEmail(trx, call.realm.id, who);
+          if (!u || u.is_active !== 1) throw noSuchUser();
+          if (!targets.some((t) => t.id === u.id)) targets.push(u);
+        }
+      }
+      const streams: Stream[] = [];
+      for (const name of p.subscriptions) {
+        const stream = await streamByName(trx, call.realm.id, name);
+        // A private channel the caller cannot see answers exactly as a missing one.
+        if (!stream || !(await canSeeMetadata(trx, me, stream))) throw channelNameMissing(name.trim());
+        if (!streams.some((s) => s.id === stream.id)) streams.push(stream);
+      }
+      // Removing others: administrators; owners of a bot; members of can_remove_subscribers_group with access.
+      for (const t of targets) {
+        if (t.id === me.id || isAdmin(me.role) || (t.is_bot === 1 && t.bot_owner_id === me.id)) continue;
+        for (const s of streams) {
+          const allowed = (await canAccessContent(trx, me, s)) && (await inGroupSetting(trx, me.id, parseGroupSetting(s.can_remove_subscribers_group)));
+          if (!allowed) throw badRequest('Insufficient permission');
+        }
+      }
+      const removed: string[] = [];
+      const notRemoved: string[] = [];
+      for (const s of streams) {
+        for (const t of targets) {
+          const res = await trx.updateTable('subscriptions').set({ active: 0 }).where('user_id', '=', t.id).where('stream_id', '=', s.id).where('active', '=', 1).executeTakeFirst();
+          (Number(res.numUpdatedRows) > 0 ? removed : notRemoved).push(s.name);
+        }
+      }
+      return { removed, not_removed: notRemoved };
+    });
+  },
+});
+
+const SUB_PROPERTIES = ['color', 'is_muted', 'in_home_view', 'pin_to_top', 'desktop_notifications', 'audible_notifications', 'push_notifications', 'email_notifications', 'wildcard_mentions_notify'] as const;
+type SubProperty = (typeof SUB_PROPERTIES)[number];
+
+export const updateSubscriptionSettings = defineEndpoint({
+  method: 'POST',
+  path: '/users/me/subscriptions/properties',
+  summary: 'Update subscription settings',
+  auth: 'user',
+  params: Type.Object({
+    subscription_data: Type.Array(Type.Object({ stream_id: Type.Integer(), property: Type.String(), value: Type.Union([Type.Boolean(), Type.String()]) })),
+  }),
+  async handler(call, p) {
+    const me = requireUser(call);
+    await call.services.db.transaction(async (trx) => {
+      // Every entry is checked before any is applied: a bad one changes nothing.
+      const changes: { streamId: number; set: Record<string, number | string> }[] = [];
+      for (const entry of p.subscription_data) {
+        const prop = entry.property as SubProperty;
+        if (!SUB_PROPERTIES.includes(prop)) throw badRequest(`Unknown subscription property: ${entry.property}`);
+        const stream = await streamById(trx, call.realm.id, entry.stream_id);
+        if (!stream || !(await canSeeMetadata(trx, me, stream))) throw invalidChannelId();
+        if (!(await isSubscribed(trx, me.id, stream.id))) throw badRequest(`Not subscribed to channel ID ${stream.id}`);
+        if (prop === 'color') {
+          if (typeof entry.value !== 'string' || !/^#[0-9a-fA-F]{6}$/.test(entry.value)) throw badRequest('color is not a valid hex color code', { var_name: 'color' });
+          changes.push({ streamId: stream.id, set: { color: entry.value.toLowerCase() } });
+          continue;
+        }
+        if (typeof entry.value !== 'boolean') throw badRequest(`${prop} is not a boolean`, { var_name: prop });
+        // in_home_view is the legacy inverse of is_muted.
+        if (prop === 'in_home_view') changes.push({ streamId: stream.id, set: { is_muted: entry.value ? 0 : 1 } });
+        else changes.push({ streamId: stream.id, set: { [prop]: entry.value ? 1 : 0 } });
+      }
+      for (const c of changes) {
+        await trx.updateTable('subscriptions').set(c.set).where('user_id', '=', me.id).where('stream_id', '=', c.streamId).execute();
+      }
+    });
+    return { subscription_data: p.subscription_data };
+  },
+});
+
+export const addDefaultStream = defineEndpoint({
+  method: 'POST',
+  path: '/default_streams',
+  summary: 'Add a default channel',
+  auth: 'user',
+  params: Type.Object({ stream_id: Type.Integer() }),
+  async handler(call, p) {
+    const me = requireUser(call);
+    if (!isAdmin(me.role)) throw adminRequired();
+    await call.services.db.transaction(async (trx) => {
+      const stream = await visibleStream(trx, call.realm.id, me, p.stream_id);
+      if (stream.invite_only === 1) throw badRequest('Private channels cannot be made default.');
+      if (stream.is_archived === 1) throw invalidChannelId();
+      const had = await trx.selectFrom('default_streams').select('stream_id').where('realm_id', '=', call.realm.id).where('stream_id', '=', stream.id).executeTakeFirst();
+      if (!had) await trx.insertInto('default_streams').values({ realm_id: call.realm.id, stream_id: stream.id }).execute();
+    });
+    return {};
+  },
+});
+
+export const removeDefaultStream = defineEndpoint({
+  method: 'DELETE',
+  path: '/default_streams',
+  summary: 'Remove a default channel',
+  auth: 'user',
+  params: Type.Object({ stream_id: Type.Integer() }),
+  async handler(call, p) {
+    const me = requireUser(call);
+    if (!isAdmin(me.role)) throw adminRequired();
+    await call.services.db.transaction(async (trx) => {
+      const stream = await visibleStream(trx, call.realm.id, me, p.stream_id);
+      await trx.deleteFrom('default_streams').where('realm_id', '=', call.realm.id).where('stream_id', '=', stream.id).execute();
+    });
+    return {};
+  },
+});
+
+export async function defaultStreamIds(db: Queryable<ChatTables>, realmId: number): Promise<Set<number>> {
+  const rows = await db.selectFrom('default_streams').select('stream_id').where('realm_id', '=', realmId).execute();
+  return new Set(rows.map((r) => r.stream_id));
+}

@@ -1,16 +1,25 @@
 // Every Chat endpoint definition, in one list for the router (and later the docs).
 import type { Endpoint } from '../endpoint.js';
 import { fetchApiKey, getServerSettings } from './server.js';
-import { createUserEndpoint, getOwnUser, getUser, getUsers } from './users.js';
-import { getStreamId, getStreams, getSubscriptions, subscribeEndpoint } from './channels.js';
+import {
+  createUserEndpoint, deactivateOwnUser, deactivateUser, getOwnUser, getUser, getUserByEmail, getUsers, reactivateUser, updateUserByEmail, updateUserById,
+} from './users.js';
+import { createBot } from './bots.js';
+import {
+  addDefaultStream, archiveStream, getStreamById, getStreamId, getStreamMembers, getStreams, getStreamTopics, getSubscriptionStatus, getSubscriptions,
+  removeDefaultStream, subscribeEndpoint, unsubscribeEndpoint, updateSubscriptionSettings,
+} from './channels.js';
 import { getMessage, getMessages, renderMessageEndpoint, sendMessage } from './messages.js';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './flags.js';
 
 export function allEndpoints(): Endpoint[] {
   return [
     getServerSettings, fetchApiKey,
-    getOwnUser, getUsers, getUser, createUserEndpoint,
+    getOwnUser, getUsers, getUser, getUserByEmail, createUserEndpoint, updateUserById, updateUserByEmail, deactivateUser, reactivateUser, deactivateOwnUser,
+    createBot,
     subscribeEndpoint, getSubscriptions, getStreams, getStreamId,
+    getStreamById, archiveStream, getStreamMembers, getSubscriptionStatus, getStreamTopics, unsubscribeEndpoint, updateSubscriptionSettings,
+    addDefaultStream, removeDefaultStream,
     sendMessage, getMessages, getMessage, renderMessageEndpoint,
     updateMessageFlags, updateMessageFlagsForNarrow, markAllAsRead, markStreamAsRead, markTopicAsRead,
   ];

@@ -1,10 +1,15 @@
-// Users: who am I, the directory, one user by id, and creating users (administrators).
+// Users: who am I, the directory, one user by id or email, creating, updating, deactivating and
+// reactivating users (administrators), and leaving the organization.
 import Type from 'typebox';
-import { defineEndpoint, requireUser } from '../endpoint.js';
-import { adminRequired, ChatError } from '../errors.js';
-import { isAdmin } from '../domain/roles.js';
-import { avatarUrlFor, createUser, isoWithOffset, userById, userObject } from '../domain/users.js';
-import { ROLE } from '../domain/roles.js';
+import { defineEndpoint, requireUser, type ChatCall } from '../endpoint.js';
+import { adminRequired, badRequest, ChatError } from '../errors.js';
+import type { ChatTables, ChatUser } from '../tables.js';
+import type { Queryable } from '../../platform/db/database.js';
+import { isAdmin, ROLE } from '../domain/roles.js';
+import {
+  activeHumanCount, activeOwnerCount, avatarUrlFor, checkFullName, createUser, isoWithOffset, setRole, userByApiEmail, userById, userObject,
+} from '../domain/users.js';
+import { checkDeactivation, checkRoleChange, checkSelfDeactivation } from '../domain/user-rules.js';
 
 const noSuchUser = () => new ChatError('BAD_REQUEST', 'No such user');
 
@@ -54,8 +59,9 @@ export const getUsers = defineEndpoint({
   auth: 'user',
   params: Type.Object(directoryParams),
   async handler(call, p) {
+    const viewer = requireUser(call);
     const rows = await call.services.db.kysely.selectFrom('chat_users').selectAll().where('realm_id', '=', call.realm.id).orderBy('id').execute();
-    const opts = { clientGravatar: p.client_gravatar, includeProfileFields: p.include_custom_profile_fields };
+    const opts = { clientGravatar: p.client_gravatar, includeProfileFields: p.include_custom_profile_fields, viewer };
     return { members: rows.map((u) => userObject(u, opts)) };
   },
 });
@@ -69,7 +75,26 @@ export const getUser = defineEndpoint({
   async handler(call, p) {
     const user = await userById(call.services.db.kysely, call.realm.id, p.user_id);
     if (!user) throw noSuchUser();
-    return { user: userObject(user, { clientGravatar: p.client_gravatar, includeProfileFields: p.include_custom_profile_fields }) };
+    return { user: userObject(user, { clientGravatar: p.client_gravatar, includeProfileFields: p.include_custom_profile_fields, viewer: requireUser(call) }) };
+  },
+});
+
+/** {user_id} is an integer; anything else under /users/ is an email address (GET/PATCH /users/{email}). */
+async function targetByEmail(call: ChatCall, email: string): Promise<ChatUser> {
+  const user = await userByApiEmail(call.services.db.kysely, call.realm.id, call.realm.email_host, requireUser(call), email);
+  if (!user) throw noSuchUser();
+  return user;
+}
+
+export const getUserByEmail = defineEndpoint({
+  method: 'GET',
+  path: '/users/{email}',
+  summary: 'Get a user by email',
+  auth: 'user',
+  params: Type.Object({ email: Type.String(), ...directoryParams }),
+  async handler(call, p) {
+    const user = await targetByEmail(call, p.email);
+    return { user: userObject(user, { clientGravatar: p.client_gravatar, includeProfileFields: p.include_custom_profile_fields, viewer: requireUser(call) }) };
   },
 });
 
@@ -86,5 +111,124 @@ export const createUserEndpoint = defineEndpoint({
       createUser(trx, call.realm.id, { email: p.email, fullName: p.full_name, password: p.password, role: ROLE.member }, clock.now()),
     );
     return { user_id: created.user.id };
+  },
+});
+
+const updateParams = {
+  full_name: Type.Optional(Type.String()),
+  role: Type.Optional(Type.Integer()),
+  profile_data: Type.Optional(Type.Array(Type.Object({ id: Type.Integer(), value: Type.Unknown() }))),
+  new_email: Type.Optional(Type.String()),
+};
+
+interface UpdateUser { full_name?: string; role?: number; profile_data?: { id: number; value: unknown }[]; new_email?: string }
+
+/** PATCH /users/{user_id} and /users/{email}: every check first, then the changes in one transaction. */
+async function updateUser(call: ChatCall, targetId: number, p: UpdateUser): Promise<Record<string, never>> {
+  const me = requireUser(call);
+  if (!isAdmin(me.role)) throw adminRequired();
+  const { db } = call.services;
+  await db.transaction(async (trx) => {
+    const target = await userById(trx, call.realm.id, targetId);
+    if (!target) throw noSuchUser();
+    const fullName = p.full_name === undefined ? undefined : checkFullName(p.full_name);
+    const roleChanges = p.role !== undefined && checkRoleChange(me, target, p.role, await activeOwnerCount(trx, call.realm.id));
+    // Keel has no custom profile fields yet, so every field id is unknown.
+    for (const entry of p.profile_data ?? []) throw badRequest(`Field id ${entry.id} not found.`);
+    // Changing emails needs the can_change_user_emails server permission, which no Keel user has.
+    if (p.new_email !== undefined) throw new ChatError('UNAUTHORIZED_PRINCIPAL', 'User not authorized to change user emails');
+    if (fullName !== undefined && fullName !== target.full_name) {
+      await trx.updateTable('chat_users').set({ full_name: fullName }).where('id', '=', target.id).execute();
+    }
+    if (roleChanges) await setRole(trx, call.realm.id, target.id, p.role!);
+  });
+  return {};
+}
+
+export const updateUserById = defineEndpoint({
+  method: 'PATCH',
+  path: '/users/{user_id}',
+  summary: 'Update a user',
+  auth: 'user',
+  params: Type.Object({ user_id: Type.Integer(), ...updateParams }),
+  async handler(call, p) {
+    return updateUser(call, p.user_id, p);
+  },
+});
+
+export const updateUserByEmail = defineEndpoint({
+  method: 'PATCH',
+  path: '/users/{email}',
+  summary: 'Update a user by email',
+  auth: 'user',
+  params: Type.Object({ email: Type.String(), ...updateParams }),
+  async handler(call, p) {
+    if (!isAdmin(requireUser(call).role)) throw adminRequired();
+    return updateUser(call, (await targetByEmail(call, p.email)).id, p);
+  },
+});
+
+export const deactivateUser = defineEndpoint({
+  method: 'DELETE',
+  path: '/users/{user_id}',
+  summary: 'Deactivate a user',
+  auth: 'user',
+  params: Type.Object({ user_id: Type.Integer(), deactivation_notification_comment: Type.Optional(Type.String()) }),
+  async handler(call, p) {
+    const me = requireUser(call);
+    if (!isAdmin(me.role)) throw adminRequired();
+    await call.services.db.transaction(async (trx) => {
+      const target = await userById(trx, call.realm.id, p.user_id);
+      // Bots are deactivated through the bot endpoints; a deactivated user is not found again.
+      if (!target || target.is_bot === 1 || target.is_active !== 1) throw noSuchUser();
+      checkDeactivation(me, target, await activeOwnerCount(trx, call.realm.id));
+      await deactivate(trx, target.id);
+    });
+    return {};
+  },
+});
+
+/** Deactivates a user and, as Zulip does, the bots they own; their API keys stop working at once. */
+async function deactivate(trx: Queryable<ChatTables>, userId: number): Promise<void> {
+  await trx.updateTable('chat_users').set({ is_active: 0 }).where((eb) => eb.or([eb('id', '=', userId), eb('bot_owner_id', '=', userId)])).execute();
+}
+
+export const reactivateUser = defineEndpoint({
+  method: 'POST',
+  path: '/users/{user_id}/reactivate',
+  summary: 'Reactivate a user',
+  auth: 'user',
+  params: Type.Object({ user_id: Type.Integer() }),
+  async handler(call, p) {
+    const me = requireUser(call);
+    if (!isAdmin(me.role)) throw adminRequired();
+    await call.services.db.transaction(async (trx) => {
+      const target = await userById(trx, call.realm.id, p.user_id);
+      if (!target) throw noSuchUser();
+      if (target.is_active === 1) throw badRequest('User is already active.');
+      if (target.role === ROLE.owner && me.role !== ROLE.owner) throw new ChatError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner');
+      if (target.is_bot === 1 && target.bot_owner_id !== null) {
+        const owner = await userById(trx, call.realm.id, target.bot_owner_id);
+        if (owner?.is_active !== 1) throw badRequest("Cannot reactivate a bot whose owner is deactivated.");
+      }
+      await trx.updateTable('chat_users').set({ is_active: 1 }).where('id', '=', target.id).execute();
+    });
+    return {};
+  },
+});
+
+export const deactivateOwnUser = defineEndpoint({
+  method: 'DELETE',
+  path: '/users/me',
+  summary: 'Deactivate own user',
+  auth: 'user',
+  params: Type.Object({}),
+  async handler(call) {
+    const me = requireUser(call);
+    await call.services.db.transaction(async (trx) => {
+      checkSelfDeactivation(me, await activeOwnerCount(trx, call.realm.id), await activeHumanCount(trx, call.realm.id));
+      await deactivate(trx, me.id);
+    });
+    return {};
   },
 });

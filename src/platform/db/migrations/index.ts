@@ -3,5 +3,6 @@ import type { Migration } from '../migrate.js';
 import { infraCore } from './001_infra_core.js';
 import { dns } from './002_dns.js';
 import { chatCore } from './003_chat_core.js';
+import { chatUsers } from './004_chat_users.js';
 
-export const MIGRATIONS: Migration[] = [infraCore, dns, chatCore];
+export const MIGRATIONS: Migration[] = [infraCore, dns, chatCore, chatUsers];

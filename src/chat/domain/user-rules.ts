@@ -1,0 +1,77 @@
+// Zulip's rules for managing accounts, as pure functions so they can be pinned by unit tests:
+// who may change whose role, who may be deactivated, and who may see a user's real email address.
+import { ChatError, adminRequired, badRequest } from '../errors.js';
+import { ROLE, ROLES, isAdmin } from './roles.js';
+
+export const ownerRequired = () => new ChatError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner');
+
+interface Actor { id: number; role: number }
+interface Target { id: number; role: number; is_bot: number }
+
+/**
+ * Checks a role change of `target` to `newRole` by `actor`; throws Zulip's error, or returns
+ * whether anything changes. `activeOwners` counts active human owners (the last one must stay).
+ */
+export function checkRoleChange(actor: Actor, target: Target, newRole: number, activeOwners: number): boolean {
+  if (!isAdmin(actor.role)) throw adminRequired();
+  if (!ROLES.includes(newRole)) throw badRequest('Invalid role', { var_name: 'role' });
+  if (newRole === target.role) return false;
+  // Only owners add or remove the owner role.
+  if ((newRole === ROLE.owner || target.role === ROLE.owner) && actor.role !== ROLE.owner) throw ownerRequired();
+  if (target.role === ROLE.owner && activeOwners <= 1) {
+    throw badRequest('The owner permission cannot be removed from the only organization owner.');
+  }
+  // The seed's rule: a guest is not made an administrator (or owner) in one step.
+  if (target.role === ROLE.guest && isAdmin(newRole)) throw badRequest('Guests cannot be organization administrators');
+  return true;
+}
+
+/** Checks that `actor` may deactivate `target` (DELETE /users/{user_id}). */
+export function checkDeactivation(actor: Actor, target: Target, activeOwners: number): void {
+  if (!isAdmin(actor.role)) throw adminRequired();
+  if (target.role === ROLE.owner && actor.role !== ROLE.owner) throw ownerRequired();
+  if (target.role === ROLE.owner && target.is_bot === 0 && activeOwners <= 1) throw badRequest('Cannot deactivate the only organization owner');
+}
+
+/** DELETE /users/me: the only owner, or the only user, cannot leave. */
+export function checkSelfDeactivation(me: Target, activeOwners: number, activeHumans: number): void {
+  if (me.role === ROLE.owner && me.is_bot === 0 && activeOwners <= 1) {
+    const lastUser = activeHumans <= 1;
+    const entity = lastUser ? 'user' : 'organization owner';
+    throw new ChatError('CANNOT_DEACTIVATE_LAST_USER', `Cannot deactivate the only ${entity}`, { extra: { is_last_owner: !lastUser, entity } });
+  }
+  if (me.is_bot === 0 && activeHumans <= 1) {
+    throw new ChatError('CANNOT_DEACTIVATE_LAST_USER', 'Cannot deactivate the only user', { extra: { is_last_owner: false, entity: 'user' } });
+  }
+}
+
+/** email_address_visibility values (a user setting since Zulip 7.0). */
+export const EMAIL_VISIBILITY = { everyone: 1, members: 2, admins: 3, nobody: 4, moderators: 5 } as const;
+
+/** Whether `viewer` may see the real (delivery) email of a user with this visibility setting. */
+export function canSeeRealEmail(viewer: Actor, targetId: number, visibility: number, targetIsBot: boolean): boolean {
+  if (viewer.id === targetId || targetIsBot) return true;
+  switch (visibility) {
+    case EMAIL_VISIBILITY.everyone: return true;
+    case EMAIL_VISIBILITY.members: return viewer.role <= ROLE.member;
+    case EMAIL_VISIBILITY.moderators: return viewer.role <= ROLE.moderator;
+    case EMAIL_VISIBILITY.admins: return viewer.role <= ROLE.administrator;
+    default: return false;
+  }
+}
+
+/** The stand-in API address of a user whose real address is hidden: user<id>@<realm host>. */
+export function placeholderEmail(userId: number, realmHost: string): string {
+  return `user${userId}@${realmHost}`;
+}
+
+/** The user id in a placeholder address of this realm, or null. */
+export function placeholderUserId(email: string, realmHost: string): number | null {
+  const m = /^user(\d+)@(.+)$/i.exec(email.trim());
+  return m && m[2].toLowerCase() === realmHost.toLowerCase() ? Number(m[1]) : null;
+}
+
+/** A bot's address from its short name, as Zulip makes it. */
+export function botEmail(shortName: string, realmHost: string): string {
+  return `${shortName}-bot@${realmHost}`;
+}

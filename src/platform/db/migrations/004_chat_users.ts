@@ -1,0 +1,15 @@
+// Chat users and channels, second slice: the realm's default channels (new users join them;
+// GET /streams reports is_default). Another branch may also claim version 4: renumber at merge.
+import type { Migration } from '../migrate.js';
+
+export const chatUsers: Migration = {
+  version: 4,
+  name: 'chat default channels',
+  up: (t) => [
+    `CREATE TABLE default_streams (
+      realm_id ${t.bigint} NOT NULL REFERENCES realms(id),
+      stream_id ${t.bigint} NOT NULL REFERENCES streams(id),
+      PRIMARY KEY (realm_id, stream_id)
+    )`,
+  ],
+};
