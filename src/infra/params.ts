@@ -39,6 +39,8 @@ interface Prepared {
    * in is then all Value.Default does. Undefined when there are deeper ones.
    */
   defaults?: [string, unknown][];
+  /** Each property name with its lower-case form. */
+  keys: [string, string][];
 }
 
 const prepared = new WeakMap<TSchema, Prepared>();
@@ -54,19 +56,21 @@ function prepare(schema: TObject): Prepared {
   const props = Object.entries(schema.properties as Record<string, Record<string, unknown>>);
   const simple = props.every(([, { default: own, ...rest }]) => typeof own !== 'function' && !hasDefault(rest));
   const defaults = simple ? props.filter(([, prop]) => 'default' in prop).map(([name, prop]): [string, unknown] => [name, prop.default]) : undefined;
-  prepared.set(schema, (p = { validator: Compile(schema), defaults }));
+  prepared.set(schema, (p = { validator: Compile(schema), defaults, keys: props.map(([name]): [string, string] => [name, name.toLowerCase()]) }));
   return p;
 }
 
 export function checkParams<S extends TObject>(schema: S, input: Record<string, unknown>): unknown {
   const payload: Record<string, unknown> = { ...input };
-  for (const name of Object.keys(schema.properties)) {
+  const { validator, defaults, keys } = prepare(schema);
+  let given: Map<string, string> | undefined;
+  for (const [name, lower] of keys) {
     if (payload[name] !== undefined) continue;
-    const lower = name.toLowerCase();
-    const other = Object.keys(payload).find((k) => k.toLowerCase() === lower);
+    // The first key in the request spelled like the name apart from case.
+    given ??= new Map(Object.keys(payload).reverse().map((k) => [k.toLowerCase(), k]));
+    const other = given.get(lower);
     if (other !== undefined) payload[name] = payload[other];
   }
-  const { validator, defaults } = prepare(schema);
   // Most calls send values of the right types already. Value.Convert leaves such a value as it is,
   // so after the top-level defaults one compiled check settles it, without walking the schema twice.
   if (defaults) {
