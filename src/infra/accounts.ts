@@ -4,7 +4,6 @@ import { sql } from 'kysely';
 import type { Database, Queryable } from '../platform/db/database.js';
 import { hashPassword, verifyPassword, decoyHash } from '../platform/auth/passwords.js';
 import { constantTimeEqual, randomPassword, randomToken, sha256Hex } from '../platform/auth/secrets.js';
-import type { JwtSigner } from '../platform/auth/jwt.js';
 import type { Principal } from './command.js';
 import type { ApiUserRow, InfraTables } from './tables.js';
 import type { Selectable } from 'kysely';
@@ -62,11 +61,6 @@ export async function principalForSubject(db: Database<InfraTables>, sub: string
   if (!login || login.status !== 'ACTIVE' || !(await activeCustomer(db.kysely, login.customer_id))) return null;
   // A customer's login is its owner: it may do everything within the customer.
   return { kind: 'login', id: login.id, customerId: login.customer_id, permissions: ['*'] };
-}
-
-export async function principalForJwt(db: Database<InfraTables>, jwt: JwtSigner, token: string): Promise<Principal | null> {
-  const claims = await jwt.verify(token);
-  return claims ? principalForSubject(db, claims.sub) : null;
 }
 
 export async function checkLogin(db: Database<InfraTables>, username: string, password: string): Promise<{ id: number; customerId: number } | null> {

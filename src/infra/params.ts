@@ -31,25 +31,54 @@ function fieldProblem(schema: TObject, field: string, keyword: string, message: 
 }
 
 // Value.Check interprets the schema on every call; a compiled checker answers the same far faster.
-// Definitions live as long as the process, so each schema is compiled once, on first use.
-const checkers = new WeakMap<TSchema, Validator>();
+// Definitions live as long as the process, so each schema is prepared once, on first use.
+interface Prepared {
+  validator: Validator;
+  /**
+   * The defaults of top-level properties, when no default hides deeper in the schema: filling these
+   * in is then all Value.Default does. Undefined when there are deeper ones.
+   */
+  defaults?: [string, unknown][];
+  /** Each property name with its lower-case form. */
+  keys: [string, string][];
+}
 
-function checker(schema: TSchema): Validator {
-  let v = checkers.get(schema);
-  if (!v) checkers.set(schema, (v = Compile(schema)));
-  return v;
+const prepared = new WeakMap<TSchema, Prepared>();
+
+function hasDefault(node: unknown): boolean {
+  if (node === null || typeof node !== 'object') return false;
+  return Object.entries(node).some(([key, value]) => key === 'default' || hasDefault(value));
+}
+
+function prepare(schema: TObject): Prepared {
+  let p = prepared.get(schema);
+  if (p) return p;
+  const props = Object.entries(schema.properties as Record<string, Record<string, unknown>>);
+  const simple = props.every(([, { default: own, ...rest }]) => typeof own !== 'function' && !hasDefault(rest));
+  const defaults = simple ? props.filter(([, prop]) => 'default' in prop).map(([name, prop]): [string, unknown] => [name, prop.default]) : undefined;
+  prepared.set(schema, (p = { validator: Compile(schema), defaults, keys: props.map(([name]): [string, string] => [name, name.toLowerCase()]) }));
+  return p;
 }
 
 export function checkParams<S extends TObject>(schema: S, input: Record<string, unknown>): unknown {
   const payload: Record<string, unknown> = { ...input };
-  for (const name of Object.keys(schema.properties)) {
+  const { validator, defaults, keys } = prepare(schema);
+  let given: Map<string, string> | undefined;
+  for (const [name, lower] of keys) {
     if (payload[name] !== undefined) continue;
-    const lower = name.toLowerCase();
-    const other = Object.keys(payload).find((k) => k.toLowerCase() === lower);
+    // The first key in the request spelled like the name apart from case.
+    given ??= new Map(Object.keys(payload).reverse().map((k) => [k.toLowerCase(), k]));
+    const other = given.get(lower);
     if (other !== undefined) payload[name] = payload[other];
   }
+  // Most calls send values of the right types already. Value.Convert leaves such a value as it is,
+  // so after the top-level defaults one compiled check settles it, without walking the schema twice.
+  if (defaults) {
+    for (const [name, value] of defaults) if (payload[name] === undefined) payload[name] = Value.Clone(value);
+    if (validator.Check(payload)) return payload;
+  }
   const value = Value.Convert(schema, Value.Default(schema, payload));
-  if (checker(schema).Check(value)) return value;
+  if (validator.Check(value)) return value;
   const fields: Record<string, string> = {};
   for (const e of Value.Errors(schema, value)) {
     const err = e as { keyword: string; instancePath: string; message: string; params: Record<string, unknown> };

@@ -1,12 +1,13 @@
 // apiuser.*: the customer's API keys (uuid + secret) and what each may do.
 import Type from 'typebox';
-import { sql, type Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { defineCommand, requirePrincipal, type Call, type Command } from '../command.js';
 import { badParam, InfraError, notFound } from '../errors.js';
 import { newApiKey, parsePermissions } from '../accounts.js';
 import { covers, systemPermissions } from '../permissions.js';
 import { unixSeconds } from '../../platform/clock.js';
-import type { ApiUserRow } from '../tables.js';
+import { preparedQuery } from '../../platform/db/prepared.js';
+import type { ApiUserRow, InfraTables } from '../tables.js';
 
 const Paging = {
   resStart: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'result offset' })),
@@ -45,11 +46,16 @@ function grantable(call: Call, all: string[], value: string[] | string): string[
   return [...new Set(list)];
 }
 
+const ownById = preparedQuery((db: Kysely<InfraTables>, customerId: number, id: number) =>
+  db.selectFrom('api_users').selectAll().where('customer_id', '=', customerId).where('id', '=', id));
+const ownByUuid = preparedQuery((db: Kysely<InfraTables>, customerId: number, uuid: string) =>
+  db.selectFrom('api_users').selectAll().where('customer_id', '=', customerId).where('uuid', '=', uuid));
+
 async function findOwn(call: Call, id: number | string) {
-  const p = requirePrincipal(call);
-  const q = call.services.db.kysely.selectFrom('api_users').selectAll().where('customer_id', '=', p.customerId);
+  const { customerId } = requirePrincipal(call);
+  const db = call.services.db.kysely;
   const byNumber = typeof id === 'number' || /^\d+$/.test(id);
-  const row = await (byNumber ? q.where('id', '=', Number(id)) : q.where('uuid', '=', id)).executeTakeFirst();
+  const [row] = byNumber ? await ownById(db, customerId, Number(id)) : await ownByUuid(db, customerId, id);
   if (!row) throw notFound('API user');
   return row;
 }

@@ -5,7 +5,7 @@ import type { Call, Command, InfraServices, Principal } from '../command.js';
 import { accessDenied, InfraError } from '../errors.js';
 import { checkParams } from '../params.js';
 import { allows } from '../permissions.js';
-import { principalForApiKey, principalForJwt } from '../accounts.js';
+import { PrincipalCache } from '../principal-cache.js';
 import { openApiDocument } from '../openapi.js';
 import { errorBody, okBody } from './envelope.js';
 import { takeCredentials } from './credentials.js';
@@ -70,13 +70,14 @@ export function createInfraServer(services: InfraServices, commands: Command[]):
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
   let openapi: string | undefined;
+  const principals = new PrincipalCache(services.db, services.clock);
 
   async function authenticate(command: Command, creds: ReturnType<typeof takeCredentials>): Promise<Principal | undefined> {
     const access = command.access ?? 'permission';
     if (access === 'public') return undefined;
     let principal: Principal | null = null;
-    if (creds.kind === 'apikey') principal = await principalForApiKey(services.db, creds.uuid, creds.secret);
-    else if (creds.kind === 'jwt') principal = await principalForJwt(services.db, services.jwt, creds.token);
+    if (creds.kind === 'apikey') principal = await principals.forApiKey(creds.uuid, creds.secret);
+    else if (creds.kind === 'jwt') principal = await principals.forJwt(services.jwt, creds.token);
     if (!principal) throw accessDenied();
     if (access === 'permission' && !allows(principal.permissions, command.cmd)) {
       throw accessDenied(`this API user lacks the permission ${command.cmd}`);

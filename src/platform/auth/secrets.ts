@@ -1,6 +1,6 @@
 // Random secrets and their storage form. API secrets are 256-bit random tokens, so a plain SHA-256
 // is enough to store them (no slow hash needed) and keeps authentication cheap on every request.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export function randomToken(bytes = 32): string {
   return randomBytes(bytes).toString('hex');
@@ -16,7 +16,8 @@ export function randomPassword(length = 20): string {
 }
 
 export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
+  // One-shot: no Hash object per call (this runs on every authenticated request).
+  return hash('sha256', value, 'hex');
 }
 
 /** Compares two strings in time that depends only on their lengths. */

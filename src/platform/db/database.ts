@@ -1,6 +1,6 @@
 // One Database interface over two engines: SQLite (embedded default) and PostgreSQL.
 // Handlers write one Kysely query that runs unchanged on both; engine-specific SQL stays in this folder.
-import { Kysely, type Transaction } from 'kysely';
+import { Kysely, type KyselyPlugin, type OperationNode, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type Transaction, type UnknownRow } from 'kysely';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -17,12 +17,49 @@ export interface Database<S> {
    * commit is already durable.
    */
   synced(): Promise<void>;
+  /**
+   * Changes whenever a statement that may write starts or finishes through this handle, and whenever
+   * a transaction ends. An in-process cache of rows notes it before reading and treats its entry as
+   * stale once it moved; writes by other processes or nodes are not seen here.
+   */
+  writeGeneration(): number;
   close(): Promise<void>;
 }
 
 export class DatabaseError extends Error {}
 
 export type Queryable<S> = Kysely<S> | Transaction<S>;
+
+const READ_ONLY_RAW = /^\s*select\b/i;
+
+function mayWrite(node: RootOperationNode | OperationNode): boolean {
+  if (node.kind === 'SelectQueryNode') return false;
+  // sql`...` run on its own: a plain select reads; anything else might write.
+  if (node.kind === 'RawNode') return !READ_ONLY_RAW.test((node as { sqlFragments: readonly string[] }).sqlFragments[0] ?? '');
+  return true;
+}
+
+/**
+ * Counts writing statements as they start and again as they finish (a reader that began in between
+ * saw the old row), so the generation moves past any read that could have missed the write.
+ */
+class WriteCounter implements KyselyPlugin {
+  generation = 0;
+  private readonly running = new WeakSet<object>();
+
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    if (mayWrite(args.node)) {
+      this.generation++;
+      this.running.add(args.queryId);
+    }
+    return args.node;
+  }
+
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    if (this.running.delete(args.queryId)) this.generation++;
+    return args.result;
+  }
+}
 
 const ALREADY_DURABLE = Promise.resolve();
 
@@ -33,11 +70,21 @@ export function wrap<S>(
   onClose: () => Promise<void>,
   synced: () => Promise<void> = () => ALREADY_DURABLE,
 ): Database<S> {
+  const writes = new WriteCounter();
+  const counted = kysely.withPlugin(writes);
   return {
     engine,
     location,
-    kysely,
-    transaction: (fn) => kysely.transaction().execute(fn),
+    kysely: counted,
+    async transaction(fn) {
+      try {
+        return await counted.transaction().execute(fn);
+      } finally {
+        // Others see a transaction's writes only from its commit on, so they are new again now.
+        writes.generation++;
+      }
+    },
+    writeGeneration: () => writes.generation,
     synced,
     async close() {
       await kysely.destroy();

@@ -1,13 +1,14 @@
 // The Database interface on both engines: migrations, refusal of newer schemas, transactions.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { forEachEngine } from '../../helpers/engines.js';
 import { createStorage, type Storage } from '../../helpers/server.js';
 import { openDatabase } from '../../../src/platform/db/open.js';
 import { migrate, schemaVersion, type Migration } from '../../../src/platform/db/migrate.js';
 import { MIGRATIONS } from '../../../src/platform/db/migrations/index.js';
 import type { Database } from '../../../src/platform/db/database.js';
+import { preparedQuery } from '../../../src/platform/db/prepared.js';
 
 interface T { things: { id: number; name: string } }
 
@@ -63,5 +64,26 @@ await forEachEngine('store', (engine) => {
     assert.equal(typeof row.id, 'number');
     const count = await sql<{ n: number }>`select count(*) as n from things`.execute(db.kysely);
     assert.equal(Number(count.rows[0].n), 3);
+  });
+
+  it('runs a prepared query with each call\'s own values', async () => {
+    const byName = preparedQuery((k: Kysely<T>, name: string, above: number) =>
+      k.selectFrom('things').select(['id', 'name']).where('name', '=', name).where('id', '>', above).limit(5));
+    assert.deepEqual((await byName(db.kysely, 'a', 0)).map((r) => r.name), ['a']);
+    assert.deepEqual((await byName(db.kysely, 'b', 0)).map((r) => r.name), ['b']);
+    assert.deepEqual(await byName(db.kysely, 'b', 1_000_000), []);
+    assert.deepEqual(await byName(db.kysely, 'nothing', 0), []);
+  });
+
+  it('moves the write generation on writes and transactions, not on reads', async () => {
+    const before = db.writeGeneration();
+    await db.kysely.selectFrom('things').selectAll().execute();
+    await sql`select 1`.execute(db.kysely);
+    assert.equal(db.writeGeneration(), before);
+    await db.kysely.updateTable('things').set({ name: 'n2' } as never).where('name', '=', 'n').execute();
+    const afterWrite = db.writeGeneration();
+    assert.ok(afterWrite > before);
+    await db.transaction(async (trx) => trx.selectFrom('things').selectAll().execute());
+    assert.ok(db.writeGeneration() > afterWrite);
   });
 });
