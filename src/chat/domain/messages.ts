@@ -12,6 +12,7 @@ import { avatarUrlFor } from './users.js';
 import { isGuest } from './roles.js';
 import { checkCanPost } from './channel-access.js';
 import { subscriberIds } from './channels.js';
+import { escapeHtml, highlightHtml } from './search.js';
 
 /** Zulip's stand-in for "after every message": the anchor `newest` and huge numbers become this. */
 export const LARGER_THAN_MAX_MESSAGE_ID = 10_000_000_000_000_000;
@@ -128,7 +129,28 @@ export async function fetchByIds(db: Queryable<ChatTables>, realmId: number, me:
   return { ids: found };
 }
 
-export interface Presentation { applyMarkdown: boolean; clientGravatar: boolean; allowEmptyTopicName: boolean }
+/**
+ * Which of these ids match the narrow, among messages the caller received or (for a narrow that
+ * searches shared history) may read: GET /messages/matches_narrow.
+ */
+export async function idsMatching(db: Queryable<ChatTables>, realmId: number, me: ChatUser, narrow: NarrowQuery, ids: number[]): Promise<number[]> {
+  if (!ids.length) return [];
+  return matchingIds(db, realmId, me, narrow, sql`m.id in (${sql.join(ids)})`, 'asc', null);
+}
+
+/** match_content (rendered HTML) and match_subject (escaped topic), with search words highlighted. */
+export function matchFields(rendered: string, subject: string, words: Set<string> | undefined): { match_content: string; match_subject: string } {
+  const none = new Set<string>();
+  return { match_content: highlightHtml(rendered, words ?? none), match_subject: highlightHtml(escapeHtml(subject), words ?? none) };
+}
+
+export interface Presentation {
+  applyMarkdown: boolean;
+  clientGravatar: boolean;
+  allowEmptyTopicName: boolean;
+  /** A search narrow's words: each message then carries match_content and match_subject. */
+  search?: Set<string>;
+}
 
 /** The message objects of GET /messages, in id order. */
 export async function messageObjects(db: Queryable<ChatTables>, realm: Realm, me: ChatUser, ids: number[], p: Presentation): Promise<Record<string, unknown>[]> {
@@ -180,6 +202,7 @@ export async function messageObjects(db: Queryable<ChatTables>, realm: Realm, me
       flags: flagNames(r.flags ?? HISTORICAL_FLAGS),
     };
     if (stream) out.stream_id = r.stream_id;
+    if (p.search) Object.assign(out, matchFields(r.rendered_content, out.subject as string, p.search));
     return out;
   });
 }

@@ -2,7 +2,8 @@
 // pairs) read into terms, then into SQL conditions over messages m left-joined to the caller's
 // user_messages um. A channel term searches the channel's shared history when the caller may.
 import { sql, type RawBuilder } from 'kysely';
-import type { Queryable } from '../../platform/db/database.js';
+import type { Engine, Queryable } from '../../platform/db/database.js';
+import { searchCondition } from '../../platform/db/fulltext.js';
 import type { ChatTables, ChatUser } from '../tables.js';
 import { badNarrow } from '../errors.js';
 import { canAccessContent, streamById, streamByName } from './channels.js';
@@ -10,6 +11,7 @@ import { FLAG, HISTORICAL_FLAGS } from './flags.js';
 import { normaliseTopic } from './topics.js';
 import { userByEmail, userById } from './users.js';
 import { isGuest } from './roles.js';
+import { highlightWords, parseSearch } from './search.js';
 
 export interface NarrowTerm { operator: string; operand: unknown; negated: boolean }
 
@@ -31,6 +33,11 @@ export interface NarrowQuery {
   conditions: RawBuilder<unknown>[];
   /** Whether messages the caller never received may match (shared channel history). */
   history: boolean;
+  /**
+   * Present when the narrow has a search term: the words to highlight in match_content and
+   * match_subject (those of non-negated terms; a negated search highlights nothing).
+   */
+  search?: Set<string>;
 }
 
 async function userFor(db: Queryable<ChatTables>, realmId: number, operand: unknown): Promise<ChatUser> {
@@ -48,9 +55,11 @@ export function directKey(ids: number[]): string {
   return [...new Set(ids)].sort((a, b) => a - b).join(',');
 }
 
-export async function buildNarrow(db: Queryable<ChatTables>, realmId: number, me: ChatUser, terms: NarrowTerm[]): Promise<NarrowQuery> {
+/** The engine picks the full-text SQL of `search` terms; everything else is the same on both. */
+export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, realmId: number, me: ChatUser, terms: NarrowTerm[]): Promise<NarrowQuery> {
   const conditions: RawBuilder<unknown>[] = [];
   let history = false;
+  let search: Set<string> | undefined;
   const flags = sql`coalesce(um.flags, ${HISTORICAL_FLAGS})`;
   for (const term of terms) {
     let cond: RawBuilder<unknown>;
@@ -159,10 +168,18 @@ export async function buildNarrow(db: Queryable<ChatTables>, realmId: number, me
         }
         break;
       }
+      case 'search': {
+        if (typeof operand !== 'string') throw badNarrow('invalid search operand');
+        const groups = parseSearch(operand);
+        cond = searchCondition(engine, groups);
+        search ??= new Set();
+        if (!term.negated) for (const w of highlightWords(groups)) search.add(w);
+        break;
+      }
       default:
         throw badNarrow(`unknown operator ${operator}`);
     }
     conditions.push(term.negated ? sql`not (${cond})` : cond);
   }
-  return { conditions, history };
+  return search ? { conditions, history, search } : { conditions, history };
 }

@@ -90,7 +90,7 @@ export const updateMessageFlagsForNarrow = defineEndpoint({
     const me = requireUser(call);
     const bit = flagBit(p.flag);
     const { db } = call.services;
-    const narrow = await buildNarrow(db.kysely, call.realm.id, me, readNarrow(p.narrow as RawNarrow));
+    const narrow = await buildNarrow(db.kysely, db.engine, call.realm.id, me, readNarrow(p.narrow as RawNarrow));
     // Only the user's own copies are updated, so shared history stays out of the range; the server
     // may shrink the range to bound the transaction, as Zulip's description allows.
     const window = { anchor: parseAnchor(p.anchor), numBefore: Math.min(p.num_before, MAX_MESSAGES_PER_FETCH), numAfter: Math.min(p.num_after, MAX_MESSAGES_PER_FETCH), includeAnchor: p.include_anchor };

@@ -9,7 +9,7 @@ import {
   addDefaultStream, archiveStream, getStreamById, getStreamId, getStreamMembers, getStreams, getStreamTopics, getSubscriptionStatus, getSubscriptions,
   removeDefaultStream, subscribeEndpoint, unsubscribeEndpoint, updateSubscriptionSettings,
 } from './channels.js';
-import { getMessage, getMessages, renderMessageEndpoint, sendMessage } from './messages.js';
+import { getMessage, getMessages, matchesNarrow, renderMessageEndpoint, sendMessage } from './messages.js';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './flags.js';
 
 export function allEndpoints(): Endpoint[] {
@@ -20,7 +20,7 @@ export function allEndpoints(): Endpoint[] {
     subscribeEndpoint, getSubscriptions, getStreams, getStreamId,
     getStreamById, archiveStream, getStreamMembers, getSubscriptionStatus, getStreamTopics, unsubscribeEndpoint, updateSubscriptionSettings,
     addDefaultStream, removeDefaultStream,
-    sendMessage, getMessages, getMessage, renderMessageEndpoint,
+    sendMessage, getMessages, matchesNarrow, getMessage, renderMessageEndpoint,
     updateMessageFlags, updateMessageFlagsForNarrow, markAllAsRead, markStreamAsRead, markTopicAsRead,
   ];
 }

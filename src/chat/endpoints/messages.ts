@@ -7,10 +7,10 @@ import { canAccessContent, streamById, streamByName } from '../domain/channels.j
 import { renderMessage } from '../domain/markdown.js';
 import { loadMarkdownContext, mentionFlagger } from '../domain/mentions.js';
 import { buildNarrow, readNarrow, type RawNarrow } from '../domain/narrow.js';
-import { normaliseBody, normaliseTopic } from '../domain/topics.js';
+import { displayTopic, normaliseBody, normaliseTopic } from '../domain/topics.js';
 import { userByEmail, userById } from '../domain/users.js';
 import {
-  fetchByIds, fetchWindow, LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH, messageObjects, sendDirect, sendToChannel, type Found,
+  fetchByIds, fetchWindow, idsMatching, LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH, matchFields, messageObjects, sendDirect, sendToChannel, type Found,
 } from '../domain/messages.js';
 import { unixSeconds } from '../../platform/clock.js';
 
@@ -103,7 +103,7 @@ export const getMessages = defineEndpoint({
   async handler(call, p) {
     const me = requireUser(call);
     const db = call.services.db.kysely;
-    const narrow = await buildNarrow(db, call.realm.id, me, readNarrow(p.narrow as RawNarrow));
+    const narrow = await buildNarrow(db, call.services.db.engine, call.realm.id, me, readNarrow(p.narrow as RawNarrow));
     let found: Found;
     if (p.message_ids !== undefined) {
       const clash = (['anchor', 'include_anchor', 'use_first_unread_anchor', 'num_before', 'num_after'] as const).filter((k) => p[k] !== undefined);
@@ -122,7 +122,7 @@ export const getMessages = defineEndpoint({
       found = await fetchWindow(db, call.realm.id, me, narrow, { anchor, numBefore: p.num_before, numAfter: p.num_after, includeAnchor: p.include_anchor ?? true });
     }
     const messages = await messageObjects(db, call.realm, me, found.ids, {
-      applyMarkdown: p.apply_markdown, clientGravatar: p.client_gravatar, allowEmptyTopicName: p.allow_empty_topic_name,
+      applyMarkdown: p.apply_markdown, clientGravatar: p.client_gravatar, allowEmptyTopicName: p.allow_empty_topic_name, search: narrow.search,
     });
     const out: Record<string, unknown> = { messages };
     if (found.anchor !== undefined) {
@@ -130,6 +130,30 @@ export const getMessages = defineEndpoint({
     }
     out.history_limited = false;
     return out;
+  },
+});
+
+export const matchesNarrow = defineEndpoint({
+  method: 'GET',
+  path: '/messages/matches_narrow',
+  summary: 'Check if messages match a narrow',
+  auth: 'user',
+  params: Type.Object({
+    msg_ids: Type.Array(Type.Integer()),
+    narrow: Type.Array(NarrowTerm),
+  }),
+  async handler(call, p) {
+    const me = requireUser(call);
+    const db = call.services.db.kysely;
+    const narrow = await buildNarrow(db, call.services.db.engine, call.realm.id, me, readNarrow(p.narrow as RawNarrow));
+    const ids = await idsMatching(db, call.realm.id, me, narrow, [...new Set(p.msg_ids)]);
+    const messages: Record<string, { match_content: string; match_subject: string }> = {};
+    if (ids.length) {
+      const rows = await db.selectFrom('messages').select(['id', 'topic', 'rendered_content', 'stream_id']).where('id', 'in', ids).orderBy('id').execute();
+      // The topic as GET /messages shows it to clients that did not ask for empty topic names.
+      for (const r of rows) messages[String(r.id)] = matchFields(r.rendered_content, r.stream_id === null ? '' : displayTopic(r.topic, false), narrow.search);
+    }
+    return { messages };
   },
 });
 

@@ -4,5 +4,6 @@ import { infraCore } from './001_infra_core.js';
 import { dns } from './002_dns.js';
 import { chatCore } from './003_chat_core.js';
 import { chatUsers } from './004_chat_users.js';
+import { chatSearch } from './005_chat_search.js';
 
-export const MIGRATIONS: Migration[] = [infraCore, dns, chatCore, chatUsers];
+export const MIGRATIONS: Migration[] = [infraCore, dns, chatCore, chatUsers, chatSearch];
