@@ -20,6 +20,38 @@ export function checkChannelName(raw: string): string {
   return name;
 }
 
+/** A description is one line (Zulip turns newlines into spaces) of limited length. */
+export function checkChannelDescription(raw: string): string {
+  const description = raw.replace(/\n/g, ' ').trim();
+  if ([...description].length > MAX_CHANNEL_DESCRIPTION_LENGTH) throw badRequest(`Channel description too long (limit: ${MAX_CHANNEL_DESCRIPTION_LENGTH} characters).`);
+  return description;
+}
+
+export interface Privacy { isPrivate: boolean; isWebPublic: boolean; historyPublic: boolean }
+
+/**
+ * The privacy a channel ends up with after PATCH /streams: what was asked, the rest kept, except
+ * that turning a channel private ends web-public access and, unless asked, a change of privacy
+ * picks Zulip's default history (shared for public channels, not for private). Contradictions are "Invalid parameters".
+ */
+export function channelPrivacy(now: Privacy, asked: Partial<Record<keyof Privacy, boolean>>): Privacy {
+  const isPrivate = asked.isPrivate ?? now.isPrivate;
+  const isWebPublic = asked.isWebPublic ?? (asked.isPrivate === true ? false : now.isWebPublic);
+  const historyPublic = asked.historyPublic ?? (isPrivate !== now.isPrivate ? !isPrivate : (isPrivate ? now.historyPublic : true));
+  if (isPrivate && isWebPublic) throw badRequest('Invalid parameters');
+  // Public and web-public channels always share their history.
+  if (!isPrivate && !historyPublic) throw badRequest('Invalid parameters');
+  return { isPrivate, isWebPublic, historyPublic };
+}
+
+/** message_retention_days: a positive number of days, "unlimited" (-1) or "realm_default" (null). */
+export function parseRetentionDays(raw: number | string): number | null {
+  if (raw === 'realm_default') return null;
+  if (raw === 'unlimited') return -1;
+  if (typeof raw === 'number' && Number.isInteger(raw) && raw > 0) return raw;
+  throw badRequest(`Bad value for 'message_retention_days': ${raw}`, { var_name: 'message_retention_days' });
+}
+
 export async function streamByName(db: Queryable<ChatTables>, realmId: number, name: string): Promise<Stream | undefined> {
   return db.selectFrom('streams').selectAll().where('realm_id', '=', realmId).where('name_lower', '=', name.trim().toLowerCase()).executeTakeFirst();
 }
@@ -41,8 +73,7 @@ export interface NewChannel {
 /** Creates a channel with Zulip 10's default permission groups; the caller holds the transaction. */
 export async function createStream(db: Queryable<ChatTables>, realmId: number, creator: ChatUser, c: NewChannel, nowSeconds: number): Promise<Stream> {
   const name = checkChannelName(c.name);
-  const description = c.description.replace(/\n/g, ' ').trim();
-  if ([...description].length > MAX_CHANNEL_DESCRIPTION_LENGTH) throw badRequest(`Channel description too long (limit: ${MAX_CHANNEL_DESCRIPTION_LENGTH} characters).`);
+  const description = checkChannelDescription(c.description);
   // Public channels always share history; private ones hide it from later subscribers unless asked.
   const historyPublic = c.inviteOnly ? (c.historyPublicToSubscribers ?? false) : true;
   const group = (n: string) => systemGroupId(db, realmId, n);

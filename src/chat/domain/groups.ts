@@ -3,6 +3,7 @@
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables } from '../tables.js';
 import { NOBODY_GROUP, SYSTEM_GROUPS } from './roles.js';
+import { badRequest } from '../errors.js';
 
 export type GroupSettingValue = number | { direct_members: number[]; direct_subgroups: number[] };
 
@@ -51,4 +52,45 @@ export async function inGroupSetting(db: Queryable<ChatTables>, userId: number, 
   if (value.direct_members.includes(userId)) return true;
   for (const g of value.direct_subgroups) if (await inGroup(db, userId, g)) return true;
   return false;
+}
+
+/** Zulip stores a setting of exactly one subgroup and no members as that group's id. */
+export function normaliseGroupSetting(v: GroupSettingValue): GroupSettingValue {
+  if (typeof v === 'number') return v;
+  if (v.direct_members.length === 0 && v.direct_subgroups.length === 1) return v.direct_subgroups[0];
+  const sorted = (a: number[]) => [...new Set(a)].sort((x, y) => x - y);
+  return { direct_members: sorted(v.direct_members), direct_subgroups: sorted(v.direct_subgroups) };
+}
+
+export function sameGroupSetting(a: GroupSettingValue, b: GroupSettingValue): boolean {
+  return JSON.stringify(normaliseGroupSetting(a)) === JSON.stringify(normaliseGroupSetting(b));
+}
+
+export interface GroupSettingUpdate { new: GroupSettingValue; old?: GroupSettingValue }
+
+/**
+ * Checks an update to a group-setting value ({new, old}) and returns the value to store: the groups
+ * and users must exist in the realm, `old` (when sent) must be the current value, and role:internet
+ * (or role:everyone, where the setting forbids it) cannot hold the permission.
+ */
+export async function checkGroupSettingUpdate(
+  db: Queryable<ChatTables>, realmId: number, setting: string, update: GroupSettingUpdate, current: GroupSettingValue, allowEveryone: boolean,
+): Promise<GroupSettingValue> {
+  const value = normaliseGroupSetting(update.new);
+  const groupIds = typeof value === 'number' ? [value] : value.direct_subgroups;
+  for (const id of groupIds) {
+    const g = await db.selectFrom('user_groups').select(['name', 'is_system_group', 'deactivated']).where('realm_id', '=', realmId).where('id', '=', id).executeTakeFirst();
+    if (!g || g.deactivated === 1) throw badRequest('Invalid user group');
+    if (typeof value === 'number' && g.is_system_group === 1 && (g.name === 'role:internet' || (g.name === 'role:everyone' && !allowEveryone))) {
+      throw badRequest(`'${setting}' setting cannot be set to '${g.name}' group.`);
+    }
+  }
+  if (typeof value !== 'number') {
+    for (const id of value.direct_members) {
+      const u = await db.selectFrom('chat_users').select('id').where('realm_id', '=', realmId).where('id', '=', id).executeTakeFirst();
+      if (!u) throw badRequest(`Invalid user ID: ${id}`);
+    }
+  }
+  if (update.old !== undefined && !sameGroupSetting(update.old, current)) throw badRequest("'old' value does not match the expected value.");
+  return value;
 }

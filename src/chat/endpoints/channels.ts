@@ -1,15 +1,19 @@
 // Channels and subscriptions: subscribe (creating channels), list own subscriptions, list channels,
-// find a channel's id by name.
+// find a channel's id by name, change a channel's settings (PATCH /streams/{stream_id}).
 import Type from 'typebox';
 import { defineEndpoint, requireUser } from '../endpoint.js';
-import { adminRequired, badRequest, channelNameMissing } from '../errors.js';
-import type { ChatTables, ChatUser, Stream } from '../tables.js';
+import { adminRequired, badRequest, channelNameMissing, ChatError } from '../errors.js';
+import type { Updateable } from 'kysely';
+import type { ChatTables, ChatUser, Stream, StreamRow } from '../tables.js';
 import type { Queryable } from '../../platform/db/database.js';
-import { channelFields, checkChannelName, createStream, streamById, streamByName, subscribe, subscriberIds } from '../domain/channels.js';
+import {
+  channelFields, channelPrivacy, checkChannelDescription, checkChannelName, createStream, parseRetentionDays, streamById, streamByName, subscribe, subscriberIds,
+} from '../domain/channels.js';
+import { renderMarkdown } from '../domain/markdown.js';
 import { canAccessContent, canAdminister, canSeeMetadata, isSubscribed } from '../domain/channel-access.js';
-import { inGroupSetting, parseGroupSetting } from '../domain/groups.js';
+import { checkGroupSettingUpdate, inGroupSetting, parseGroupSetting } from '../domain/groups.js';
 import { displayTopic } from '../domain/topics.js';
-import { isAdmin, isGuest } from '../domain/roles.js';
+import { isAdmin, isGuest, ROLE } from '../domain/roles.js';
 import { userByEmail, userById } from '../domain/users.js';
 import { unixSeconds } from '../../platform/clock.js';
 
@@ -420,3 +424,109 @@ export async function defaultStreamIds(db: Queryable<ChatTables>, realmId: numbe
   const rows = await db.selectFrom('default_streams').select('stream_id').where('realm_id', '=', realmId).execute();
   return new Set(rows.map((r) => r.stream_id));
 }
+
+const GroupSettingValueSchema = Type.Union([
+  Type.Integer(),
+  Type.Object({ direct_members: Type.Array(Type.Integer()), direct_subgroups: Type.Array(Type.Integer()) }, { additionalProperties: false }),
+]);
+const GroupSettingUpdateSchema = Type.Object({ new: GroupSettingValueSchema, old: Type.Optional(GroupSettingValueSchema) }, { additionalProperties: false });
+
+/**
+ * The channel's group settings: whether role:everyone may hold each (Zulip 10's rules), and whether
+ * changing it needs content access to the channel besides administering it (the YAML's notes).
+ */
+const CHANNEL_GROUP_SETTINGS = {
+  can_add_subscribers_group: { allowEveryone: false, contentAccess: true },
+  can_remove_subscribers_group: { allowEveryone: true, contentAccess: false },
+  can_administer_channel_group: { allowEveryone: false, contentAccess: false },
+  can_send_message_group: { allowEveryone: true, contentAccess: false },
+  can_subscribe_group: { allowEveryone: false, contentAccess: true },
+} as const;
+type ChannelGroupSetting = keyof typeof CHANNEL_GROUP_SETTINGS;
+
+export const updateStream = defineEndpoint({
+  method: 'PATCH',
+  path: '/streams/{stream_id}',
+  summary: 'Update a channel',
+  auth: 'user',
+  params: Type.Object({
+    stream_id: Type.Integer(),
+    description: Type.Optional(Type.String()),
+    new_name: Type.Optional(Type.String()),
+    is_private: Type.Optional(Type.Boolean()),
+    is_web_public: Type.Optional(Type.Boolean()),
+    history_public_to_subscribers: Type.Optional(Type.Boolean()),
+    is_default_stream: Type.Optional(Type.Boolean()),
+    message_retention_days: Type.Optional(Type.Union([Type.Integer(), Type.String()])),
+    can_add_subscribers_group: Type.Optional(GroupSettingUpdateSchema),
+    can_remove_subscribers_group: Type.Optional(GroupSettingUpdateSchema),
+    can_administer_channel_group: Type.Optional(GroupSettingUpdateSchema),
+    can_send_message_group: Type.Optional(GroupSettingUpdateSchema),
+    can_subscribe_group: Type.Optional(GroupSettingUpdateSchema),
+  }),
+  async handler(call, p) {
+    const me = requireUser(call);
+    await call.services.db.transaction(async (trx) => {
+      const stream = await visibleStream(trx, call.realm.id, me, p.stream_id);
+      if (!(await canAdminister(trx, me, stream))) throw badRequest('You do not have permission to administer this channel.');
+      // Every check runs before anything is written: a refused request changes nothing.
+      const set: Updateable<StreamRow> = {};
+      const privacy = p.is_private !== undefined || p.is_web_public !== undefined || p.history_public_to_subscribers !== undefined;
+      const needsContent = privacy || (Object.keys(CHANNEL_GROUP_SETTINGS) as ChannelGroupSetting[]).some((k) => p[k] !== undefined && CHANNEL_GROUP_SETTINGS[k].contentAccess);
+      // An administrator who may see a private channel but not read it can rename it, not open it up.
+      if (needsContent && !(await canAccessContent(trx, me, stream))) throw badRequest('Channel content access is required.');
+
+      if (p.new_name !== undefined) {
+        const name = checkChannelName(p.new_name);
+        if (name === stream.name) throw badRequest('Channel already has that name!');
+        // A change of case only is no clash with itself.
+        if (name.toLowerCase() !== stream.name_lower) {
+          const taken = await streamByName(trx, call.realm.id, name);
+          if (taken) throw badRequest(`Channel name '${name}' is already taken.`);
+        }
+        set.name = name;
+        set.name_lower = name.toLowerCase();
+      }
+      if (p.description !== undefined) {
+        const description = checkChannelDescription(p.description);
+        set.description = description;
+        set.rendered_description = description ? renderMarkdown(description) : '';
+      }
+      if (privacy) {
+        const next = channelPrivacy(
+          { isPrivate: stream.invite_only === 1, isWebPublic: stream.is_web_public === 1, historyPublic: stream.history_public_to_subscribers === 1 },
+          { isPrivate: p.is_private, isWebPublic: p.is_web_public, historyPublic: p.history_public_to_subscribers },
+        );
+        // Keel has no spectator access (server_settings says realm_web_public_access_enabled false).
+        if (p.is_web_public === true) throw badRequest('Web-public channels are not enabled.');
+        set.invite_only = next.isPrivate ? 1 : 0;
+        set.is_web_public = next.isWebPublic ? 1 : 0;
+        set.history_public_to_subscribers = next.historyPublic ? 1 : 0;
+      }
+      if (p.message_retention_days !== undefined) {
+        if (me.role !== ROLE.owner) throw new ChatError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner');
+        set.message_retention_days = parseRetentionDays(p.message_retention_days);
+      }
+      for (const key of Object.keys(CHANNEL_GROUP_SETTINGS) as ChannelGroupSetting[]) {
+        const update = p[key];
+        if (update === undefined) continue;
+        const value = await checkGroupSettingUpdate(trx, call.realm.id, key, update, parseGroupSetting(stream[key]), CHANNEL_GROUP_SETTINGS[key].allowEveryone);
+        set[key] = JSON.stringify(value);
+      }
+      if (p.is_default_stream !== undefined && !isAdmin(me.role)) throw adminRequired();
+      const defaultChange = p.is_default_stream;
+      const willBePrivate = set.invite_only !== undefined ? set.invite_only === 1 : stream.invite_only === 1;
+      const willBeDefault = defaultChange ?? (await defaultStreamIds(trx, call.realm.id)).has(stream.id);
+      if (willBePrivate && willBeDefault) throw badRequest('A default channel cannot be private.');
+
+      if (Object.keys(set).length) await trx.updateTable('streams').set(set).where('id', '=', stream.id).execute();
+      if (defaultChange === true) {
+        const had = (await defaultStreamIds(trx, call.realm.id)).has(stream.id);
+        if (!had) await trx.insertInto('default_streams').values({ realm_id: call.realm.id, stream_id: stream.id }).execute();
+      } else if (defaultChange === false) {
+        await trx.deleteFrom('default_streams').where('realm_id', '=', call.realm.id).where('stream_id', '=', stream.id).execute();
+      }
+    });
+    return {};
+  },
+});

@@ -7,7 +7,7 @@ import {
 import { createBot } from './bots.js';
 import {
   addDefaultStream, archiveStream, getStreamById, getStreamId, getStreamMembers, getStreams, getStreamTopics, getSubscriptionStatus, getSubscriptions,
-  removeDefaultStream, subscribeEndpoint, unsubscribeEndpoint, updateSubscriptionSettings,
+  removeDefaultStream, subscribeEndpoint, unsubscribeEndpoint, updateStream, updateSubscriptionSettings,
 } from './channels.js';
 import { getMessage, getMessages, matchesNarrow, renderMessageEndpoint, sendMessage } from './messages.js';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './flags.js';
@@ -18,7 +18,7 @@ export function allEndpoints(): Endpoint[] {
     getOwnUser, getUsers, getUser, getUserByEmail, createUserEndpoint, updateUserById, updateUserByEmail, deactivateUser, reactivateUser, deactivateOwnUser,
     createBot,
     subscribeEndpoint, getSubscriptions, getStreams, getStreamId,
-    getStreamById, archiveStream, getStreamMembers, getSubscriptionStatus, getStreamTopics, unsubscribeEndpoint, updateSubscriptionSettings,
+    getStreamById, updateStream, archiveStream, getStreamMembers, getSubscriptionStatus, getStreamTopics, unsubscribeEndpoint, updateSubscriptionSettings,
     addDefaultStream, removeDefaultStream,
     sendMessage, getMessages, matchesNarrow, getMessage, renderMessageEndpoint,
     updateMessageFlags, updateMessageFlagsForNarrow, markAllAsRead, markStreamAsRead, markTopicAsRead,
