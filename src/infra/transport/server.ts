@@ -4,9 +4,9 @@
 // Plain node:http, not fastify (DESIGN.md's default), by measurement: this transport has its own
 // router, reads the body itself (JSON whatever the Content-Type, on any method) and writes one JSON
 // envelope with HTTP 200, so fastify's routing, content-type parsers, hooks and reply cost CPU and
-// bring nothing. `npm run bench -- infra-http` (apiuser.get over HTTP Basic, SQLite, 2 cores) went
-// from ~90-115 to ~60-70 us of server CPU per request; see docs/design.md for the figures. Chat keeps
-// fastify (forms, multipart, schemas).
+// bring nothing. `npm run bench -- infra-http` (apiuser.get over HTTP Basic, SQLite, 2 cores), old
+// and new back to back: server CPU per request REST 75-80 -> 64-71 us, command style 97-113 -> 89-95 us
+// (details in docs/design.md). Chat keeps fastify (forms, multipart, schemas).
 import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { InjectOptions, Response as InjectResponse } from 'light-my-request';
