@@ -1,5 +1,5 @@
 // Requests per second of an authenticated read (`apiuser.get`) through the Infra HTTP stack, command
-// style and REST, against bare node:http measured in the same run: the cost of fastify, credentials,
+// style and REST, against bare node:http measured in the same run: the cost of the HTTP layer (plain node:http), credentials,
 // the API key lookup, kysely + SQLite and the envelope, as a ratio that survives a noisy machine.
 import { BARE_BODY, basicAuth, describeLoad, load, note, startBareServer, startKeel, withServers, type Benchmark, type Figure, type LoadResult } from './lib.js';
 

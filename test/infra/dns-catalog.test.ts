@@ -5,11 +5,10 @@ import { after, before, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
 import { createStorage, storageArgs, type Storage } from '../helpers/server.js';
 import { createContext, type Context } from '../../src/context.js';
-import { createInfraServer } from '../../src/infra/transport/server.js';
+import { createInfraServer, type InfraServer } from '../../src/infra/transport/server.js';
 import { allCommands } from '../../src/infra/commands/index.js';
 import { buildConfig, type Config } from '../../src/config/config.js';
 import { readOptions } from '../../src/config/env.js';
-import type { FastifyInstance } from 'fastify';
 import type { ZoneRecord } from '../../src/dns/zone.js';
 
 function configFor(s: Storage): Config {
@@ -19,14 +18,13 @@ function configFor(s: Storage): Config {
 await forEachEngine('dns zone catalog', (engine) => {
   let storage: Storage;
   let ctx: Context;
-  let app: FastifyInstance;
+  let app: InfraServer;
   let auth: string;
 
   before(async () => {
     storage = await createStorage(engine);
     ctx = await createContext(configFor(storage));
     app = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones }, allCommands());
-    await app.ready();
     auth = 'Basic ' + Buffer.from(`${ctx.created!.apiUuid}:${ctx.created!.apiSecret}`).toString('base64');
   });
   after(async () => {

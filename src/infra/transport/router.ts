@@ -1,6 +1,7 @@
 // Finds the command a request names: json.php (command style) or a REST path. Clients use
 // /api/<ver>/... and /api/rest/<ver>/..., any version, and spell a family singular or plural.
 import type { Command, HttpMethod } from '../command.js';
+import { InfraError } from '../errors.js';
 
 const PREFIX = /^\/api\/(?:rest\/)?(v\d+(?:\.\d+)*)(\/.*)?$/i;
 
@@ -55,6 +56,16 @@ function split(path: string): string[] {
   return path.split('/').filter((s) => s !== '');
 }
 
+/** A path parameter, percent-decoded; a malformed escape is the client's error, not a crash. */
+function decodeSegment(seg: string): string {
+  if (!seg.includes('%')) return seg;
+  try {
+    return decodeURIComponent(seg);
+  } catch {
+    throw new InfraError('ERROR', `Malformed percent-encoding in the path segment ${seg}`);
+  }
+}
+
 function sameWord(a: string, b: string): boolean {
   const x = a.toLowerCase();
   const y = b.toLowerCase();
@@ -68,7 +79,7 @@ function match(pattern: string[], segs: string[]): { params: Record<string, stri
   for (let i = 0; i < pattern.length; i++) {
     const p = pattern[i];
     if (p.startsWith('{') && p.endsWith('}')) {
-      params[p.slice(1, -1)] = decodeURIComponent(segs[i]);
+      params[p.slice(1, -1)] = decodeSegment(segs[i]);
     } else if (i === 0 ? sameWord(p, segs[i]) : p.toLowerCase() === segs[i].toLowerCase()) {
       literals++;
     } else {
