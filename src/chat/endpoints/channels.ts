@@ -375,7 +375,8 @@ export const updateSubscriptionSettings = defineEndpoint({
         await trx.updateTable('subscriptions').set(c.set).where('user_id', '=', me.id).where('stream_id', '=', c.streamId).execute();
       }
     });
-    return { subscription_data: p.subscription_data };
+    // Zulip stopped echoing subscription_data at feature level 111; the documented answer is bare.
+    return {};
   },
 });
 
