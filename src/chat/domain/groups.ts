@@ -2,6 +2,7 @@
 // (seed convention 6: a group id, or {direct_members, direct_subgroups}), subgroups included.
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables } from '../tables.js';
+import { badRequest } from '../errors.js';
 import { NOBODY_GROUP, SYSTEM_GROUPS } from './roles.js';
 
 export type GroupSettingValue = number | { direct_members: number[]; direct_subgroups: number[] };
@@ -51,4 +52,26 @@ export async function inGroupSetting(db: Queryable<ChatTables>, userId: number, 
   if (value.direct_members.includes(userId)) return true;
   for (const g of value.direct_subgroups) if (await inGroup(db, userId, g)) return true;
   return false;
+}
+
+/**
+ * Refuses a group-setting value naming a group or a user the realm does not have, and the system
+ * groups a setting may not use (Zulip's allow_internet_group / allow_nobody_group), before it is stored.
+ */
+export async function checkGroupSettingValue(
+  db: Queryable<ChatTables>, realmId: number, value: GroupSettingValue, opts: { allowInternet: boolean; allowNobody: boolean },
+): Promise<void> {
+  const groups = typeof value === 'number' ? [value] : value.direct_subgroups;
+  for (const id of groups) {
+    const g = await db.selectFrom('user_groups').select(['name', 'is_system_group', 'deactivated']).where('realm_id', '=', realmId).where('id', '=', id).executeTakeFirst();
+    if (!g || g.deactivated === 1) throw badRequest(`Invalid user group ID: ${id}`);
+    if (g.is_system_group === 1 && ((g.name === 'role:internet' && !opts.allowInternet) || (g.name === NOBODY_GROUP.name && !opts.allowNobody))) {
+      throw badRequest(`'${g.name}' is not a valid value for this setting.`);
+    }
+  }
+  if (typeof value === 'number') return;
+  for (const id of value.direct_members) {
+    const u = await db.selectFrom('chat_users').select('id').where('realm_id', '=', realmId).where('id', '=', id).executeTakeFirst();
+    if (!u) throw badRequest(`Invalid user ID: ${id}`);
+  }
 }

@@ -7,7 +7,7 @@ import type { ChatTables, ChatUser, Stream } from '../tables.js';
 import type { Queryable } from '../../platform/db/database.js';
 import { channelFields, checkChannelName, createStream, streamById, streamByName, subscribe, subscriberIds } from '../domain/channels.js';
 import { canAccessContent, canAdminister, canSeeMetadata, isSubscribed } from '../domain/channel-access.js';
-import { inGroupSetting, parseGroupSetting } from '../domain/groups.js';
+import { checkGroupSettingValue, inGroupSetting, parseGroupSetting } from '../domain/groups.js';
 import { displayTopic } from '../domain/topics.js';
 import { isAdmin, isGuest } from '../domain/roles.js';
 import { userByEmail, userById } from '../domain/users.js';
@@ -26,12 +26,20 @@ export const subscribeEndpoint = defineEndpoint({
     authorization_errors_fatal: Type.Boolean({ default: true }),
     invite_only: Type.Boolean({ default: false }),
     history_public_to_subscribers: Type.Optional(Type.Boolean()),
+    // Applies only to channels this request creates, as in Zulip.
+    can_send_message_group: Type.Optional(Type.Union([
+      Type.Integer(),
+      Type.Object({ direct_members: Type.Array(Type.Integer()), direct_subgroups: Type.Array(Type.Integer()) }, { additionalProperties: false }),
+    ])),
   }),
   async handler(call, p) {
     const me = requireUser(call);
     const { db, clock } = call.services;
     const now = unixSeconds(clock);
     return db.transaction(async (trx) => {
+      if (p.can_send_message_group !== undefined) {
+        await checkGroupSettingValue(trx, call.realm.id, p.can_send_message_group, { allowInternet: false, allowNobody: true });
+      }
       // Whom to subscribe: the caller, or the principals (ids preferred, emails accepted).
       let targets: ChatUser[] = [me];
       if (p.principals !== undefined) {
@@ -56,6 +64,7 @@ export const subscribeEndpoint = defineEndpoint({
           if (isGuest(me.role)) throw badRequest('Insufficient permission');
           stream = await createStream(trx, call.realm.id, me, {
             name, description: entry.description ?? '', inviteOnly: p.invite_only, historyPublicToSubscribers: p.history_public_to_subscribers,
+            canSendMessageGroup: p.can_send_message_group,
           }, now);
         } else if (!(await canAccessContent(trx, me, stream)) && !(stream.invite_only === 1 && isAdmin(me.role))) {
           if (p.authorization_errors_fatal) throw badRequest(`Unable to access channel (${stream.name}).`);
