@@ -145,7 +145,7 @@ await forEachEngine('chat channel update', (engine) => {
     assert.equal((await ben.post('/messages', { type: 'stream', to: town, topic: 't', content: 'hi' })).status, 200);
     const stale = await patch(owner, town, { can_send_message_group: { new: groups.everyone, old: groups.everyone } });
     assert.equal(stale.body.msg, "'old' value does not match the expected value.");
-    assert.equal((await patch(owner, town, { can_send_message_group: { new: 999999 } })).body.msg, 'Invalid user group');
+    assert.equal((await patch(owner, town, { can_send_message_group: { new: 999999 } })).body.msg, 'Invalid user group ID: 999999');
     assert.equal((await patch(owner, town, { can_send_message_group: { new: { direct_members: [999999], direct_subgroups: [] } } })).body.msg, 'Invalid user ID: 999999');
     assert.equal((await patch(owner, town, { can_administer_channel_group: { new: groups.everyone } })).body.msg, "'can_administer_channel_group' setting cannot be set to 'role:everyone' group.");
     const shape = await patch(owner, town, { can_send_message_group: { old: groups.everyone } });

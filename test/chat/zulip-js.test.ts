@@ -1,7 +1,7 @@
 // Black-box: an unmodified zulip-js client (multipart form posts, JSON-encoded narrows) against Keel.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import zulip from 'zulip-js';
+import zulip from '../helpers/zulip-js.js';
 import { forEachEngine } from '../helpers/engines.js';
 import { createStorage, startServer } from '../helpers/server.js';
 

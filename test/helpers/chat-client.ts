@@ -1,5 +1,8 @@
 // A raw HTTP client for the Chat API that sends requests the way Zulip's Python client does:
-// query parameters for GET, form-encoded bodies otherwise, non-string values JSON-encoded.
+// query parameters for GET, form-encoded bodies otherwise, non-string values JSON-encoded. Every
+// 2xx answer is checked against Zulip's OpenAPI description (see zulip-openapi.ts).
+import { checkChatResponse } from './zulip-openapi.js';
+
 export interface ChatReply { status: number; body: Record<string, any>; headers: Headers }
 
 export function encodeParams(params: Record<string, unknown>): URLSearchParams {
@@ -34,7 +37,9 @@ export class ChatClient {
       headers['content-type'] = 'application/x-www-form-urlencoded';
     }
     const res = await fetch(url, { method, headers, body });
-    return { status: res.status, body: (await res.json()) as Record<string, any>, headers: res.headers };
+    const json = (await res.json()) as Record<string, any>;
+    checkChatResponse(method, url, res.status, json);
+    return { status: res.status, body: json, headers: res.headers };
   }
 
   get(path: string, params?: Record<string, unknown>) { return this.call('GET', path, params); }

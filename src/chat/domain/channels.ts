@@ -4,7 +4,7 @@ import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser, Stream } from '../tables.js';
 import { badRequest } from '../errors.js';
 import { renderMarkdown } from './markdown.js';
-import { systemGroupId, parseGroupSetting } from './groups.js';
+import { systemGroupId, parseGroupSetting, type GroupSettingValue } from './groups.js';
 import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH } from './realm.js';
 
 /** Zulip's palette for a user's new subscriptions, taken in turn. */
@@ -68,6 +68,8 @@ export interface NewChannel {
   description: string;
   inviteOnly: boolean;
   historyPublicToSubscribers?: boolean;
+  /** Who may post; role:everyone when absent. Checked by the caller (checkGroupSettingValue). */
+  canSendMessageGroup?: GroupSettingValue;
 }
 
 /** Creates a channel with Zulip 10's default permission groups; the caller holds the transaction. */
@@ -96,7 +98,7 @@ export async function createStream(db: Queryable<ChatTables>, realmId: number, c
       can_add_subscribers_group: JSON.stringify(await group('role:nobody')),
       can_remove_subscribers_group: JSON.stringify(await group('role:administrators')),
       can_administer_channel_group: JSON.stringify({ direct_members: [creator.id], direct_subgroups: [await group('role:administrators')] }),
-      can_send_message_group: JSON.stringify(await group('role:everyone')),
+      can_send_message_group: JSON.stringify(c.canSendMessageGroup ?? (await group('role:everyone'))),
       can_subscribe_group: JSON.stringify(await group('role:nobody')),
       date_created: nowSeconds,
     })

@@ -2,8 +2,8 @@
 // (seed convention 6: a group id, or {direct_members, direct_subgroups}), subgroups included.
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables } from '../tables.js';
-import { NOBODY_GROUP, SYSTEM_GROUPS } from './roles.js';
 import { badRequest } from '../errors.js';
+import { NOBODY_GROUP, SYSTEM_GROUPS } from './roles.js';
 
 export type GroupSettingValue = number | { direct_members: number[]; direct_subgroups: number[] };
 
@@ -69,28 +69,37 @@ export function sameGroupSetting(a: GroupSettingValue, b: GroupSettingValue): bo
 export interface GroupSettingUpdate { new: GroupSettingValue; old?: GroupSettingValue }
 
 /**
- * Checks an update to a group-setting value ({new, old}) and returns the value to store: the groups
- * and users must exist in the realm, `old` (when sent) must be the current value, and role:internet
- * (or role:everyone, where the setting forbids it) cannot hold the permission.
+ * Refuses a group-setting value naming a group or a user the realm does not have, and the system
+ * groups the setting may not use (role:internet always unless allowed; role:everyone and
+ * role:nobody where the setting forbids them), before anything is stored.
  */
+export async function checkGroupSettingValue(
+  db: Queryable<ChatTables>, realmId: number, setting: string, value: GroupSettingValue,
+  opts: { allowInternet?: boolean; allowNobody?: boolean; allowEveryone?: boolean } = {},
+): Promise<void> {
+  const groups = typeof value === 'number' ? [value] : value.direct_subgroups;
+  for (const id of groups) {
+    const g = await db.selectFrom('user_groups').select(['name', 'is_system_group', 'deactivated']).where('realm_id', '=', realmId).where('id', '=', id).executeTakeFirst();
+    if (!g || g.deactivated === 1) throw badRequest(`Invalid user group ID: ${id}`);
+    const forbidden = g.is_system_group === 1 && (
+      (g.name === 'role:internet' && !opts.allowInternet) ||
+      (g.name === NOBODY_GROUP.name && opts.allowNobody === false) ||
+      (g.name === 'role:everyone' && opts.allowEveryone === false && typeof value === 'number'));
+    if (forbidden) throw badRequest(`'${setting}' setting cannot be set to '${g.name}' group.`);
+  }
+  if (typeof value === 'number') return;
+  for (const id of value.direct_members) {
+    const u = await db.selectFrom('chat_users').select('id').where('realm_id', '=', realmId).where('id', '=', id).executeTakeFirst();
+    if (!u) throw badRequest(`Invalid user ID: ${id}`);
+  }
+}
+
+/** Checks an update ({new, old}) of a group setting and returns the value to store. */
 export async function checkGroupSettingUpdate(
   db: Queryable<ChatTables>, realmId: number, setting: string, update: GroupSettingUpdate, current: GroupSettingValue, allowEveryone: boolean,
 ): Promise<GroupSettingValue> {
   const value = normaliseGroupSetting(update.new);
-  const groupIds = typeof value === 'number' ? [value] : value.direct_subgroups;
-  for (const id of groupIds) {
-    const g = await db.selectFrom('user_groups').select(['name', 'is_system_group', 'deactivated']).where('realm_id', '=', realmId).where('id', '=', id).executeTakeFirst();
-    if (!g || g.deactivated === 1) throw badRequest('Invalid user group');
-    if (typeof value === 'number' && g.is_system_group === 1 && (g.name === 'role:internet' || (g.name === 'role:everyone' && !allowEveryone))) {
-      throw badRequest(`'${setting}' setting cannot be set to '${g.name}' group.`);
-    }
-  }
-  if (typeof value !== 'number') {
-    for (const id of value.direct_members) {
-      const u = await db.selectFrom('chat_users').select('id').where('realm_id', '=', realmId).where('id', '=', id).executeTakeFirst();
-      if (!u) throw badRequest(`Invalid user ID: ${id}`);
-    }
-  }
+  await checkGroupSettingValue(db, realmId, setting, value, { allowEveryone });
   if (update.old !== undefined && !sameGroupSetting(update.old, current)) throw badRequest("'old' value does not match the expected value.");
   return value;
 }

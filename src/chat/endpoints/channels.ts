@@ -11,7 +11,7 @@ import {
 } from '../domain/channels.js';
 import { renderMarkdown } from '../domain/markdown.js';
 import { canAccessContent, canAdminister, canSeeMetadata, isSubscribed } from '../domain/channel-access.js';
-import { checkGroupSettingUpdate, inGroupSetting, parseGroupSetting } from '../domain/groups.js';
+import { checkGroupSettingUpdate, checkGroupSettingValue, inGroupSetting, parseGroupSetting } from '../domain/groups.js';
 import { displayTopic } from '../domain/topics.js';
 import { isAdmin, isGuest, ROLE } from '../domain/roles.js';
 import { userByEmail, userById } from '../domain/users.js';
@@ -30,12 +30,20 @@ export const subscribeEndpoint = defineEndpoint({
     authorization_errors_fatal: Type.Boolean({ default: true }),
     invite_only: Type.Boolean({ default: false }),
     history_public_to_subscribers: Type.Optional(Type.Boolean()),
+    // Applies only to channels this request creates, as in Zulip.
+    can_send_message_group: Type.Optional(Type.Union([
+      Type.Integer(),
+      Type.Object({ direct_members: Type.Array(Type.Integer()), direct_subgroups: Type.Array(Type.Integer()) }, { additionalProperties: false }),
+    ])),
   }),
   async handler(call, p) {
     const me = requireUser(call);
     const { db, clock } = call.services;
     const now = unixSeconds(clock);
     return db.transaction(async (trx) => {
+      if (p.can_send_message_group !== undefined) {
+        await checkGroupSettingValue(trx, call.realm.id, 'can_send_message_group', p.can_send_message_group, { allowNobody: true });
+      }
       // Whom to subscribe: the caller, or the principals (ids preferred, emails accepted).
       let targets: ChatUser[] = [me];
       if (p.principals !== undefined) {
@@ -60,6 +68,7 @@ export const subscribeEndpoint = defineEndpoint({
           if (isGuest(me.role)) throw badRequest('Insufficient permission');
           stream = await createStream(trx, call.realm.id, me, {
             name, description: entry.description ?? '', inviteOnly: p.invite_only, historyPublicToSubscribers: p.history_public_to_subscribers,
+            canSendMessageGroup: p.can_send_message_group,
           }, now);
         } else if (!(await canAccessContent(trx, me, stream)) && !(stream.invite_only === 1 && isAdmin(me.role))) {
           if (p.authorization_errors_fatal) throw badRequest(`Unable to access channel (${stream.name}).`);
@@ -379,7 +388,8 @@ export const updateSubscriptionSettings = defineEndpoint({
         await trx.updateTable('subscriptions').set(c.set).where('user_id', '=', me.id).where('stream_id', '=', c.streamId).execute();
       }
     });
-    return { subscription_data: p.subscription_data };
+    // Zulip stopped echoing subscription_data at feature level 111; the documented answer is bare.
+    return {};
   },
 });
 
