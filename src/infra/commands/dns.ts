@@ -1,6 +1,8 @@
-// dns.domain.* and dns.record.*: the customer's hosted zones and their records. Every change is one
-// transaction that bumps the zone's SOA serial; after the commit the zone is refreshed in the
-// ZoneCatalog the DNS server answers from, before the call returns.
+// dns.domain.* and dns.record.*: the customer's hosted zones and their records. Every change bumps
+// the zone's SOA serial (by one per change) in the transaction that makes it; after the commit the zone
+// is refreshed in the ZoneCatalog the DNS server answers from, before the call returns. Record changes
+// that touch one zone go through that zone's write batches (dns-batches.ts): concurrent ones share a
+// transaction and a catalog update, each still checked and answered on its own.
 import Type from 'typebox';
 import { sql, type Selectable, type Transaction } from 'kysely';
 import { defineCommand, requirePrincipal, type Call, type Command } from '../command.js';
