@@ -32,25 +32,46 @@ function toZoneRecord(zone: string, r: RecordRow): ZoneRecord | undefined {
   }
 }
 
+// The ZoneRecord made from a stored row, kept with the row: a zone patched from a change (see
+// applyZoneChange) keeps the row objects it did not change, so only changed records are made again,
+// and the DNS index (zone-index.ts) reuses what it prepared for the unchanged ones.
+const made = new WeakMap<object, { zone: string; rec: ZoneRecord; key: string } | null>();
+
+function zoneRecordOf(zone: string, row: RecordRow): { rec: ZoneRecord; key: string } | null {
+  let m = made.get(row);
+  if (m === undefined || (m !== null && m.zone !== zone)) {
+    const rec = toZoneRecord(zone, row);
+    m = rec ? { zone, rec, key: JSON.stringify([rec.name, rec.type, rec.data]) } : null;
+    made.set(row, m);
+  }
+  return m;
+}
+
 /**
  * The Zone of stored records. An RRset is a set (RFC 2181 5): identical records are served once,
  * and all records of a name and type are served with the lowest TTL among them (RFC 2181 5.2).
+ * Records are shared between versions of a zone: never changed in place.
  */
 export function buildZone(name: string, serial: number, rows: RecordRow[]): Zone {
   const seen = new Set<string>();
   const records: ZoneRecord[] = [];
   const minTtl = new Map<string, number>();
   for (const row of rows) {
-    const rec = toZoneRecord(name, row);
-    if (!rec) continue;
-    const key = JSON.stringify([rec.name, rec.type, rec.data]);
-    if (seen.has(key)) continue;
-    seen.add(key);
+    const m = zoneRecordOf(name, row);
+    if (!m) continue;
+    if (seen.has(m.key)) continue;
+    seen.add(m.key);
+    const rec = m.rec;
     records.push(rec);
     const set = `${rec.name} ${rec.type}`;
-    minTtl.set(set, Math.min(minTtl.get(set) ?? rec.ttl, rec.ttl));
+    const min = minTtl.get(set);
+    if (min === undefined || rec.ttl < min) minTtl.set(set, rec.ttl);
   }
-  for (const rec of records) rec.ttl = minTtl.get(`${rec.name} ${rec.type}`)!;
+  for (let i = 0; i < records.length; i++) {
+    const rec = records[i];
+    const ttl = minTtl.get(`${rec.name} ${rec.type}`)!;
+    if (rec.ttl !== ttl) records[i] = { ...rec, ttl };
+  }
   return { name, serial: Number(serial), records };
 }
 
