@@ -602,10 +602,29 @@ export const dnsCommands: Command[] = [
       if (!problems.empty) throw fault(problems);
       // With the zones locked: read again (a record deleted meanwhile is not found), check the zone
       // rules at the names the records get, and return the writes.
+      const zoneIds = [...new Set(before.map((r) => r.domain_id))];
+      const lookups = merged.map((v) => v!.lookup);
       const change = async (trx: Trx) => {
-        const current = await ownRecords(trx, customerId, ids);
+        let current: RecordRow[];
+        let near: RecordRow[];
+        if (zoneIds.length === 1) {
+          // One zone, the caller's (records never move between zones): one read finds the records
+          // still there and the records at the names they get.
+          const found = await trx.selectFrom('dns_records').selectAll().where('domain_id', '=', zoneIds[0])
+            .where((eb) => eb.or([eb('id', 'in', ids), eb('lookup', 'in', lookups)])).execute();
+          const byId = new Map(found.map((r) => [r.id, r]));
+          current = ids.map((id) => {
+            const row = byId.get(id);
+            if (!row) throw notFound(`record ${id}`);
+            return row;
+          });
+          const names = new Set(lookups);
+          near = found.filter((r) => names.has(r.lookup));
+        } else {
+          current = await ownRecords(trx, customerId, ids);
+          near = await recordsAt(trx, [...new Set(current.map((r) => r.domain_id))], lookups);
+        }
         const domainIds = [...new Set(current.map((r) => r.domain_id))];
-        const near = await recordsAt(trx, domainIds, merged.map((v) => v!.lookup));
         // The changed records are judged at their new names, wherever they are stored now.
         const stored = new Map<number, RecordRow>(near.map((r) => [r.id, r]));
         for (const r of current) stored.set(r.id, r);
@@ -625,7 +644,6 @@ export const dnsCommands: Command[] = [
           return { value: out, upserts: out };
         };
       };
-      const zoneIds = [...new Set(before.map((r) => r.domain_id))];
       let rows: RecordRow[];
       if (zoneIds.length === 1) rows = await inZoneBatch(call, zoneIds[0], change);
       else {
