@@ -144,6 +144,28 @@ function addRecord(index: ZoneIndex, owner: string, type: number, ttl: number, r
   }
 }
 
+interface Prepared { owner: string; validOwner: boolean; type: number | undefined; rdata?: Rdata; error?: string; key: string }
+
+// What a record needs in every index of its zone, kept with the record: versions of a zone share the
+// records they did not change (zone records are never changed in place), so a change re-encodes only its own.
+const prepared = new WeakMap<ZoneRecord, Prepared>();
+
+function prepare(r: ZoneRecord): Prepared {
+  let p = prepared.get(r);
+  if (p) return p;
+  const owner = r.name.toLowerCase().replace(/\.$/, '');
+  p = { owner, validOwner: validName(owner), type: TYPE_CODES[r.type], key: `${owner} ${r.type} ${JSON.stringify(r.data)}` };
+  if (p.type !== undefined) {
+    try {
+      p.rdata = recordRdata(r);
+    } catch (err) {
+      p.error = (err as Error).message;
+    }
+  }
+  prepared.set(r, p);
+  return p;
+}
+
 /**
  * Indexes a zone. `apex` is the zone's name; `zone` may be absent for the nameserver domain, which is
  * served even when nobody hosts it. The SOA and apex NS come from the nameserver settings; in the
@@ -171,24 +193,19 @@ export function buildZoneIndex(apex: string, zone: Zone | undefined, ns: Nameser
   for (const target of nameserverNames(ns)) addRecord(index, apex, TYPE.NS, NS_TTL, [target], `${apex} NS ${target}`, seen);
 
   for (const r of zone?.records ?? []) {
-    const owner = r.name.toLowerCase().replace(/\.$/, '');
-    if (!withinZone(owner, apex) || !validName(owner)) {
+    const p = prepare(r);
+    if (!withinZone(p.owner, apex) || !p.validOwner) {
       index.problems.push(`${r.name} ${r.type}: the owner is not inside the zone ${apex}`);
       continue;
     }
     // The apex NS set and the SOA are the server's own (zone.ts); records of theirs would contradict it.
-    if (owner === apex && r.type === 'NS') continue;
-    const type = TYPE_CODES[r.type];
-    if (type === undefined) {
+    if (p.owner === apex && r.type === 'NS') continue;
+    if (p.type === undefined) {
       index.problems.push(`${r.name}: unsupported type ${String(r.type)}`);
       continue;
     }
-    try {
-      const rdata = recordRdata(r);
-      addRecord(index, owner, type, r.ttl, rdata, `${owner} ${r.type} ${JSON.stringify(r.data)}`, seen);
-    } catch (err) {
-      index.problems.push(`${r.name} ${r.type}: ${(err as Error).message}`);
-    }
+    if (p.rdata === undefined) index.problems.push(`${r.name} ${r.type}: ${p.error}`);
+    else addRecord(index, p.owner, p.type, r.ttl, p.rdata, p.key, seen);
   }
 
   if (apex === ns.domain) {

@@ -1,6 +1,8 @@
-// dns.domain.* and dns.record.*: the customer's hosted zones and their records. Every change is one
-// transaction that bumps the zone's SOA serial; after the commit the zone is refreshed in the
-// ZoneCatalog the DNS server answers from, before the call returns.
+// dns.domain.* and dns.record.*: the customer's hosted zones and their records. Every change bumps
+// the zone's SOA serial (by one per change) in the transaction that makes it; after the commit the zone
+// is refreshed in the ZoneCatalog the DNS server answers from, before the call returns. Record changes
+// that touch one zone go through that zone's write batches (dns-batches.ts): concurrent ones share a
+// transaction and a catalog update, each still checked and answered on its own.
 import Type from 'typebox';
 import { sql, type Selectable, type Transaction } from 'kysely';
 import { defineCommand, requirePrincipal, type Call, type Command } from '../command.js';
@@ -13,6 +15,7 @@ import {
   type RecordValues, type ZoneEntry,
 } from '../dns-rules.js';
 import { refreshZone } from '../dns-zones.js';
+import { bumpZone, inTransaction, zoneWriter, type ZoneEffect } from '../dns-batches.js';
 
 type Trx = Transaction<InfraTables>;
 type DomainRow = Selectable<DnsDomainRow>;
@@ -118,19 +121,6 @@ function positiveId(raw: unknown): number | undefined {
   return undefined;
 }
 
-/** PostgreSQL may abort a transaction that lost a race; running it again is then correct. */
-async function inTransaction<T>(db: Database<InfraTables>, fn: (trx: Trx) => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await db.transaction(fn);
-    } catch (err) {
-      const code = (err as { code?: unknown }).code;
-      if ((code === '40001' || code === '40P01') && attempt < 5) continue;
-      throw err;
-    }
-  }
-}
-
 function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: unknown }).code;
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
@@ -142,17 +132,7 @@ function isUniqueViolation(err: unknown): boolean {
  * records the previous one committed; SQLite runs one transaction at a time anyway.
  */
 async function bumpSerial(trx: Trx, call: Call, domainId: number): Promise<DomainRow> {
-  const base = serialBase(call.services.clock.now());
-  const row = await trx
-    .updateTable('dns_domains')
-    .set({
-      serial: sql<number>`CASE WHEN serial + 1 > ${base} THEN serial + 1 ELSE ${base} END`,
-      date_modified: unixSeconds(call.services.clock),
-    })
-    .where('id', '=', domainId)
-    .where('customer_id', '=', requirePrincipal(call).customerId)
-    .returningAll()
-    .executeTakeFirst();
+  const row = await bumpZone(trx, call.services.clock, domainId, requirePrincipal(call).customerId);
   if (!row) throw notFound('domain');
   return row;
 }
@@ -166,6 +146,15 @@ async function lockZones(trx: Trx, call: Call, ids: Iterable<number>): Promise<M
 
 async function refreshAll(call: Call, names: Iterable<string>): Promise<void> {
   await Promise.all([...new Set(names)].map((n) => refreshZone(call.services.db, call.services.zones, n)));
+}
+
+/**
+ * Runs a change of one zone's records in that zone's next batch (dns-batches.ts): `work` checks with
+ * the zone locked and returns its writes. The zone is in the catalog when this resolves.
+ */
+function inZoneBatch<T>(call: Call, domainId: number, work: (trx: Trx) => Promise<() => Promise<ZoneEffect<T>>>): Promise<T> {
+  const { db, zones, clock } = call.services;
+  return zoneWriter(db, zones, clock).submit(domainId, (trx) => work(trx));
 }
 
 /** A domain of the caller by id or zone name; another customer's answers like a missing one. */
@@ -265,10 +254,30 @@ function valuesOf(r: RecordRow): RecordValues {
   };
 }
 
-/** New records into zones, inside the caller's transaction; the zone rules see the stored records too. */
-async function insertRecords(trx: Trx, call: Call, items: { domain: DomainRow; values: RecordValues; field: string }[]): Promise<RecordRow[]> {
+/**
+ * Stored records of zones at some owner names, in the order SQLite's index on (domain_id, lookup,
+ * type) gives them. The zone rules relate records of one owner name only, so they need no others.
+ */
+async function recordsAt(db: Queryable<InfraTables>, domainIds: number[], lookups: Iterable<string>): Promise<RecordRow[]> {
+  const names = [...new Set(lookups)];
+  if (names.length === 0 || domainIds.length === 0) return [];
+  const rows = await db.selectFrom('dns_records').selectAll().where('domain_id', 'in', domainIds).where('lookup', 'in', names).execute();
+  return rows.sort(indexOrder);
+}
+
+function indexOrder(a: RecordRow, b: RecordRow): number {
+  if (a.domain_id !== b.domain_id) return a.domain_id - b.domain_id;
+  if (a.lookup !== b.lookup) return a.lookup < b.lookup ? -1 : 1;
+  if (a.type !== b.type) return a.type < b.type ? -1 : 1;
+  return a.id - b.id;
+}
+
+type NewRecord = { domain: DomainRow; values: RecordValues; field: string };
+
+/** The zone rules for new records, against the stored records at their names; throws the FAULT. */
+async function checkInserts(trx: Trx, items: NewRecord[]): Promise<void> {
   const domainIds = [...new Set(items.map((i) => i.domain.id))];
-  const existing = await trx.selectFrom('dns_records').selectAll().where('domain_id', 'in', domainIds).execute();
+  const existing = await recordsAt(trx, domainIds, items.map((i) => i.values.lookup));
   const problems = new Problems();
   for (const id of domainIds) {
     checkZoneRules([
@@ -277,6 +286,15 @@ async function insertRecords(trx: Trx, call: Call, items: { domain: DomainRow; v
     ], problems);
   }
   if (!problems.empty) throw fault(problems);
+}
+
+/** New records into zones, inside the caller's transaction; the zone rules see the stored records too. */
+async function insertRecords(trx: Trx, call: Call, items: NewRecord[]): Promise<RecordRow[]> {
+  await checkInserts(trx, items);
+  return writeInserts(trx, call, items);
+}
+
+async function writeInserts(trx: Trx, call: Call, items: NewRecord[]): Promise<RecordRow[]> {
   const now = unixSeconds(call.services.clock);
   const out: RecordRow[] = [];
   for (const i of items) {
@@ -512,11 +530,22 @@ export const dnsCommands: Command[] = [
       if (!problems.empty) throw fault(problems);
       const items = entries.map((e, i) => ({ domain: domains[i]!, values: checkRecord(e.raw, domains[i]!.name, e.field, problems)!, field: e.field }));
       if (!problems.empty) throw fault(problems);
-      const rows = await inTransaction(call.services.db, async (trx) => {
-        const locked = await lockZones(trx, call, items.map((i) => i.domain.id));
-        return insertRecords(trx, call, items.map((i) => ({ ...i, domain: locked.get(i.domain.id)! })));
-      });
-      await refreshAll(call, items.map((i) => i.domain.name));
+      let rows: RecordRow[];
+      if (new Set(items.map((i) => i.domain.id)).size === 1) {
+        rows = await inZoneBatch(call, items[0].domain.id, async (trx) => {
+          await checkInserts(trx, items);
+          return async () => {
+            const out = await writeInserts(trx, call, items);
+            return { value: out, upserts: out };
+          };
+        });
+      } else {
+        rows = await inTransaction(call.services.db, async (trx) => {
+          const locked = await lockZones(trx, call, items.map((i) => i.domain.id));
+          return insertRecords(trx, call, items.map((i) => ({ ...i, domain: locked.get(i.domain.id)! })));
+        });
+        await refreshAll(call, items.map((i) => i.domain.name));
+      }
       const name = new Map(items.map((i) => [i.domain.id, i.domain.name]));
       const records = rows.map((r) => presentRecord(r, name.get(r.domain_id)!));
       // LEGO-J and the Python client read the new record's id from data[0].
@@ -571,25 +600,59 @@ export const dnsCommands: Command[] = [
         return checkRecord(raw, old.zone, e.field, problems);
       });
       if (!problems.empty) throw fault(problems);
-      const rows = await inTransaction(call.services.db, async (trx) => {
-        await lockZones(trx, call, before.map((r) => r.domain_id));
-        // Read again under the lock: a record deleted meanwhile is not found.
-        const current = await ownRecords(trx, customerId, ids);
+      // With the zones locked: read again (a record deleted meanwhile is not found), check the zone
+      // rules at the names the records get, and return the writes.
+      const zoneIds = [...new Set(before.map((r) => r.domain_id))];
+      const lookups = merged.map((v) => v!.lookup);
+      const change = async (trx: Trx) => {
+        let current: RecordRow[];
+        let near: RecordRow[];
+        if (zoneIds.length === 1) {
+          // One zone, the caller's (records never move between zones): one read finds the records
+          // still there and the records at the names they get.
+          const found = await trx.selectFrom('dns_records').selectAll().where('domain_id', '=', zoneIds[0])
+            .where((eb) => eb.or([eb('id', 'in', ids), eb('lookup', 'in', lookups)])).execute();
+          const byId = new Map(found.map((r) => [r.id, r]));
+          current = ids.map((id) => {
+            const row = byId.get(id);
+            if (!row) throw notFound(`record ${id}`);
+            return row;
+          });
+          const names = new Set(lookups);
+          near = found.filter((r) => names.has(r.lookup));
+        } else {
+          current = await ownRecords(trx, customerId, ids);
+          near = await recordsAt(trx, [...new Set(current.map((r) => r.domain_id))], lookups);
+        }
         const domainIds = [...new Set(current.map((r) => r.domain_id))];
-        const all = await trx.selectFrom('dns_records').selectAll().where('domain_id', 'in', domainIds).execute();
+        // The changed records are judged at their new names, wherever they are stored now.
+        const stored = new Map<number, RecordRow>(near.map((r) => [r.id, r]));
+        for (const r of current) stored.set(r.id, r);
+        const all = [...stored.values()].sort(indexOrder);
         const changed = new Map(ids.map((id, i) => [id, { values: merged[i]!, field: entries[i].field }]));
+        const ruled = new Problems();
         for (const d of domainIds) {
-          checkZoneRules(all.filter((r) => r.domain_id === d).map((r): ZoneEntry => changed.get(r.id) ?? { values: valuesOf(r) }), problems);
+          checkZoneRules(all.filter((r) => r.domain_id === d).map((r): ZoneEntry => changed.get(r.id) ?? { values: valuesOf(r) }), ruled);
         }
-        if (!problems.empty) throw fault(problems);
-        const now = unixSeconds(call.services.clock);
-        const out: RecordRow[] = [];
-        for (const [i, id] of ids.entries()) {
-          out.push(await trx.updateTable('dns_records').set({ ...toRow(merged[i]!), date_modified: now }).where('id', '=', id).returningAll().executeTakeFirstOrThrow());
-        }
-        return out;
-      });
-      await refreshAll(call, before.map((r) => r.zone));
+        if (!ruled.empty) throw fault(ruled);
+        return async (): Promise<ZoneEffect<RecordRow[]>> => {
+          const now = unixSeconds(call.services.clock);
+          const out: RecordRow[] = [];
+          for (const [i, id] of ids.entries()) {
+            out.push(await trx.updateTable('dns_records').set({ ...toRow(merged[i]!), date_modified: now }).where('id', '=', id).returningAll().executeTakeFirstOrThrow());
+          }
+          return { value: out, upserts: out };
+        };
+      };
+      let rows: RecordRow[];
+      if (zoneIds.length === 1) rows = await inZoneBatch(call, zoneIds[0], change);
+      else {
+        rows = await inTransaction(call.services.db, async (trx) => {
+          await lockZones(trx, call, zoneIds);
+          return (await (await change(trx))()).value;
+        });
+        await refreshAll(call, before.map((r) => r.zone));
+      }
       const zoneOf = new Map(before.map((r) => [r.domain_id, r.zone]));
       const records = rows.map((r) => presentRecord(r, zoneOf.get(r.domain_id)!));
       return { message: 'Record(s) Updated Successfully', data: records, top: { records } };
@@ -628,12 +691,22 @@ export const dnsCommands: Command[] = [
       let deleted: (RecordRow & { zone: string })[];
       if (ids) {
         const found = await ownRecords(call.services.db.kysely, customerId, [...new Set(ids)]);
-        deleted = await inTransaction(call.services.db, async (trx) => {
-          await lockZones(trx, call, found.map((r) => r.domain_id));
+        const change = async (trx: Trx) => {
           const current = await ownRecords(trx, customerId, found.map((r) => r.id));
-          await trx.deleteFrom('dns_records').where('id', 'in', current.map((r) => r.id)).execute();
-          return current;
-        });
+          return async (): Promise<ZoneEffect<typeof current>> => {
+            await trx.deleteFrom('dns_records').where('id', 'in', current.map((r) => r.id)).execute();
+            return { value: current, deletes: current.map((r) => r.id) };
+          };
+        };
+        const zoneIds = [...new Set(found.map((r) => r.domain_id))];
+        if (zoneIds.length === 1) deleted = await inZoneBatch(call, zoneIds[0], change);
+        else {
+          deleted = await inTransaction(call.services.db, async (trx) => {
+            await lockZones(trx, call, zoneIds);
+            return (await (await change(trx))()).value;
+          });
+          await refreshAll(call, deleted.map((r) => r.zone));
+        }
       } else {
         // acme.sh's form: no id; the zone, type, lookup and value say which record.
         const [domain] = await domainsFor(call, [{ field: '', key: '', raw: {} }], params, problems);
@@ -643,17 +716,17 @@ export const dnsCommands: Command[] = [
         const lookup = checkLookup(p.lookup, domain!.name, 'lookup', problems);
         if (!problems.empty || lookup === undefined) throw fault(problems);
         const value = p.data === undefined || p.data === null ? undefined : String(p.data);
-        deleted = await inTransaction(call.services.db, async (trx) => {
-          await lockZones(trx, call, [domain!.id]);
+        deleted = await inZoneBatch(call, domain!.id, async (trx) => {
           const candidates = await trx.selectFrom('dns_records').selectAll()
             .where('domain_id', '=', domain!.id).where('lookup', '=', lookup).where('type', '=', type).execute();
           const matched = candidates.filter((r) => value === undefined || sameData(type, r.data, value));
           if (matched.length === 0) throw notFound('record');
-          await trx.deleteFrom('dns_records').where('id', 'in', matched.map((r) => r.id)).execute();
-          return matched.map((r) => ({ ...r, zone: domain!.name }));
+          return async () => {
+            await trx.deleteFrom('dns_records').where('id', 'in', matched.map((r) => r.id)).execute();
+            return { value: matched.map((r) => ({ ...r, zone: domain!.name })), deletes: matched.map((r) => r.id) };
+          };
         });
       }
-      await refreshAll(call, deleted.map((r) => r.zone));
       return { message: 'Record deleted successfully', data: deleted.map((r) => presentRecord(r, r.zone)) };
     },
   }),
