@@ -14,6 +14,7 @@ import { allEndpoints } from './chat/endpoints/index.js';
 import { AttemptLimiter, LOGIN_BUDGETS } from './chat/domain/rate-limit.js';
 import type { FastifyInstance } from 'fastify';
 import { ADMIN_USAGE, runAdmin } from './chat/admin.js';
+import { EventHub } from './chat/events/hub.js';
 
 const USAGE = `usage: keel <command> [options]
 
@@ -85,6 +86,7 @@ function startChat(ctx: Context, config: Config): { app: FastifyInstance; url: (
       // Port 0 picks a free port: the realm URL names the port actually chosen.
       realmUrl: () => chatUrl(actual),
       loginLimiter: new AttemptLimiter(ctx.clock, LOGIN_BUDGETS),
+      events: new EventHub(ctx.clock, ctx.log),
     },
     allEndpoints(),
   );

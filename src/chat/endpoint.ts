@@ -6,6 +6,7 @@ import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/log.js';
 import type { ChatTables, ChatUser, Realm } from './tables.js';
 import type { AttemptLimiter } from './domain/rate-limit.js';
+import type { EventHub } from './events/hub.js';
 
 export type ChatMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -18,6 +19,8 @@ export interface ChatServices {
   realmUrl(): string;
   /** Budgets for password guesses at fetch_api_key. */
   loginLimiter: AttemptLimiter;
+  /** Event queues and the in-process bus writes publish on after their commit. */
+  events: EventHub;
 }
 
 export interface ChatCall {
@@ -28,6 +31,8 @@ export interface ChatCall {
   /** Client name, from the `client` parameter or the User-Agent (Zulip's rule). */
   client: string;
   ip: string;
+  /** Aborted when the client goes away before the answer is written (frees a parked poll). */
+  signal: AbortSignal;
 }
 
 /** A successful answer's fields beside result and msg. */

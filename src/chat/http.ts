@@ -43,7 +43,19 @@ function send(reply: FastifyReply, status: number, body: Record<string, unknown>
 
 export function createChatServer(services: ChatServices, endpoints: Endpoint[]): FastifyInstance {
   const router = new ChatRouter(endpoints);
-  const app = Fastify({ logger: false, bodyLimit: BODY_LIMIT, keepAliveTimeout: 65_000, requestTimeout: 120_000, return503OnClosing: true });
+  // Long-polls park for up to the heartbeat (50 s) and clients wait 90 s
+  // (event_queue_longpoll_timeout_seconds): requests may live 120 s, idle keep-alive sockets 65 s
+  // (longer than common proxies' 60 s), and a socket may carry any number of polls.
+  const app = Fastify({
+    logger: false, bodyLimit: BODY_LIMIT, keepAliveTimeout: 65_000, requestTimeout: 120_000, return503OnClosing: true,
+  });
+  app.server.maxRequestsPerSocket = 0;
+  app.server.headersTimeout = 60_000;
+  // Parked polls end at shutdown rather than holding the close up until their heartbeat.
+  app.addHook('preClose', (done) => {
+    services.events.close();
+    done();
+  });
   answerWhenDurable(app, () => services.db.synced());
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => done(null, new URLSearchParams(body as string)));
@@ -66,7 +78,12 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[]):
       if (!realm) throw new Error('the chat realm is missing: run keel init');
       const user = endpoint.auth === 'user' ? await authenticate(services.db.kysely, realm.id, req.headers.authorization) : undefined;
       const { values, ignored } = decodeParams(endpoint.params, raw);
-      const call: ChatCall = { services, realm, user, client: clientName(raw.client, req.headers['user-agent']), ip: req.ip };
+      const gone = new AbortController();
+      // 'close' on the response before it was written means the client went away.
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) gone.abort();
+      });
+      const call: ChatCall = { services, realm, user, client: clientName(raw.client, req.headers['user-agent']), ip: req.ip, signal: gone.signal };
       const result = await endpoint.handler(call, values);
       const body: Record<string, unknown> = { result: 'success', msg: '', ...result };
       if (ignored.length) body.ignored_parameters_unsupported = ignored;

@@ -2,6 +2,7 @@
 // with their own API key like any user.
 import Type from 'typebox';
 import { defineEndpoint, requireUser } from '../endpoint.js';
+import { realmUserAddNotice } from '../events/notices.js';
 import { badRequest } from '../errors.js';
 import { isGuest, ROLE } from '../domain/roles.js';
 import { avatarUrlFor, checkFullName, createUser, userByEmail } from '../domain/users.js';
@@ -29,13 +30,13 @@ export const createBot = defineEndpoint({
     const shortName = p.short_name.trim();
     if (shortName === '' || !/^[A-Za-z0-9._+-]+$/.test(shortName)) throw badRequest('Bad name or username');
     const email = botEmail(shortName, call.realm.email_host);
-    const created = await db.transaction(async (trx) => {
+    const created = await call.services.events.write(() => db.transaction(async (trx) => {
       if (await userByEmail(trx, call.realm.id, email)) throw badRequest('Username already in use');
       const sameName = await trx.selectFrom('chat_users').select('id').where('realm_id', '=', call.realm.id).where('is_bot', '=', 1)
         .where('is_active', '=', 1).where('full_name', '=', fullName).executeTakeFirst();
       if (sameName) throw badRequest('Name is already in use!');
       return createUser(trx, call.realm.id, { email, fullName, password: null, role: ROLE.member, isBot: true, botType: GENERIC_BOT, botOwnerId: me.id }, clock.now());
-    });
+    }), (made) => realmUserAddNotice(db.kysely, call.realm.id, made.user));
     return {
       user_id: created.user.id,
       api_key: created.apiKey,

@@ -13,6 +13,8 @@ import { renderMarkdown } from '../domain/markdown.js';
 import { canAccessContent, canAdminister, canSeeMetadata, isSubscribed } from '../domain/channel-access.js';
 import { checkGroupSettingUpdate, checkGroupSettingValue, inGroupSetting, parseGroupSetting } from '../domain/groups.js';
 import { displayTopic } from '../domain/topics.js';
+import { subscriptionObjects } from '../domain/subscriptions.js';
+import { streamCreateNotices, subscriptionAddNotices, subscriptionRemoveNotices } from '../events/notices.js';
 import { isAdmin, isGuest, ROLE } from '../domain/roles.js';
 import { userByEmail, userById } from '../domain/users.js';
 import { unixSeconds } from '../../platform/clock.js';
@@ -38,9 +40,12 @@ export const subscribeEndpoint = defineEndpoint({
   }),
   async handler(call, p) {
     const me = requireUser(call);
-    const { db, clock } = call.services;
+    const { db, clock, events } = call.services;
     const now = unixSeconds(clock);
-    return db.transaction(async (trx) => {
+    // What the transaction did, for the events published after it commits.
+    const created: Stream[] = [];
+    const added = new Map<number, number[]>();
+    const work = () => db.transaction(async (trx) => {
       if (p.can_send_message_group !== undefined) {
         await checkGroupSettingValue(trx, call.realm.id, 'can_send_message_group', p.can_send_message_group, { allowNobody: true });
       }
@@ -70,6 +75,7 @@ export const subscribeEndpoint = defineEndpoint({
             name, description: entry.description ?? '', inviteOnly: p.invite_only, historyPublicToSubscribers: p.history_public_to_subscribers,
             canSendMessageGroup: p.can_send_message_group,
           }, now);
+          created.push(stream);
         } else if (!(await canAccessContent(trx, me, stream)) && !(stream.invite_only === 1 && isAdmin(me.role))) {
           if (p.authorization_errors_fatal) throw badRequest(`Unable to access channel (${stream.name}).`);
           unauthorized.push(stream.name);
@@ -79,14 +85,20 @@ export const subscribeEndpoint = defineEndpoint({
       }
       for (const stream of streams) {
         for (const t of targets) {
-          const into = (await subscribe(trx, t.id, stream.id)) ? subscribed : already;
-          (into[String(t.id)] ??= []).push(stream.name);
+          const isNew = await subscribe(trx, t.id, stream.id);
+          (isNew ? subscribed : already)[String(t.id)] ??= [];
+          (isNew ? subscribed : already)[String(t.id)].push(stream.name);
+          if (isNew) (added.get(t.id) ?? added.set(t.id, []).get(t.id)!).push(stream.id);
         }
       }
       const out: Record<string, unknown> = { subscribed, already_subscribed: already };
       if (!p.authorization_errors_fatal) out.unauthorized = unauthorized;
       return out;
     });
+    return events.write(work, async () => [
+      ...(await streamCreateNotices(db.kysely, call.realm.id, created, now)),
+      ...(await subscriptionAddNotices(db.kysely, added, now)),
+    ]);
   },
 });
 
@@ -98,39 +110,7 @@ export const getSubscriptions = defineEndpoint({
   params: Type.Object({ include_subscribers: Type.Boolean({ default: false }) }),
   async handler(call, p) {
     const me = requireUser(call);
-    const db = call.services.db.kysely;
-    const rows = await db
-      .selectFrom('subscriptions')
-      .innerJoin('streams', 'streams.id', 'subscriptions.stream_id')
-      .selectAll('streams')
-      .select([
-        'subscriptions.color', 'subscriptions.is_muted', 'subscriptions.pin_to_top', 'subscriptions.desktop_notifications',
-        'subscriptions.email_notifications', 'subscriptions.push_notifications', 'subscriptions.audible_notifications',
-        'subscriptions.wildcard_mentions_notify',
-      ])
-      .where('subscriptions.user_id', '=', me.id)
-      .where('subscriptions.active', '=', 1)
-      .orderBy('streams.name_lower')
-      .execute();
-    const now = unixSeconds(call.services.clock);
-    const bool = (v: number | null) => (v === null ? null : v === 1);
-    const subscriptions = [];
-    for (const r of rows) {
-      const sub: Record<string, unknown> = {
-        ...(await channelFields(db, r, now)),
-        color: r.color,
-        is_muted: r.is_muted === 1,
-        in_home_view: r.is_muted !== 1,
-        pin_to_top: r.pin_to_top === 1,
-        desktop_notifications: bool(r.desktop_notifications),
-        email_notifications: bool(r.email_notifications),
-        push_notifications: bool(r.push_notifications),
-        audible_notifications: bool(r.audible_notifications),
-        wildcard_mentions_notify: bool(r.wildcard_mentions_notify),
-      };
-      if (p.include_subscribers) sub.subscribers = await subscriberIds(db, r.id);
-      subscriptions.push(sub);
-    }
+    const subscriptions = await subscriptionObjects(call.services.db.kysely, me.id, unixSeconds(call.services.clock), { active: true, includeSubscribers: p.include_subscribers });
     return { subscriptions };
   },
 });
@@ -314,7 +294,8 @@ export const unsubscribeEndpoint = defineEndpoint({
   }),
   async handler(call, p) {
     const me = requireUser(call);
-    return call.services.db.transaction(async (trx) => {
+    const gone = new Map<number, Stream[]>();
+    const work = () => call.services.db.transaction(async (trx) => {
       let targets: ChatUser[] = [me];
       if (p.principals !== undefined && p.principals.length) {
         targets = [];
@@ -345,10 +326,12 @@ export const unsubscribeEndpoint = defineEndpoint({
         for (const t of targets) {
           const res = await trx.updateTable('subscriptions').set({ active: 0 }).where('user_id', '=', t.id).where('stream_id', '=', s.id).where('active', '=', 1).executeTakeFirst();
           (Number(res.numUpdatedRows) > 0 ? removed : notRemoved).push(s.name);
+          if (Number(res.numUpdatedRows) > 0) (gone.get(t.id) ?? gone.set(t.id, []).get(t.id)!).push(s);
         }
       }
       return { removed, not_removed: notRemoved };
     });
+    return call.services.events.write(work, () => subscriptionRemoveNotices(gone));
   },
 });
 

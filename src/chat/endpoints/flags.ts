@@ -2,7 +2,7 @@
 // a narrow), and the deprecated mark-as-read endpoints.
 import Type from 'typebox';
 import { sql } from 'kysely';
-import { defineEndpoint, requireUser } from '../endpoint.js';
+import { defineEndpoint, requireUser, type ChatServices } from '../endpoint.js';
 import { badRequest } from '../errors.js';
 import type { ChatUser } from '../tables.js';
 import type { Queryable } from '../../platform/db/database.js';
@@ -14,6 +14,7 @@ import { fetchByIds, fetchWindow, MAX_MESSAGES_PER_FETCH } from '../domain/messa
 import { setFlag } from '../domain/read-state.js';
 import { normaliseTopic } from '../domain/topics.js';
 import { NarrowTerm, parseAnchor } from './messages.js';
+import { flagsNotice } from '../events/notices.js';
 
 const Op = Type.Union([Type.Literal('add'), Type.Literal('remove')]);
 
@@ -45,8 +46,9 @@ export const updateMessageFlags = defineEndpoint({
   async handler(call, p) {
     const me = requireUser(call);
     const bit = flagBit(p.flag);
-    const { db } = call.services;
-    return db.transaction(async (trx) => {
+    const { db, events } = call.services;
+    let changed: number[] = [];
+    const work = () => db.transaction(async (trx) => {
       const ids = [...new Set(p.messages)];
       const own = new Set(ids.length ? (await trx.selectFrom('user_messages').select('message_id').where('user_id', '=', me.id).where('message_id', 'in', ids).execute()).map((r) => r.message_id) : []);
       const others = ids.filter((id) => !own.has(id));
@@ -67,8 +69,10 @@ export const updateMessageFlags = defineEndpoint({
         out.ignored_because_not_subscribed_channels = kept.channels;
       }
       await setFlag(trx, me.id, targets, bit, p.op === 'add');
+      changed = targets;
       return out;
     });
+    return events.write(work, () => flagsNotice(me.id, p.op, p.flag, changed));
   },
 });
 
@@ -94,7 +98,8 @@ export const updateMessageFlagsForNarrow = defineEndpoint({
     // Only the user's own copies are updated, so shared history stays out of the range; the server
     // may shrink the range to bound the transaction, as Zulip's description allows.
     const window = { anchor: parseAnchor(p.anchor), numBefore: Math.min(p.num_before, MAX_MESSAGES_PER_FETCH), numAfter: Math.min(p.num_after, MAX_MESSAGES_PER_FETCH), includeAnchor: p.include_anchor };
-    return db.transaction(async (trx) => {
+    let changed: number[] = [];
+    const work = () => db.transaction(async (trx) => {
       const found = await fetchWindow(trx, call.realm.id, me, { ...narrow, history: false }, window);
       const out: Record<string, unknown> = {
         processed_count: found.ids.length,
@@ -111,8 +116,10 @@ export const updateMessageFlagsForNarrow = defineEndpoint({
         out.ignored_because_not_subscribed_channels = kept.channels;
       }
       out.updated_count = await setFlag(trx, me.id, targets, bit, p.op === 'add');
+      changed = targets;
       return out;
     });
+    return call.services.events.write(work, () => flagsNotice(me.id, p.op, p.flag, changed));
   },
 });
 
@@ -120,6 +127,18 @@ async function unreadIds(db: Queryable<ChatTables>, userId: number, where: Retur
   const rows = await sql<{ message_id: number }>`select um.message_id from user_messages um join messages m on m.id = um.message_id
     where um.user_id = ${userId} and (um.flags & ${FLAG.read}) = 0 and ${where}`.execute(db);
   return rows.rows.map((r) => Number(r.message_id));
+}
+
+/** Marks the user's unread copies matching `where` as read, and tells their clients which. */
+async function markRead(services: ChatServices, userId: number, where: ReturnType<typeof sql>): Promise<void> {
+  let ids: number[] = [];
+  await services.events.write(
+    () => services.db.transaction(async (trx) => {
+      ids = await unreadIds(trx, userId, where);
+      await setFlag(trx, userId, ids, FLAG.read, true);
+    }),
+    () => flagsNotice(userId, 'add', 'read', ids),
+  );
 }
 
 export const markAllAsRead = defineEndpoint({
@@ -130,8 +149,7 @@ export const markAllAsRead = defineEndpoint({
   params: Type.Object({}),
   async handler(call) {
     const me = requireUser(call);
-    const { db } = call.services;
-    await db.transaction(async (trx) => setFlag(trx, me.id, await unreadIds(trx, me.id, sql`1 = 1`), FLAG.read, true));
+    await markRead(call.services, me.id, sql`1 = 1`);
     return { complete: true };
   },
 });
@@ -152,7 +170,7 @@ export const markStreamAsRead = defineEndpoint({
     const me = requireUser(call);
     const { db } = call.services;
     const stream = await accessibleChannel(db.kysely, call.realm.id, me, p.stream_id);
-    await db.transaction(async (trx) => setFlag(trx, me.id, await unreadIds(trx, me.id, sql`m.stream_id = ${stream.id}`), FLAG.read, true));
+    await markRead(call.services, me.id, sql`m.stream_id = ${stream.id}`);
     return {};
   },
 });
@@ -170,7 +188,7 @@ export const markTopicAsRead = defineEndpoint({
     const topic = normaliseTopic(p.topic_name);
     const any = await db.kysely.selectFrom('messages').select('id').where('stream_id', '=', stream.id).where(sql`lower(topic)`, '=', topic.toLowerCase()).executeTakeFirst();
     if (!any) throw badRequest(`No such topic '${p.topic_name}'`);
-    await db.transaction(async (trx) => setFlag(trx, me.id, await unreadIds(trx, me.id, sql`m.stream_id = ${stream.id} and lower(m.topic) = ${topic.toLowerCase()}`), FLAG.read, true));
+    await markRead(call.services, me.id, sql`m.stream_id = ${stream.id} and lower(m.topic) = ${topic.toLowerCase()}`);
     return {};
   },
 });

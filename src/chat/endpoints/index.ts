@@ -10,6 +10,7 @@ import {
   removeDefaultStream, subscribeEndpoint, unsubscribeEndpoint, updateStream, updateSubscriptionSettings,
 } from './channels.js';
 import { getMessage, getMessages, matchesNarrow, renderMessageEndpoint, sendMessage } from './messages.js';
+import { deleteQueue, getEvents, registerQueue } from './events.js';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './flags.js';
 
 export function allEndpoints(): Endpoint[] {
@@ -22,5 +23,6 @@ export function allEndpoints(): Endpoint[] {
     addDefaultStream, removeDefaultStream,
     sendMessage, getMessages, matchesNarrow, getMessage, renderMessageEndpoint,
     updateMessageFlags, updateMessageFlagsForNarrow, markAllAsRead, markStreamAsRead, markTopicAsRead,
+    registerQueue, getEvents, deleteQueue,
   ];
 }

@@ -13,6 +13,7 @@ import {
   fetchByIds, fetchWindow, idsMatching, LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH, matchFields, messageObjects, sendDirect, sendToChannel, type Found,
 } from '../domain/messages.js';
 import { unixSeconds } from '../../platform/clock.js';
+import { messageNotice } from '../events/notices.js';
 
 export const sendMessage = defineEndpoint({
   method: 'POST',
@@ -31,7 +32,10 @@ export const sendMessage = defineEndpoint({
   }),
   async handler(call, p) {
     const me = requireUser(call);
-    const { db, clock } = call.services;
+    const { db, clock, events } = call.services;
+    // The message event goes out after the commit; the sending queue's copy carries local_id back.
+    const echo = p.queue_id !== undefined && p.local_id !== undefined ? { queueId: p.queue_id, localId: p.local_id } : null;
+    const publish = (id: number) => messageNotice(db.kysely, call.realm, me, id, echo);
     const content = normaliseBody(p.content);
     // Zulip's default: people's own messages start read; a bot's (an API integration's) do not.
     const ctx = await loadMarkdownContext(db.kysely, call.realm.id, me, content);
@@ -50,7 +54,7 @@ export const sendMessage = defineEndpoint({
       if (!stream || !(await canAccessContent(db.kysely, me, stream))) throw byId ? channelIdMissing(target as number) : channelNameMissing(String(target));
       const rawTopic = p.topic ?? p.subject;
       if (rawTopic === undefined) throw badRequest('Missing topic');
-      return { id: await sendToChannel(db, call.realm, me, stream, normaliseTopic(rawTopic), o) };
+      return { id: await events.write(() => sendToChannel(db, call.realm, me, stream, normaliseTopic(rawTopic), o), publish) };
     }
     const list: (string | number)[] = Array.isArray(p.to) ? p.to : typeof p.to === 'number' ? [p.to] : p.to.split(',').map((s) => s.trim()).filter(Boolean);
     if (!list.length) throw badRequest('Message must have recipients');
@@ -61,7 +65,7 @@ export const sendMessage = defineEndpoint({
       if (u.is_active !== 1) throw badRequest(`'${u.email}' is no longer using Zulip.`);
       recipients.push(u);
     }
-    return { id: await sendDirect(db, call.realm, me, recipients, o) };
+    return { id: await events.write(() => sendDirect(db, call.realm, me, recipients, o), publish) };
   },
 });
 

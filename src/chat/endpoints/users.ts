@@ -10,6 +10,8 @@ import {
   activeHumanCount, activeOwnerCount, avatarUrlFor, checkFullName, createUser, isoWithOffset, setRole, userByApiEmail, userById, userObject,
 } from '../domain/users.js';
 import { checkDeactivation, checkRoleChange, checkSelfDeactivation } from '../domain/user-rules.js';
+import { realmUserAddNotice, realmUserUpdateNotice } from '../events/notices.js';
+import type { Notice } from '../events/hub.js';
 
 const noSuchUser = () => new ChatError('BAD_REQUEST', 'No such user');
 
@@ -107,8 +109,9 @@ export const createUserEndpoint = defineEndpoint({
   async handler(call, p) {
     if (!isAdmin(requireUser(call).role)) throw adminRequired();
     const { db, clock } = call.services;
-    const created = await db.transaction((trx) =>
-      createUser(trx, call.realm.id, { email: p.email, fullName: p.full_name, password: p.password, role: ROLE.member }, clock.now()),
+    const created = await call.services.events.write(
+      () => db.transaction((trx) => createUser(trx, call.realm.id, { email: p.email, fullName: p.full_name, password: p.password, role: ROLE.member }, clock.now())),
+      (made) => realmUserAddNotice(db.kysely, call.realm.id, made.user),
     );
     return { user_id: created.user.id };
   },
@@ -128,7 +131,8 @@ async function updateUser(call: ChatCall, targetId: number, p: UpdateUser): Prom
   const me = requireUser(call);
   if (!isAdmin(me.role)) throw adminRequired();
   const { db } = call.services;
-  await db.transaction(async (trx) => {
+  const changes: Record<string, unknown>[] = [];
+  const work = () => db.transaction(async (trx) => {
     const target = await userById(trx, call.realm.id, targetId);
     if (!target) throw noSuchUser();
     const fullName = p.full_name === undefined ? undefined : checkFullName(p.full_name);
@@ -139,10 +143,29 @@ async function updateUser(call: ChatCall, targetId: number, p: UpdateUser): Prom
     if (p.new_email !== undefined) throw new ChatError('UNAUTHORIZED_PRINCIPAL', 'User not authorized to change user emails');
     if (fullName !== undefined && fullName !== target.full_name) {
       await trx.updateTable('chat_users').set({ full_name: fullName }).where('id', '=', target.id).execute();
+      changes.push({ full_name: fullName });
     }
-    if (roleChanges) await setRole(trx, call.realm.id, target.id, p.role!);
+    if (roleChanges) {
+      await setRole(trx, call.realm.id, target.id, p.role!);
+      changes.push({ role: p.role! });
+    }
   });
+  await call.services.events.write(work, () => updatesNotices(call, targetId, changes));
   return {};
+}
+
+/** One realm_user update event per changed property, as Zulip sends them. */
+async function updatesNotices(call: ChatCall, userId: number, changes: Record<string, unknown>[]): Promise<Notice[]> {
+  const out: Notice[] = [];
+  for (const change of changes) out.push(...(await realmUserUpdateNotice(call.services.db.kysely, call.realm.id, userId, change)));
+  return out;
+}
+
+/** Who an activation change touched: the user and, on deactivation, their bots. */
+async function activationNotices(call: ChatCall, userIds: number[], isActive: boolean): Promise<Notice[]> {
+  const out: Notice[] = [];
+  for (const id of userIds) out.push(...(await realmUserUpdateNotice(call.services.db.kysely, call.realm.id, id, { is_active: isActive })));
+  return out;
 }
 
 export const updateUserById = defineEndpoint({
@@ -177,20 +200,26 @@ export const deactivateUser = defineEndpoint({
   async handler(call, p) {
     const me = requireUser(call);
     if (!isAdmin(me.role)) throw adminRequired();
-    await call.services.db.transaction(async (trx) => {
-      const target = await userById(trx, call.realm.id, p.user_id);
-      // Bots are deactivated through the bot endpoints; a deactivated user is not found again.
-      if (!target || target.is_bot === 1 || target.is_active !== 1) throw noSuchUser();
-      checkDeactivation(me, target, await activeOwnerCount(trx, call.realm.id));
-      await deactivate(trx, target.id);
-    });
+    await call.services.events.write(
+      () => call.services.db.transaction(async (trx) => {
+        const target = await userById(trx, call.realm.id, p.user_id);
+        // Bots are deactivated through the bot endpoints; a deactivated user is not found again.
+        if (!target || target.is_bot === 1 || target.is_active !== 1) throw noSuchUser();
+        checkDeactivation(me, target, await activeOwnerCount(trx, call.realm.id));
+        return deactivate(trx, target.id);
+      }),
+      (ids) => activationNotices(call, ids, false),
+    );
     return {};
   },
 });
 
 /** Deactivates a user and, as Zulip does, the bots they own; their API keys stop working at once. */
-async function deactivate(trx: Queryable<ChatTables>, userId: number): Promise<void> {
+async function deactivate(trx: Queryable<ChatTables>, userId: number): Promise<number[]> {
+  const ids = (await trx.selectFrom('chat_users').select('id').where('is_active', '=', 1)
+    .where((eb) => eb.or([eb('id', '=', userId), eb('bot_owner_id', '=', userId)])).execute()).map((r) => r.id);
   await trx.updateTable('chat_users').set({ is_active: 0 }).where((eb) => eb.or([eb('id', '=', userId), eb('bot_owner_id', '=', userId)])).execute();
+  return ids;
 }
 
 export const reactivateUser = defineEndpoint({
@@ -202,7 +231,7 @@ export const reactivateUser = defineEndpoint({
   async handler(call, p) {
     const me = requireUser(call);
     if (!isAdmin(me.role)) throw adminRequired();
-    await call.services.db.transaction(async (trx) => {
+    const work = () => call.services.db.transaction(async (trx) => {
       const target = await userById(trx, call.realm.id, p.user_id);
       if (!target) throw noSuchUser();
       if (target.is_active === 1) throw badRequest('User is already active.');
@@ -213,6 +242,7 @@ export const reactivateUser = defineEndpoint({
       }
       await trx.updateTable('chat_users').set({ is_active: 1 }).where('id', '=', target.id).execute();
     });
+    await call.services.events.write(work, () => activationNotices(call, [p.user_id], true));
     return {};
   },
 });
@@ -225,10 +255,13 @@ export const deactivateOwnUser = defineEndpoint({
   params: Type.Object({}),
   async handler(call) {
     const me = requireUser(call);
-    await call.services.db.transaction(async (trx) => {
-      checkSelfDeactivation(me, await activeOwnerCount(trx, call.realm.id), await activeHumanCount(trx, call.realm.id));
-      await deactivate(trx, me.id);
-    });
+    await call.services.events.write(
+      () => call.services.db.transaction(async (trx) => {
+        checkSelfDeactivation(me, await activeOwnerCount(trx, call.realm.id), await activeHumanCount(trx, call.realm.id));
+        return deactivate(trx, me.id);
+      }),
+      (ids) => activationNotices(call, ids, false),
+    );
     return {};
   },
 });

@@ -1,0 +1,44 @@
+// The subscription object (a channel with the user's own settings for it), as GET
+// /users/me/subscriptions, POST /register and subscription events show it.
+import type { Queryable } from '../../platform/db/database.js';
+import type { ChatTables } from '../tables.js';
+import { channelFields, subscriberIds } from './channels.js';
+
+/** The user's subscription rows, active ones or those left (unsubscribed), by channel name. */
+export async function subscriptionObjects(
+  db: Queryable<ChatTables>, userId: number, nowSeconds: number, o: { active: boolean; streamIds?: number[]; includeSubscribers: boolean },
+): Promise<Record<string, unknown>[]> {
+  if (o.streamIds && !o.streamIds.length) return [];
+  let q = db
+    .selectFrom('subscriptions')
+    .innerJoin('streams', 'streams.id', 'subscriptions.stream_id')
+    .selectAll('streams')
+    .select([
+      'subscriptions.color', 'subscriptions.is_muted', 'subscriptions.pin_to_top', 'subscriptions.desktop_notifications',
+      'subscriptions.email_notifications', 'subscriptions.push_notifications', 'subscriptions.audible_notifications',
+      'subscriptions.wildcard_mentions_notify',
+    ])
+    .where('subscriptions.user_id', '=', userId)
+    .where('subscriptions.active', '=', o.active ? 1 : 0);
+  if (o.streamIds) q = q.where('streams.id', 'in', o.streamIds);
+  const rows = await q.orderBy('streams.name_lower').execute();
+  const bool = (v: number | null) => (v === null ? null : v === 1);
+  const out = [];
+  for (const r of rows) {
+    const sub: Record<string, unknown> = {
+      ...(await channelFields(db, r, nowSeconds)),
+      color: r.color,
+      is_muted: r.is_muted === 1,
+      in_home_view: r.is_muted !== 1,
+      pin_to_top: r.pin_to_top === 1,
+      desktop_notifications: bool(r.desktop_notifications),
+      email_notifications: bool(r.email_notifications),
+      push_notifications: bool(r.push_notifications),
+      audible_notifications: bool(r.audible_notifications),
+      wildcard_mentions_notify: bool(r.wildcard_mentions_notify),
+    };
+    if (o.includeSubscribers) sub.subscribers = await subscriberIds(db, r.id);
+    out.push(sub);
+  }
+  return out;
+}

@@ -1,0 +1,176 @@
+// The in-process event bus and the registry of event queues: writes publish notices after their
+// commit, each queue takes what its filters accept, parked long-polls wake; a sweep on the
+// injectable clock sends heartbeats to polls parked too long and drops queues nobody polls.
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../platform/clock.js';
+import type { Logger } from '../../platform/log.js';
+import { ChatError } from '../errors.js';
+import { EventQueue, type MessageFacts, type QueueOptions, type WireEvent } from './queue.js';
+import { SnapshotGate } from './gate.js';
+
+/** Something that happened, published once after its commit and rendered per receiving queue. */
+export interface Notice {
+  type: string;
+  /** The users whose queues may receive it. */
+  userIds: readonly number[];
+  /** The event as one queue receives it (without id); null leaves that queue out. */
+  render(queue: EventQueue): (Record<string, unknown> & { type: string }) | null;
+  /** Message events: what narrows filter on, the receivers' flags, and the public channel if any. */
+  message?: { facts: MessageFacts; flagsFor(userId: number): string[]; publicStreamId: number | null };
+}
+
+export interface HubTimings {
+  /** A parked poll gets a heartbeat after this long (Zulip: under a minute). */
+  heartbeatMs: number;
+  /** A queue nobody polled for this long is discarded (Zulip: 10 minutes). */
+  idleMs: number;
+  /** How often the sweep runs on a real timer; 0 leaves it to whoever calls sweep() (tests). */
+  sweepEveryMs: number;
+}
+
+export const DEFAULT_TIMINGS: HubTimings = { heartbeatMs: 50_000, idleMs: 10 * 60_000, sweepEveryMs: 1_000 };
+
+export const badEventQueueId = (queueId: string) =>
+  new ChatError('BAD_EVENT_QUEUE_ID', `Bad event queue ID: ${queueId}`, { extra: { queue_id: queueId } });
+
+export class EventHub {
+  readonly timings: HubTimings;
+  readonly gate = new SnapshotGate();
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly queues = new Map<string, EventQueue>();
+  private readonly byUser = new Map<number, Set<EventQueue>>();
+  private readonly allPublic = new Set<EventQueue>();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(clock: Clock, log: Logger, timings: Partial<HubTimings> = {}) {
+    this.clock = clock;
+    this.log = log;
+    this.timings = { ...DEFAULT_TIMINGS, ...timings };
+    if (this.timings.sweepEveryMs > 0) {
+      this.timer = setInterval(() => this.sweep(), this.timings.sweepEveryMs);
+      // The sweep alone must not keep a process alive.
+      this.timer.unref();
+    }
+  }
+
+  get size(): number {
+    return this.queues.size;
+  }
+
+  /** Creates a queue; call it inside gate.snapshot() together with the state read. */
+  create(options: QueueOptions): EventQueue {
+    const queue = new EventQueue(randomUUID(), options, this.clock.now());
+    this.queues.set(queue.id, queue);
+    let mine = this.byUser.get(options.userId);
+    if (!mine) this.byUser.set(options.userId, (mine = new Set()));
+    mine.add(queue);
+    if (options.allPublicStreams) this.allPublic.add(queue);
+    return queue;
+  }
+
+  /** The caller's queue, or BAD_EVENT_QUEUE_ID (unknown or expired), or a refusal (someone else's). */
+  queueOf(queueId: string, userId: number): EventQueue {
+    const queue = this.queues.get(queueId);
+    if (!queue) throw badEventQueueId(queueId);
+    if (queue.options.userId !== userId) throw new ChatError('BAD_REQUEST', 'You are not authorized to get events from this queue');
+    return queue;
+  }
+
+  remove(queue: EventQueue): void {
+    this.queues.delete(queue.id);
+    this.byUser.get(queue.options.userId)?.delete(queue);
+    if (this.byUser.get(queue.options.userId)?.size === 0) this.byUser.delete(queue.options.userId);
+    this.allPublic.delete(queue);
+    queue.parked?.resolve([]);
+    queue.parked = null;
+  }
+
+  /**
+   * Answers at once when events are pending or dont_block is set; otherwise parks until an event,
+   * the heartbeat, or the client going away (the signal), which frees the poll and keeps the events.
+   */
+  poll(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean, signal: AbortSignal): Promise<WireEvent[]> {
+    queue.lastActivity = this.clock.now();
+    if (lastEventId !== undefined) queue.acknowledge(lastEventId);
+    if (queue.events.length || dontBlock) return Promise.resolve([...queue.events]);
+    // One poll per queue: a newer one (a client that retried) replaces the older, which ends empty.
+    queue.parked?.resolve([]);
+    return new Promise((resolve) => {
+      const onAbort = () => {
+        if (queue.parked === poll) queue.parked = null;
+        // The client went away now: idle time starts here, not at the poll's start.
+        queue.lastActivity = this.clock.now();
+        resolve([]);
+      };
+      const poll = {
+        deadline: this.clock.now() + this.timings.heartbeatMs,
+        resolve: (events: WireEvent[]) => {
+          signal.removeEventListener('abort', onAbort);
+          queue.lastActivity = this.clock.now();
+          resolve(events);
+        },
+      };
+      queue.parked = poll;
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Runs a write and publishes its notices after it committed; see SnapshotGate for why both hold the gate. */
+  write<T>(work: () => Promise<T>, notices: (result: T) => Promise<Notice[]> | Notice[]): Promise<T> {
+    return this.gate.write(async () => {
+      const result = await work();
+      try {
+        this.publish(await notices(result));
+      } catch (err) {
+        // The write is committed and its answer stands; clients resynchronise on their next register.
+        this.log.error('chat events could not be published', { error: (err as Error).stack });
+      }
+      return result;
+    });
+  }
+
+  publish(notices: Notice[]): void {
+    for (const n of notices) {
+      const receivers = new Set<number>(n.userIds);
+      for (const userId of receivers) {
+        for (const queue of this.byUser.get(userId) ?? []) this.offer(queue, n, n.message?.flagsFor(userId) ?? []);
+      }
+      if (n.message?.publicStreamId != null) {
+        for (const queue of this.allPublic) {
+          if (!receivers.has(queue.options.userId)) this.offer(queue, n, []);
+        }
+      }
+    }
+  }
+
+  private offer(queue: EventQueue, n: Notice, flags: string[]): void {
+    if (!queue.wantsType(n.type)) return;
+    if (n.message && !queue.acceptsMessage(n.message.facts, flags)) return;
+    const event = n.render(queue);
+    if (event) queue.push(event);
+  }
+
+  /** Heartbeats for polls parked past their deadline; discards queues idle past idleMs. */
+  sweep(): void {
+    const now = this.clock.now();
+    for (const queue of [...this.queues.values()]) {
+      if (queue.parked) {
+        if (now >= queue.parked.deadline) queue.push({ type: 'heartbeat' });
+      } else if (now - queue.lastActivity >= this.timings.idleMs) {
+        this.remove(queue);
+      }
+    }
+  }
+
+  /** Ends every parked poll (so a shutdown does not wait for them) and stops the sweep. */
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    for (const queue of this.queues.values()) {
+      queue.parked?.resolve([]);
+      queue.parked = null;
+    }
+  }
+}

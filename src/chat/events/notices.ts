@@ -1,0 +1,120 @@
+// The notices each write publishes after its commit (see hub.ts): what happened, to whom, and how
+// each receiving queue sees it (markdown or not, gravatar, empty topic names, local echo ids).
+import type { Queryable } from '../../platform/db/database.js';
+import type { ChatTables, ChatUser, Realm, Stream } from '../tables.js';
+import { flagNames } from '../domain/flags.js';
+import { messageObjects } from '../domain/messages.js';
+import { displayTopic } from '../domain/topics.js';
+import { avatarUrlFor, userObject } from '../domain/users.js';
+import { canSeeMetadata } from '../domain/channel-access.js';
+import { channelFields } from '../domain/channels.js';
+import { subscriptionObjects } from '../domain/subscriptions.js';
+import type { Notice } from './hub.js';
+
+/** Where a sender asked for local echo: the queue that sent it, and the client's own id for it. */
+export interface LocalEcho { queueId: string; localId: string }
+
+/** The `message` event of a message just committed, to everyone holding a copy (the sender included). */
+export async function messageNotice(db: Queryable<ChatTables>, realm: Realm, sender: ChatUser, messageId: number, echo: LocalEcho | null): Promise<Notice[]> {
+  // Who received a copy, with their flags: exactly the users who may see the message now.
+  const copies = await db.selectFrom('user_messages').select(['user_id', 'flags']).where('message_id', '=', messageId).execute();
+  const flags = new Map(copies.map((c) => [c.user_id, flagNames(c.flags)]));
+  const row = await db.selectFrom('messages').select(['content', 'topic', 'stream_id']).where('id', '=', messageId).executeTakeFirstOrThrow();
+  const [html] = await messageObjects(db, realm, sender, [messageId], { applyMarkdown: true, clientGravatar: false, allowEmptyTopicName: true });
+  // Flags travel beside the message in an event, one list per receiver.
+  const { flags: _ignored, ...base } = html;
+  const stream = row.stream_id === null ? undefined : await db.selectFrom('streams').select(['name', 'invite_only']).where('id', '=', row.stream_id).executeTakeFirst();
+  const direct = Array.isArray(base.display_recipient) ? (base.display_recipient as { id: number }[]).map((u) => u.id) : null;
+  return [{
+    type: 'message',
+    userIds: [...flags.keys()],
+    message: {
+      facts: { streamId: row.stream_id, streamName: stream ? stream.name.toLowerCase() : null, topic: row.topic, senderId: sender.id, senderEmail: sender.email, directUserIds: direct },
+      flagsFor: (userId) => flags.get(userId) ?? [],
+      publicStreamId: stream && stream.invite_only === 0 ? row.stream_id : null,
+    },
+    render(queue) {
+      const o = queue.options;
+      const message: Record<string, unknown> = {
+        ...base,
+        content: o.applyMarkdown ? base.content : row.content,
+        content_type: o.applyMarkdown ? 'text/html' : 'text/x-markdown',
+        avatar_url: avatarUrlFor(sender, o.clientGravatar),
+        subject: row.stream_id === null ? '' : displayTopic(row.topic, o.capabilities.empty_topic_name === true),
+      };
+      const event: Record<string, unknown> & { type: string } = { type: 'message', message, flags: flags.get(o.userId) ?? [] };
+      // Only the sending client's own queue learns which of its local echoes this message replaces.
+      if (echo && queue.id === echo.queueId && o.userId === sender.id) event.local_message_id = echo.localId;
+      return event;
+    },
+  }];
+}
+
+/** update_message_flags for the user's other clients; both `op` and the legacy `operation`. */
+export function flagsNotice(userId: number, op: 'add' | 'remove', flag: string, messageIds: number[]): Notice[] {
+  if (!messageIds.length) return [];
+  const messages = [...messageIds].sort((a, b) => a - b);
+  return [{
+    type: 'update_message_flags',
+    userIds: [userId],
+    render: () => ({ type: 'update_message_flags', op, operation: op, flag, messages, all: false }),
+  }];
+}
+
+async function activeUsers(db: Queryable<ChatTables>, realmId: number): Promise<ChatUser[]> {
+  return db.selectFrom('chat_users').selectAll().where('realm_id', '=', realmId).where('is_active', '=', 1).execute();
+}
+
+/** stream create, to every active user who may know the channel exists. */
+export async function streamCreateNotices(db: Queryable<ChatTables>, realmId: number, streams: Stream[], nowSeconds: number): Promise<Notice[]> {
+  const users = await activeUsers(db, realmId);
+  const out: Notice[] = [];
+  for (const s of streams) {
+    const fields = await channelFields(db, s, nowSeconds);
+    const who: number[] = [];
+    for (const u of users) if (await canSeeMetadata(db, u, s)) who.push(u.id);
+    out.push({ type: 'stream', userIds: who, render: () => ({ type: 'stream', op: 'create', streams: [fields] }) });
+  }
+  return out;
+}
+
+/** subscription add, to each user who was just subscribed, with their subscription objects. */
+export async function subscriptionAddNotices(db: Queryable<ChatTables>, added: Map<number, number[]>, nowSeconds: number): Promise<Notice[]> {
+  const out: Notice[] = [];
+  for (const [userId, streamIds] of added) {
+    const subscriptions = await subscriptionObjects(db, userId, nowSeconds, { active: true, streamIds, includeSubscribers: true });
+    out.push({ type: 'subscription', userIds: [userId], render: () => ({ type: 'subscription', op: 'add', subscriptions }) });
+  }
+  return out;
+}
+
+/** subscription remove, to each user who just left channels. */
+export function subscriptionRemoveNotices(removed: Map<number, Stream[]>): Notice[] {
+  return [...removed].map(([userId, streams]) => ({
+    type: 'subscription',
+    userIds: [userId],
+    render: () => ({ type: 'subscription', op: 'remove', subscriptions: streams.map((s) => ({ stream_id: s.id, name: s.name })) }),
+  }));
+}
+
+/** realm_user add: the new user as each active user (the viewer) may see them. */
+export async function realmUserAddNotice(db: Queryable<ChatTables>, realmId: number, user: ChatUser): Promise<Notice[]> {
+  const viewers = await activeUsers(db, realmId);
+  const roles = new Map(viewers.map((v) => [v.id, v.role]));
+  return [{
+    type: 'realm_user',
+    userIds: viewers.map((v) => v.id),
+    render: (queue) => ({
+      type: 'realm_user',
+      op: 'add',
+      person: userObject(user, { clientGravatar: queue.options.clientGravatar, includeProfileFields: true, viewer: { id: queue.options.userId, role: roles.get(queue.options.userId)! } }),
+    }),
+  }];
+}
+
+/** realm_user update: one changed property of one user, to every active user (and the user). */
+export async function realmUserUpdateNotice(db: Queryable<ChatTables>, realmId: number, userId: number, change: Record<string, unknown>): Promise<Notice[]> {
+  const viewers = (await activeUsers(db, realmId)).map((v) => v.id);
+  if (!viewers.includes(userId)) viewers.push(userId);
+  return [{ type: 'realm_user', userIds: viewers, render: () => ({ type: 'realm_user', op: 'update', person: { user_id: userId, ...change } }) }];
+}

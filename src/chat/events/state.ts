@@ -1,0 +1,207 @@
+// The initial state POST /register returns, for the fetch_event_types this slice supports. It is
+// read inside SnapshotGate.snapshot(), together with creating the queue (see gate.ts).
+import { sql } from 'kysely';
+import type { Queryable } from '../../platform/db/database.js';
+import type { ChatTables, ChatUser, Realm } from '../tables.js';
+import { FLAG } from '../domain/flags.js';
+import { displayTopic } from '../domain/topics.js';
+import { avatarUrlFor, userObject } from '../domain/users.js';
+import { channelFields } from '../domain/channels.js';
+import { canSeeMetadata } from '../domain/channel-access.js';
+import { subscriptionObjects } from '../domain/subscriptions.js';
+import { isAdmin, isGuest, NOBODY_GROUP, ROLE } from '../domain/roles.js';
+import { EMPTY_TOPIC_DISPLAY_NAME, MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/realm.js';
+import { ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from '../version.js';
+
+/** The fetch_event_types this slice fills in; others are ignored, as Zulip ignores unknown ones. */
+export const SUPPORTED_STATE = [
+  'zulip_version', 'realm', 'realm_user', 'subscription', 'message', 'update_message_flags', 'stream', 'default_streams', 'user_groups',
+  'presence', 'recent_private_conversations',
+] as const;
+
+/** Long-poll client timeout: above the heartbeat interval, as Zulip promises. */
+export const LONGPOLL_TIMEOUT_SECONDS = 90;
+
+export interface StateRequest {
+  realm: Realm;
+  realmUrl: string;
+  me: ChatUser;
+  fetch: Set<string>;
+  clientGravatar: boolean;
+  includeSubscribers: boolean;
+  emptyTopicName: boolean;
+  nowMs: number;
+}
+
+export async function initialState(db: Queryable<ChatTables>, r: StateRequest): Promise<Record<string, unknown>> {
+  const { me, fetch } = r;
+  const now = Math.floor(r.nowMs / 1000);
+  // Always present, whatever was asked: clients read these to know whom they talk to.
+  const out: Record<string, unknown> = {
+    zulip_version: ZULIP_VERSION,
+    zulip_feature_level: ZULIP_FEATURE_LEVEL,
+    zulip_merge_base: '',
+    event_queue_longpoll_timeout_seconds: LONGPOLL_TIMEOUT_SECONDS,
+  };
+  if (fetch.has('realm')) {
+    Object.assign(out, {
+      realm_name: r.realm.name,
+      realm_description: r.realm.description,
+      realm_url: r.realmUrl,
+      realm_uri: r.realmUrl,
+      max_message_length: MAX_MESSAGE_LENGTH,
+      max_topic_length: MAX_TOPIC_LENGTH,
+      max_stream_name_length: MAX_CHANNEL_NAME_LENGTH,
+      max_stream_description_length: MAX_CHANNEL_DESCRIPTION_LENGTH,
+      max_file_upload_size_mib: 25,
+      realm_empty_topic_display_name: EMPTY_TOPIC_DISPLAY_NAME,
+      server_presence_ping_interval_seconds: 60,
+      server_presence_offline_threshold_seconds: 140,
+      // -1 is Zulip's "keep forever" (the realm has no retention policy).
+      realm_message_retention_days: -1,
+      realm_allow_message_editing: true,
+      realm_allow_edit_history: true,
+      realm_message_content_edit_limit_seconds: 600,
+      server_typing_started_expiry_period_milliseconds: 45_000,
+      server_typing_stopped_wait_period_milliseconds: 5_000,
+      server_typing_started_wait_period_milliseconds: 10_000,
+    });
+  }
+  if (fetch.has('realm_user')) {
+    const users = await db.selectFrom('chat_users').selectAll().where('realm_id', '=', r.realm.id).orderBy('id').execute();
+    const viewer = { id: me.id, role: me.role };
+    const shown = (u: ChatUser) => userObject(u, { clientGravatar: r.clientGravatar, includeProfileFields: true, viewer });
+    Object.assign(out, {
+      realm_users: users.filter((u) => u.is_active === 1).map(shown),
+      realm_non_active_users: users.filter((u) => u.is_active !== 1).map(shown),
+      cross_realm_bots: [],
+      // The caller's own identity, as Zulip returns it with realm_user.
+      user_id: me.id,
+      email: me.email,
+      delivery_email: me.delivery_email,
+      full_name: me.full_name,
+      is_admin: isAdmin(me.role),
+      is_owner: me.role === ROLE.owner,
+      is_moderator: me.role === ROLE.moderator,
+      is_guest: isGuest(me.role),
+      avatar_source: 'G',
+      avatar_url: avatarUrlFor(me, false),
+      avatar_url_medium: avatarUrlFor(me, false),
+    });
+  }
+  if (fetch.has('subscription') || fetch.has('stream')) {
+    const streams = await db.selectFrom('streams').selectAll().where('realm_id', '=', r.realm.id).where('is_archived', '=', 0).orderBy('name_lower').execute();
+    const visible = [];
+    for (const s of streams) if (await canSeeMetadata(db, me, s)) visible.push(s);
+    if (fetch.has('subscription')) {
+      const subscriptions = await subscriptionObjects(db, me.id, now, { active: true, includeSubscribers: r.includeSubscribers });
+      const unsubscribed = await subscriptionObjects(db, me.id, now, { active: false, includeSubscribers: r.includeSubscribers });
+      const known = new Set([...subscriptions, ...unsubscribed].map((s) => s.stream_id));
+      const never = [];
+      for (const s of visible) {
+        if (known.has(s.id) || (s.invite_only === 1 && !isAdmin(me.role))) continue;
+        const fields = await channelFields(db, s, now);
+        if (r.includeSubscribers) fields.subscribers = (await db.selectFrom('subscriptions').select('user_id').where('stream_id', '=', s.id).where('active', '=', 1).orderBy('user_id').execute()).map((x) => x.user_id);
+        never.push(fields);
+      }
+      Object.assign(out, { subscriptions, unsubscribed, never_subscribed: never });
+    }
+    if (fetch.has('stream')) {
+      const list = [];
+      for (const s of visible) list.push(await channelFields(db, s, now));
+      out.streams = list;
+    }
+  }
+  if (fetch.has('default_streams')) {
+    out.realm_default_streams = (await db.selectFrom('default_streams').select('stream_id').where('realm_id', '=', r.realm.id).orderBy('stream_id').execute()).map((d) => d.stream_id);
+  }
+  if (fetch.has('user_groups')) out.realm_user_groups = await userGroups(db, r.realm.id);
+  if (fetch.has('message')) {
+    const max = await db.selectFrom('user_messages').select((eb) => eb.fn.max('message_id').as('max')).where('user_id', '=', me.id).executeTakeFirst();
+    out.max_message_id = max?.max == null ? -1 : Number(max.max);
+  }
+  if (fetch.has('update_message_flags') || fetch.has('message')) out.unread_msgs = await unreadMessages(db, me, r.emptyTopicName);
+  if (fetch.has('presence')) {
+    // Presence is not kept yet: nobody is reported online.
+    Object.assign(out, { presences: {}, server_timestamp: r.nowMs / 1000, presence_last_update_id: -1 });
+  }
+  if (fetch.has('recent_private_conversations')) out.recent_private_conversations = await recentDirect(db, me.id);
+  return out;
+}
+
+interface Unread { id: number; stream_id: number | null; topic: string; sender_id: number; direct_key: string | null; flags: number }
+
+/** unread_msgs: the user's unread copies, in subscribed channels (Zulip's rule) and direct messages. */
+async function unreadMessages(db: Queryable<ChatTables>, me: ChatUser, emptyTopicName: boolean): Promise<Record<string, unknown>> {
+  const rows = (await sql<Unread>`select m.id, m.stream_id, m.topic, m.sender_id, r.direct_key, um.flags from user_messages um
+    join messages m on m.id = um.message_id join recipients r on r.id = m.recipient_id
+    where um.user_id = ${me.id} and (um.flags & ${FLAG.read}) = 0
+      and (m.stream_id is null or exists (select 1 from subscriptions s where s.stream_id = m.stream_id and s.user_id = ${me.id} and s.active = 1))
+    order by m.id`.execute(db)).rows.map((x) => ({ ...x, id: Number(x.id), flags: Number(x.flags) }));
+  const streams = new Map<string, { stream_id: number; topic: string; unread_message_ids: number[] }>();
+  const pms = new Map<number, number[]>();
+  const huddles = new Map<string, number[]>();
+  const mentions: number[] = [];
+  for (const m of rows) {
+    if (m.flags & (FLAG.mentioned | FLAG.stream_wildcard_mentioned | FLAG.topic_wildcard_mentioned)) mentions.push(m.id);
+    if (m.stream_id !== null) {
+      const key = `${m.stream_id}\u0000${m.topic.toLowerCase()}`;
+      let g = streams.get(key);
+      if (!g) streams.set(key, (g = { stream_id: Number(m.stream_id), topic: displayTopic(m.topic, emptyTopicName), unread_message_ids: [] }));
+      g.unread_message_ids.push(m.id);
+      continue;
+    }
+    const ids = m.direct_key!.split(',').map(Number);
+    if (ids.length <= 2) {
+      const other = ids.find((id) => id !== me.id) ?? me.id;
+      (pms.get(other) ?? pms.set(other, []).get(other)!).push(m.id);
+    } else {
+      (huddles.get(m.direct_key!) ?? huddles.set(m.direct_key!, []).get(m.direct_key!)!).push(m.id);
+    }
+  }
+  return {
+    count: rows.length,
+    pms: [...pms].map(([other, ids]) => ({ other_user_id: other, sender_id: other, unread_message_ids: ids })),
+    streams: [...streams.values()],
+    huddles: [...huddles].map(([key, ids]) => ({ user_ids_string: key, unread_message_ids: ids })),
+    mentions,
+    old_unreads_missing: false,
+  };
+}
+
+/** Direct conversations by their latest message, newest first (Zulip keeps the latest 1000). */
+async function recentDirect(db: Queryable<ChatTables>, meId: number): Promise<Record<string, unknown>[]> {
+  const rows = (await sql<{ direct_key: string; max_id: number }>`select r.direct_key, max(m.id) as max_id from user_messages um
+    join messages m on m.id = um.message_id join recipients r on r.id = m.recipient_id
+    where um.user_id = ${meId} and m.stream_id is null group by r.direct_key order by max(m.id) desc limit 1000`.execute(db)).rows;
+  return rows.map((x) => ({ max_message_id: Number(x.max_id), user_ids: x.direct_key.split(',').map(Number).filter((id) => id !== meId) }));
+}
+
+async function userGroups(db: Queryable<ChatTables>, realmId: number): Promise<Record<string, unknown>[]> {
+  const groups = await db.selectFrom('user_groups').selectAll().where('realm_id', '=', realmId).orderBy('id').execute();
+  const ids = groups.map((g) => g.id);
+  const members = ids.length ? await db.selectFrom('user_group_members').selectAll().where('group_id', 'in', ids).execute() : [];
+  const subgroups = ids.length ? await db.selectFrom('user_group_subgroups').selectAll().where('group_id', 'in', ids).execute() : [];
+  const nobody = groups.find((g) => g.name === NOBODY_GROUP.name)?.id ?? null;
+  return groups.map((g) => {
+    // Only system groups exist so far; Zulip lets nobody manage those.
+    const setting = nobody ?? g.id;
+    return {
+      id: g.id,
+      name: g.name,
+      description: g.description,
+      date_created: g.is_system_group === 1 ? null : g.date_created,
+      creator_id: null,
+      members: members.filter((m) => m.group_id === g.id).map((m) => m.user_id).sort((a, b) => a - b),
+      direct_subgroup_ids: subgroups.filter((s) => s.group_id === g.id).map((s) => s.subgroup_id).sort((a, b) => a - b),
+      is_system_group: g.is_system_group === 1,
+      can_add_members_group: setting,
+      can_join_group: setting,
+      can_leave_group: setting,
+      can_manage_group: setting,
+      can_mention_group: setting,
+      can_remove_members_group: setting,
+      deactivated: g.deactivated === 1,
+    };
+  });
+}

@@ -1,0 +1,78 @@
+// A Chat server built in this process (fastify inject, or a listener when a test needs real
+// sockets), for tests that need a manual clock or to reach the event hub. Requests are sent the
+// way Zulip's Python client sends them, and every 2xx answer is checked against Zulip's OpenAPI.
+import { buildConfig } from '../../src/config/config.js';
+import { readOptions } from '../../src/config/env.js';
+import { createContext } from '../../src/context.js';
+import { createChatServer } from '../../src/chat/http.js';
+import { allEndpoints } from '../../src/chat/endpoints/index.js';
+import { AttemptLimiter, LOGIN_BUDGETS } from '../../src/chat/domain/rate-limit.js';
+import { EventHub } from '../../src/chat/events/hub.js';
+import { ManualClock } from '../../src/platform/clock.js';
+import { createLogger } from '../../src/platform/log.js';
+import { encodeParams } from './chat-client.js';
+import { checkChatResponse } from './zulip-openapi.js';
+import { storageArgs, type Storage } from './server.js';
+
+export interface Reply { status: number; body: Record<string, any> }
+
+export interface InProcessClient {
+  email: string;
+  apiKey: string;
+  call(method: string, path: string, params?: Record<string, unknown>): Promise<Reply>;
+}
+
+export async function inProcessChat(storage: Storage) {
+  const clock = new ManualClock(Date.UTC(2025, 0, 1));
+  const config = buildConfig(readOptions([...storageArgs(storage)], {}).options);
+  const ctx = await createContext(config, { clock, log: createLogger('error') });
+  // No real timer: the tests move the clock and call sweep() themselves.
+  const events = new EventHub(clock, ctx.log, { sweepEveryMs: 0 });
+  const app = createChatServer(
+    { db: ctx.chatDb, clock, log: ctx.log, realmUrl: () => 'http://chat.keel.test', loginLimiter: new AttemptLimiter(clock, LOGIN_BUDGETS), events },
+    allEndpoints(),
+  );
+
+  function client(email: string, apiKey: string): InProcessClient {
+    return {
+      email,
+      apiKey,
+      async call(method, path, params = {}) {
+        const form = encodeParams(params).toString();
+        const url = `/api/v1${path}${method === 'GET' && form ? `?${form}` : ''}`;
+        const res = await app.inject({
+          method: method as 'GET',
+          url,
+          headers: {
+            authorization: 'Basic ' + Buffer.from(`${email}:${apiKey}`).toString('base64'),
+            ...(method === 'GET' ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
+          },
+          payload: method === 'GET' ? undefined : form,
+        });
+        const body = JSON.parse(res.body) as Record<string, any>;
+        checkChatResponse(method, url, res.statusCode, body);
+        return { status: res.statusCode, body };
+      },
+    };
+  }
+
+  const owner = client(ctx.chatCreated!.email, ctx.chatCreated!.apiKey);
+
+  /** Creates a member (through the API, as an administrator would) and returns their client and id. */
+  async function member(email: string, fullName: string): Promise<{ client: InProcessClient; id: number }> {
+    const made = await owner.call('POST', '/users', { email, password: 'pass-word-1', full_name: fullName });
+    if (made.status !== 200) throw new Error(JSON.stringify(made.body));
+    const key = await app.inject({ method: 'POST', url: '/api/v1/fetch_api_key', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: encodeParams({ username: email, password: 'pass-word-1' }).toString() });
+    const k = JSON.parse(key.body) as { email: string; api_key: string };
+    return { client: client(k.email, k.api_key), id: made.body.user_id as number };
+  }
+
+  return {
+    ctx, clock, events, app, owner, client, member,
+    async close() {
+      // A test may have closed the listener already.
+      await app.close().catch(() => {});
+      await ctx.close();
+    },
+  };
+}
