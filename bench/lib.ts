@@ -119,6 +119,8 @@ export interface KeelServer extends Server {
   apiSecret: string;
   /** The authoritative DNS server (UDP and TCP on one port). */
   dns: { host: string; port: number };
+  /** The Chat listener and its first-run owner (email and API key). */
+  chat: { url: string; email: string; apiKey: string };
 }
 
 export interface KeelOptions {
@@ -167,9 +169,11 @@ export async function startKeel(o: KeelOptions = {}): Promise<KeelServer> {
     await stop();
     throw new Error('keel serve printed no DNS address');
   }
+  const chatInit = c.lines.find((m) => m.chat && typeof m.chat === 'object')?.chat as { email: string; apiKey: string } | undefined;
   return {
     url: listeningUrl(c, 'infra'), pid: c.process.pid!, apiUuid: init.apiUuid, apiSecret: init.apiSecret,
     dns: { host: dnsAt[1], port: Number(dnsAt[2]) }, stop,
+    chat: { url: listeningUrl(c, 'chat'), email: chatInit?.email ?? '', apiKey: chatInit?.apiKey ?? '' },
   };
 }
 
@@ -247,6 +251,8 @@ export interface LoadSpec {
   body?: string;
   /** Every response body must contain this text; the others count as mismatches. */
   expect: string;
+  /** Headers added to each request in turn (many users' credentials, say), on top of `headers`. */
+  rotateHeaders?: Record<string, string>[];
 }
 
 export interface LoadOptions {
@@ -300,7 +306,7 @@ export async function load(server: Server, spec: LoadSpec, opts: LoadOptions = D
 
 /** One request before the load, so a wrong URL or credential fails loudly with the answer shown. */
 async function check(url: string, spec: LoadSpec): Promise<void> {
-  const res = await fetch(url, { method: spec.method ?? 'GET', headers: spec.headers, body: spec.body });
+  const res = await fetch(url, { method: spec.method ?? 'GET', headers: { ...spec.headers, ...spec.rotateHeaders?.[0] }, body: spec.body });
   const text = await res.text();
   if (!res.ok || !text.includes(spec.expect)) {
     throw new Error(`${spec.method ?? 'GET'} ${url}: expected HTTP 2xx containing ${spec.expect}, got ${res.status} ${text.slice(0, 300)}`);
@@ -367,11 +373,16 @@ async function runLoad(arg: string): Promise<void> {
   const { url, spec, connections, pipelining, seconds } = JSON.parse(arg) as { url: string; spec: LoadSpec; connections: number; pipelining: number; seconds: number };
   // autocannon ships no types; this is the part of its API used here.
   const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+  let turn = 0;
+  const rotate = spec.rotateHeaders;
   const r = await autocannon({
     url,
     method: spec.method ?? 'GET',
     headers: spec.headers,
     body: spec.body,
+    ...(rotate?.length ? {
+      requests: [{ setupRequest: (req: { headers?: Record<string, string> }) => ({ ...req, headers: { ...req.headers, ...rotate[turn++ % rotate.length] } }) }],
+    } : {}),
     connections,
     pipelining,
     duration: seconds,

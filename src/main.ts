@@ -15,6 +15,7 @@ import { AttemptLimiter, LOGIN_BUDGETS } from './chat/domain/rate-limit.js';
 import type { FastifyInstance } from 'fastify';
 import { ADMIN_USAGE, runAdmin } from './chat/admin.js';
 import { EventHub } from './chat/events/hub.js';
+import { PresenceStore } from './chat/domain/presence.js';
 
 const USAGE = `usage: keel <command> [options]
 
@@ -87,6 +88,7 @@ function startChat(ctx: Context, config: Config): { app: FastifyInstance; url: (
       realmUrl: () => chatUrl(actual),
       loginLimiter: new AttemptLimiter(ctx.clock, LOGIN_BUDGETS),
       events: new EventHub(ctx.clock, ctx.log),
+      presence: new PresenceStore(ctx.chatDb, ctx.clock, ctx.log),
     },
     allEndpoints(),
   );

@@ -7,6 +7,7 @@ import type { Logger } from '../platform/log.js';
 import type { ChatTables, ChatUser, Realm } from './tables.js';
 import type { AttemptLimiter } from './domain/rate-limit.js';
 import type { EventHub } from './events/hub.js';
+import type { PresenceStore } from './domain/presence.js';
 
 export type ChatMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -21,6 +22,8 @@ export interface ChatServices {
   loginLimiter: AttemptLimiter;
   /** Event queues and the in-process bus writes publish on after their commit. */
   events: EventHub;
+  /** Presence in memory, written to the store in batches (domain/presence.ts). */
+  presence: PresenceStore;
 }
 
 export interface ChatCall {

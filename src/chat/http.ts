@@ -56,6 +56,10 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[]):
     services.events.close();
     done();
   });
+  // Presence not yet written reaches the store before the database is closed.
+  app.addHook('onClose', async () => {
+    await services.presence.close();
+  });
   answerWhenDurable(app, () => services.db.synced());
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => done(null, new URLSearchParams(body as string)));

@@ -110,6 +110,26 @@ export interface UserMessageRow {
   flags: number;
 }
 
+/** Unix seconds; written in batches from the in-memory presence map (domain/presence.ts). */
+export interface UserPresenceRow {
+  user_id: number;
+  realm_id: number;
+  last_active_time: number | null;
+  last_connected_time: number;
+  last_update_id: number;
+}
+
+export interface UserStatusRow {
+  user_id: number;
+  realm_id: number;
+  status_text: string;
+  emoji_name: string;
+  emoji_code: string;
+  reaction_type: string;
+  /** Unix seconds of the last change. */
+  timestamp: number;
+}
+
 export interface ChatTables {
   server_secrets: { name: string; value: string };
   realms: RealmRow;
@@ -123,6 +143,8 @@ export interface ChatTables {
   messages: MessageRow;
   user_messages: UserMessageRow;
   default_streams: { realm_id: number; stream_id: number };
+  user_presence: UserPresenceRow;
+  user_status: UserStatusRow;
 }
 
 export type ChatUser = Selectable<ChatUserRow>;

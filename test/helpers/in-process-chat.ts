@@ -8,6 +8,7 @@ import { createChatServer } from '../../src/chat/http.js';
 import { allEndpoints } from '../../src/chat/endpoints/index.js';
 import { AttemptLimiter, LOGIN_BUDGETS } from '../../src/chat/domain/rate-limit.js';
 import { EventHub } from '../../src/chat/events/hub.js';
+import { PresenceStore } from '../../src/chat/domain/presence.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/log.js';
 import { encodeParams } from './chat-client.js';
@@ -28,8 +29,10 @@ export async function inProcessChat(storage: Storage) {
   const ctx = await createContext(config, { clock, log: createLogger('error') });
   // No real timer: the tests move the clock and call sweep() themselves.
   const events = new EventHub(clock, ctx.log, { sweepEveryMs: 0 });
+  // Presence is written when a test calls flush() (or at close), never on a timer.
+  const presence = new PresenceStore(ctx.chatDb, clock, ctx.log, { flushEveryMs: 0 });
   const app = createChatServer(
-    { db: ctx.chatDb, clock, log: ctx.log, realmUrl: () => 'http://chat.keel.test', loginLimiter: new AttemptLimiter(clock, LOGIN_BUDGETS), events },
+    { db: ctx.chatDb, clock, log: ctx.log, realmUrl: () => 'http://chat.keel.test', loginLimiter: new AttemptLimiter(clock, LOGIN_BUDGETS), events, presence },
     allEndpoints(),
   );
 
@@ -68,7 +71,7 @@ export async function inProcessChat(storage: Storage) {
   }
 
   return {
-    ctx, clock, events, app, owner, client, member,
+    ctx, clock, events, presence, app, owner, client, member,
     async close() {
       // A test may have closed the listener already.
       await app.close().catch(() => {});

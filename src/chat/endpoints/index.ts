@@ -11,6 +11,8 @@ import {
 } from './channels.js';
 import { getMessage, getMessages, matchesNarrow, renderMessageEndpoint, sendMessage } from './messages.js';
 import { deleteQueue, getEvents, registerQueue } from './events.js';
+import { getRealmPresence, getUserPresence, getUserStatus, updatePresence, updateStatus } from './presence.js';
+import { setEditTypingStatus, setTypingStatus } from './typing.js';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './flags.js';
 
 export function allEndpoints(): Endpoint[] {
@@ -24,5 +26,7 @@ export function allEndpoints(): Endpoint[] {
     sendMessage, getMessages, matchesNarrow, getMessage, renderMessageEndpoint,
     updateMessageFlags, updateMessageFlagsForNarrow, markAllAsRead, markStreamAsRead, markTopicAsRead,
     registerQueue, getEvents, deleteQueue,
+    updatePresence, getRealmPresence, getUserPresence, updateStatus, getUserStatus,
+    setTypingStatus, setEditTypingStatus,
   ];
 }

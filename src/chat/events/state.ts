@@ -11,12 +11,14 @@ import { canSeeMetadata } from '../domain/channel-access.js';
 import { subscriptionObjects } from '../domain/subscriptions.js';
 import { isAdmin, isGuest, NOBODY_GROUP, ROLE } from '../domain/roles.js';
 import { EMPTY_TOPIC_DISPLAY_NAME, MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/realm.js';
+import { presenceAnswer, type PresenceStore } from '../domain/presence.js';
+import { allStatuses } from '../domain/user-status.js';
 import { ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from '../version.js';
 
 /** The fetch_event_types this slice fills in; others are ignored, as Zulip ignores unknown ones. */
 export const SUPPORTED_STATE = [
   'zulip_version', 'realm', 'realm_user', 'subscription', 'message', 'update_message_flags', 'stream', 'default_streams', 'user_groups',
-  'presence', 'recent_private_conversations',
+  'presence', 'recent_private_conversations', 'user_status',
 ] as const;
 
 /** Long-poll client timeout: above the heartbeat interval, as Zulip promises. */
@@ -31,6 +33,10 @@ export interface StateRequest {
   includeSubscribers: boolean;
   emptyTopicName: boolean;
   nowMs: number;
+  /** Presence lives in memory, not in the tables db reads. */
+  presence: PresenceStore;
+  slimPresence: boolean;
+  presenceHistoryLimitDays?: number;
 }
 
 export async function initialState(db: Queryable<ChatTables>, r: StateRequest): Promise<Record<string, unknown>> {
@@ -122,9 +128,9 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
   }
   if (fetch.has('update_message_flags') || fetch.has('message')) out.unread_msgs = await unreadMessages(db, me, r.emptyTopicName);
   if (fetch.has('presence')) {
-    // Presence is not kept yet: nobody is reported online.
-    Object.assign(out, { presences: {}, server_timestamp: r.nowMs / 1000, presence_last_update_id: -1 });
+    Object.assign(out, await presenceAnswer(r.presence, r.realm.id, r.nowMs, { slim: r.slimPresence, historyLimitDays: r.presenceHistoryLimitDays }));
   }
+  if (fetch.has('user_status')) out.user_status = await allStatuses(db, r.realm.id);
   if (fetch.has('recent_private_conversations')) out.recent_private_conversations = await recentDirect(db, me.id);
   return out;
 }

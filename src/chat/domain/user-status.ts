@@ -1,0 +1,82 @@
+// A user's status (Zulip's UserStatus): text up to 60 characters and an emoji, stored per user; the
+// deprecated `away` is the inverse of the presence_enabled setting, as in Zulip since 6.0.
+import type { Queryable } from '../../platform/db/database.js';
+import type { ChatTables, UserStatusRow } from '../tables.js';
+import { badRequest } from '../errors.js';
+import { emojiByChars, emojiByName } from './emoji.js';
+import { booleanSetting } from './presence.js';
+
+export const MAX_STATUS_TEXT_LENGTH = 60;
+export const REACTION_TYPES = ['unicode_emoji', 'realm_emoji', 'zulip_extra_emoji'] as const;
+/** The emoji Zulip ships beside Unicode's (zulip_extra_emoji). */
+const ZULIP_EXTRA_EMOJI = new Set(['zulip']);
+
+export interface Emoji { emoji_name: string; emoji_code: string; reaction_type: string }
+
+function unicodeCodeExists(code: string): boolean {
+  if (!/^[0-9a-f]+(-[0-9a-f]+)*$/.test(code)) return false;
+  const chars = String.fromCodePoint(...code.split('-').map((h) => parseInt(h, 16)));
+  return emojiByChars(chars) !== undefined;
+}
+
+/**
+ * Zulip's rules for a status emoji: "" clears it; a name alone finds its code and type; a code or
+ * type without a name is refused; the three must agree (check_emoji_request).
+ */
+export function checkStatusEmoji(name: string | undefined, code: string | undefined, type: string | undefined): Emoji | undefined {
+  if (name === undefined) {
+    if (code !== undefined || type !== undefined) throw badRequest('Client must pass emoji_name if they pass either emoji_code or reaction_type.');
+    return undefined;
+  }
+  if (name === '') return { emoji_name: '', emoji_code: '', reaction_type: 'unicode_emoji' };
+  if (code === undefined) {
+    if (ZULIP_EXTRA_EMOJI.has(name)) {
+      code = name;
+      type ??= 'zulip_extra_emoji';
+    } else {
+      const found = emojiByName(name);
+      if (!found) throw badRequest(`Emoji '${name}' does not exist`);
+      code = found.code;
+      type ??= 'unicode_emoji';
+    }
+  }
+  type ??= 'unicode_emoji';
+  switch (type) {
+    case 'unicode_emoji':
+      if (!unicodeCodeExists(code)) throw badRequest('Invalid emoji code.');
+      if (emojiByName(name)?.code !== code) throw badRequest('Invalid emoji name.');
+      break;
+    case 'zulip_extra_emoji':
+      if (!ZULIP_EXTRA_EMOJI.has(code)) throw badRequest('Invalid emoji code.');
+      if (name !== code) throw badRequest('Invalid emoji name.');
+      break;
+    case 'realm_emoji':
+      // Custom emoji cannot be uploaded yet, so no id names one.
+      throw badRequest('Invalid custom emoji.');
+    default:
+      throw badRequest('Invalid emoji type.');
+  }
+  return { emoji_name: name, emoji_code: code, reaction_type: type };
+}
+
+/** The UserStatus object: only what is set (away only when true, the emoji only with a name). */
+export function statusObject(row: Pick<UserStatusRow, 'status_text' | 'emoji_name' | 'emoji_code' | 'reaction_type'> | undefined, presenceEnabled: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (!presenceEnabled) out.away = true;
+  if (row?.status_text) out.status_text = row.status_text;
+  if (row?.emoji_name) Object.assign(out, { emoji_name: row.emoji_name, emoji_code: row.emoji_code, reaction_type: row.reaction_type });
+  return out;
+}
+
+/** register's `user_status`: every active user with something set, keyed by user id. */
+export async function allStatuses(db: Queryable<ChatTables>, realmId: number): Promise<Record<string, Record<string, unknown>>> {
+  const users = await db.selectFrom('chat_users').select(['id', 'settings']).where('realm_id', '=', realmId).where('is_active', '=', 1).execute();
+  const rows = await db.selectFrom('user_status').selectAll().where('realm_id', '=', realmId).execute();
+  const byUser = new Map(rows.map((r) => [Number(r.user_id), r]));
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const u of users) {
+    const s = statusObject(byUser.get(Number(u.id)), booleanSetting(u, 'presence_enabled', true));
+    if (Object.keys(s).length) out[String(u.id)] = s;
+  }
+  return out;
+}
