@@ -5,5 +5,6 @@ import { dns } from './002_dns.js';
 import { chatCore } from './003_chat_core.js';
 import { chatUsers } from './004_chat_users.js';
 import { chatSearch } from './005_chat_search.js';
+import { chatTopicIndex } from './006_chat_topic_index.js';
 
-export const MIGRATIONS: Migration[] = [infraCore, dns, chatCore, chatUsers, chatSearch];
+export const MIGRATIONS: Migration[] = [infraCore, dns, chatCore, chatUsers, chatSearch, chatTopicIndex];
