@@ -59,6 +59,9 @@ async function store(db: Queryable<ChatTables>, realmId: number, sender: ChatUse
   return msg.id;
 }
 
+/** The write of a message and its recipients' state inside the caller's transaction (bench seeding). */
+export { store as storeMessage };
+
 export async function sendToChannel(db: Database<ChatTables>, realm: Realm, sender: ChatUser, stream: Stream, topic: string, o: Outgoing): Promise<number> {
   await checkCanPost(db.kysely, sender, stream);
   return db.transaction(async (trx) => store(trx, realm.id, sender, stream.recipient_id, stream.id, topic, await subscriberIds(trx, stream.id), o));
