@@ -6,5 +6,6 @@ import { chatCore } from './003_chat_core.js';
 import { chatUsers } from './004_chat_users.js';
 import { chatSearch } from './005_chat_search.js';
 import { chatTopicIndex } from './006_chat_topic_index.js';
+import { chatSubscriptionSpans } from './007_chat_subscription_spans.js';
 
-export const MIGRATIONS: Migration[] = [infraCore, dns, chatCore, chatUsers, chatSearch, chatTopicIndex];
+export const MIGRATIONS: Migration[] = [infraCore, dns, chatCore, chatUsers, chatSearch, chatTopicIndex, chatSubscriptionSpans];
