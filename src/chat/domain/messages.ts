@@ -176,7 +176,8 @@ export async function messageObjects(db: Queryable<ChatTables>, realm: Realm, me
     userIds.add(r.sender_id);
     for (const id of r.direct_key?.split(',') ?? []) userIds.add(Number(id));
   }
-  const users = new Map((await db.selectFrom('chat_users').selectAll().where('id', 'in', [...userIds]).execute()).map((u) => [u.id, u]));
+  // Only what a message object shows: whole user rows cost more than the messages themselves.
+  const users = new Map((await db.selectFrom('chat_users').select(['id', 'email', 'full_name', 'delivery_email', 'avatar_version']).where('id', 'in', [...userIds]).execute()).map((u) => [u.id, u]));
   const streamIds = [...new Set(rows.map((r) => r.stream_id).filter((s): s is number => s !== null))];
   const streams = new Map(streamIds.length ? (await db.selectFrom('streams').select(['id', 'name']).where('id', 'in', streamIds).execute()).map((s) => [s.id, s.name]) : []);
   return rows.map((r) => {
