@@ -121,6 +121,8 @@ export interface KeelServer extends Server {
   dns: { host: string; port: number };
   /** The Chat listener and its first-run owner (email and API key). */
   chat: { url: string; email: string; apiKey: string };
+  /** The Chat listener's base URL (http://host:port, without /api/v1). */
+  chatUrl: string;
 }
 
 export interface KeelOptions {
@@ -128,6 +130,11 @@ export interface KeelOptions {
   databaseUrl?: string;
   /** Extra `keel serve` flags. */
   args?: string[];
+  /**
+   * A data dir already set up (and seeded) by the caller, which then knows its keys: no first-run
+   * key is expected. It is removed when the server stops, like a fresh one.
+   */
+  dataDir?: string;
 }
 
 /** KEEL_BENCH_PROFILE=DIR runs each `keel serve` with --cpu-prof, writing its profile to DIR on exit. */
@@ -138,7 +145,7 @@ const PROFILE_DIR = process.env.KEEL_BENCH_PROFILE;
  * port, with its first-run API key.
  */
 export async function startKeel(o: KeelOptions = {}): Promise<KeelServer> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'keel-bench-'));
+  const dataDir = o.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'keel-bench-'));
   let c: Child;
   try {
     c = await startChild(
@@ -160,7 +167,7 @@ export async function startKeel(o: KeelOptions = {}): Promise<KeelServer> {
     await c.stop();
     rmSync(dataDir, { recursive: true, force: true });
   };
-  if (!init) {
+  if (!init && !o.dataDir) {
     await stop();
     throw new Error('keel serve printed no first-run API key');
   }
@@ -171,8 +178,8 @@ export async function startKeel(o: KeelOptions = {}): Promise<KeelServer> {
   }
   const chatInit = c.lines.find((m) => m.chat && typeof m.chat === 'object')?.chat as { email: string; apiKey: string } | undefined;
   return {
-    url: listeningUrl(c, 'infra'), pid: c.process.pid!, apiUuid: init.apiUuid, apiSecret: init.apiSecret,
-    dns: { host: dnsAt[1], port: Number(dnsAt[2]) }, stop,
+    url: listeningUrl(c, 'infra'), pid: c.process.pid!, apiUuid: init?.apiUuid ?? '', apiSecret: init?.apiSecret ?? '',
+    dns: { host: dnsAt[1], port: Number(dnsAt[2]) }, chatUrl: listeningUrl(c, 'chat'), stop,
     chat: { url: listeningUrl(c, 'chat'), email: chatInit?.email ?? '', apiKey: chatInit?.apiKey ?? '' },
   };
 }
@@ -221,6 +228,16 @@ export async function freePort(): Promise<number> {
 export function missingCommand(command: string, probeArgs: string[], debianPackage: string): string | undefined {
   const r = spawnSync(command, probeArgs, { stdio: 'ignore' });
   return r.error ? `${command} is not installed (Debian package ${debianPackage}: apt-get install -y ${debianPackage})` : undefined;
+}
+
+/** Resident set size of a process in KiB (VmRSS in /proc); undefined off Linux. */
+export function rssKiB(pid: number): number | undefined {
+  try {
+    const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Latency percentile (0..100) of sorted milliseconds, rounded to 0.01 ms. */

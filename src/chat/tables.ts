@@ -130,6 +130,14 @@ export interface UserStatusRow {
   timestamp: number;
 }
 
+/** A range of message ids a subscriber received in a channel: after < id <= until (open while subscribed). */
+export interface SubscriptionSpanRow {
+  user_id: number;
+  stream_id: number;
+  after_message_id: number;
+  until_message_id: number | null;
+}
+
 export interface ChatTables {
   server_secrets: { name: string; value: string };
   realms: RealmRow;
@@ -140,6 +148,7 @@ export interface ChatTables {
   recipients: RecipientRow;
   streams: StreamRow;
   subscriptions: SubscriptionRow;
+  subscription_spans: SubscriptionSpanRow;
   messages: MessageRow;
   user_messages: UserMessageRow;
   default_streams: { realm_id: number; stream_id: number };

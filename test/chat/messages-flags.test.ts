@@ -158,4 +158,36 @@ await forEachEngine('chat messages: rendering and flags', (engine) => {
       assert.equal(r.body.code, 'BAD_NARROW', JSON.stringify(bad));
     }
   });
+
+  it('receives channel messages only while subscribed, each unread, across leaving and coming back', async () => {
+    const made = await owner.post('/users/me/subscriptions', { subscriptions: [{ name: 'spans' }], invite_only: true, history_public_to_subscribers: false, principals: [owner.email, alice.email] });
+    assert.equal(made.body.result, 'success', JSON.stringify(made.body));
+    const send = async (content: string) => (await owner.post('/messages', { type: 'stream', to: 'spans', topic: 't', content })).body.id as number;
+    const leave = async () => assert.equal((await owner.call('DELETE', '/users/me/subscriptions', { subscriptions: ['spans'], principals: [aliceId] })).body.result, 'success');
+    const join = async () => assert.equal((await owner.post('/users/me/subscriptions', { subscriptions: [{ name: 'spans' }], principals: [aliceId] })).body.result, 'success');
+    const m1 = await send('while subscribed');
+    await leave();
+    const m2 = await send('while away');
+    await join();
+    // Out and back in with no message in between: still one continuous subscription.
+    await leave();
+    await join();
+    const m3 = await send('after coming back');
+    const seen = await alice.get('/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [['stream', 'spans']] });
+    assert.deepEqual(seen.body.messages.map((m: { id: number; flags: string[] }) => [m.id, m.flags]), [[m1, []], [m3, []]]);
+    assert.equal((await alice.get(`/messages/${m2}`)).body.msg, 'Invalid message(s)');
+    const unread = await alice.get('/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [['stream', 'spans'], ['is', 'unread']] });
+    assert.deepEqual(unread.body.messages.map((m: { id: number }) => m.id), [m1, m3]);
+    const first = await alice.get('/messages', { anchor: 'first_unread', num_before: 0, num_after: 0, narrow: [['stream', 'spans']] });
+    assert.equal(first.body.anchor, m1);
+    const star = await alice.post('/messages/flags', { messages: [m1, m3], op: 'add', flag: 'starred' });
+    assert.equal(star.body.result, 'success');
+    assert.deepEqual([await flagsOf(alice, m1), await flagsOf(alice, m3)], [['starred'], ['starred']]);
+    assert.equal((await alice.post('/messages/flags', { messages: [m2], op: 'add', flag: 'read' })).body.msg, 'Invalid message(s)');
+    await alice.post('/mark_stream_as_read', { stream_id: (await owner.get('/get_stream_id', { stream: 'spans' })).body.stream_id });
+    assert.deepEqual([await flagsOf(alice, m1), await flagsOf(alice, m3)], [['read', 'starred'], ['read', 'starred']]);
+    assert.equal((await alice.get('/users/me')).body.max_message_id >= m3, true);
+    const topics = await alice.get(`/users/me/${(await owner.get('/get_stream_id', { stream: 'spans' })).body.stream_id}/topics`);
+    assert.deepEqual(topics.body.topics.map((t: { max_id: number }) => t.max_id), [m3]);
+  });
 });

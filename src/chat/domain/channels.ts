@@ -4,6 +4,7 @@ import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser, Stream } from '../tables.js';
 import { badRequest } from '../errors.js';
 import { renderMarkdown } from './markdown.js';
+import { openSpan } from './receipt.js';
 import { systemGroupId, parseGroupSetting, type GroupSettingValue } from './groups.js';
 import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH } from './realm.js';
 
@@ -112,6 +113,7 @@ export async function subscribe(db: Queryable<ChatTables>, userId: number, strea
   if (row?.active === 1) return false;
   if (row) {
     await db.updateTable('subscriptions').set({ active: 1 }).where('id', '=', row.id).execute();
+    await openSpan(db, userId, streamId);
     return true;
   }
   const count = await db.selectFrom('subscriptions').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow();
@@ -119,6 +121,7 @@ export async function subscribe(db: Queryable<ChatTables>, userId: number, strea
     user_id: userId, stream_id: streamId, active: 1, color: COLORS[Number(count.n) % COLORS.length], is_muted: 0, pin_to_top: 0,
     desktop_notifications: null, email_notifications: null, push_notifications: null, audible_notifications: null, wildcard_mentions_notify: null,
   }).execute();
+  await openSpan(db, userId, streamId);
   return true;
 }
 

@@ -13,7 +13,19 @@ export const FLAG = {
 /** A message the user never received (shared history) reads as read and historical. */
 export const HISTORICAL_FLAGS = FLAG.read | FLAG.historical;
 
+const NAMES_BY_BITS = new Map<number, readonly string[]>();
+
+/** The API's flag names for a bit set; the answer is shared (callers copy it before changing it). */
 export function flagNames(bits: number): string[] {
+  let names = NAMES_BY_BITS.get(bits);
+  if (!names) {
+    names = computeFlagNames(bits);
+    NAMES_BY_BITS.set(bits, names);
+  }
+  return [...names];
+}
+
+function computeFlagNames(bits: number): string[] {
   const names = (Object.entries(FLAG) as [string, number][]).filter(([, bit]) => (bits & bit) !== 0).map(([name]) => name);
   // The legacy name stays for clients older than feature level 224.
   if (bits & (FLAG.stream_wildcard_mentioned | FLAG.topic_wildcard_mentioned)) names.push('wildcard_mentioned');

@@ -13,6 +13,7 @@ import { isGuest } from './roles.js';
 import { checkCanPost } from './channel-access.js';
 import { subscriberIds } from './channels.js';
 import { escapeHtml, highlightHtml } from './search.js';
+import { flagsSql, receivedSql, spansOf } from './receipt.js';
 
 /** Zulip's stand-in for "after every message": the anchor `newest` and huge numbers become this. */
 export const LARGER_THAN_MAX_MESSAGE_ID = 10_000_000_000_000_000;
@@ -52,12 +53,15 @@ async function store(db: Queryable<ChatTables>, realmId: number, sender: ChatUse
   const users = [...new Set([...receivers, sender.id])];
   const participants = o.mentionBits && streamId !== null ? await topicParticipants(db, streamId, topic) : new Set(users);
   participants.add(sender.id);
-  await db
-    .insertInto('user_messages')
-    .values(users.map((user_id) => ({ user_id, message_id: msg.id, flags: (user_id === sender.id && o.readBySender ? FLAG.read : 0) | (o.mentionBits?.(user_id, participants) ?? 0) })))
-    .execute();
+  const rows = users.map((user_id) => ({ user_id, message_id: msg.id, flags: (user_id === sender.id && o.readBySender ? FLAG.read : 0) | (o.mentionBits?.(user_id, participants) ?? 0) }));
+  // A channel's subscribers receive through their subscription spans (receipt.ts): rows only for
+  // the sender and for flags other than the default.
+  await db.insertInto('user_messages').values(streamId === null ? rows : rows.filter((r) => r.user_id === sender.id || r.flags !== 0)).execute();
   return msg.id;
 }
+
+/** The write of a message and its recipients' state inside the caller's transaction (bench seeding). */
+export { store as storeMessage };
 
 export async function sendToChannel(db: Database<ChatTables>, realm: Realm, sender: ChatUser, stream: Stream, topic: string, o: Outgoing): Promise<number> {
   await checkCanPost(db.kysely, sender, stream);
@@ -96,7 +100,7 @@ export interface Found { anchor?: number; ids: number[]; found_anchor?: boolean;
 
 async function matchingIds(db: Queryable<ChatTables>, realmId: number, me: ChatUser, narrow: NarrowQuery, extra: RawBuilder<unknown>, order: 'asc' | 'desc', limit: number | null): Promise<number[]> {
   const history = narrow.history ? await historyStreamIds(db, realmId, me) : [];
-  const access = history.length ? sql`(um.user_id is not null or m.stream_id in (${sql.join(history)}))` : sql`um.user_id is not null`;
+  const access = history.length ? sql`(${receivedSql(me.id)} or m.stream_id in (${sql.join(history)}))` : receivedSql(me.id);
   const where = sql.join([sql`m.realm_id = ${realmId}`, access, extra, ...narrow.conditions], sql` and `);
   const rows = await sql<{ id: number }>`select m.id from messages m left join user_messages um on um.message_id = m.id and um.user_id = ${me.id} where ${where} order by m.id ${sql.raw(order)}${limit === null ? sql`` : sql` limit ${limit}`}`.execute(db);
   return rows.rows.map((r) => Number(r.id));
@@ -105,13 +109,15 @@ async function matchingIds(db: Queryable<ChatTables>, realmId: number, me: ChatU
 export async function fetchWindow(db: Queryable<ChatTables>, realmId: number, me: ChatUser, narrow: NarrowQuery, w: Window): Promise<Found> {
   let anchor = w.anchor;
   if (anchor === null) {
-    const unread = await matchingIds(db, realmId, me, narrow, sql`(coalesce(um.flags, ${HISTORICAL_FLAGS}) & ${FLAG.read}) = 0`, 'asc', 1);
+    const unread = await matchingIds(db, realmId, me, narrow, sql`(${flagsSql(me.id)} & ${FLAG.read}) = 0`, 'asc', 1);
     anchor = unread[0] ?? LARGER_THAN_MAX_MESSAGE_ID;
   }
   // One more than asked on each side tells whether the oldest and newest were reached.
   const before = anchor > 0 ? await matchingIds(db, realmId, me, narrow, sql`m.id < ${anchor}`, 'desc', w.numBefore + 1) : [];
-  const after = await matchingIds(db, realmId, me, narrow, sql`m.id > ${anchor}`, 'asc', w.numAfter + 1);
-  const at = w.includeAnchor ? await matchingIds(db, realmId, me, narrow, sql`m.id = ${anchor}`, 'asc', 1) : [];
+  // No message is at or after the stand-in for "newest": skip asking (a search narrow's asking costs a full match).
+  const pastAll = anchor >= LARGER_THAN_MAX_MESSAGE_ID;
+  const after = pastAll ? [] : await matchingIds(db, realmId, me, narrow, sql`m.id > ${anchor}`, 'asc', w.numAfter + 1);
+  const at = w.includeAnchor && !pastAll ? await matchingIds(db, realmId, me, narrow, sql`m.id = ${anchor}`, 'asc', 1) : [];
   const ids = [...before.slice(0, w.numBefore).reverse(), ...at, ...after.slice(0, w.numAfter)];
   return {
     anchor,
@@ -164,12 +170,14 @@ export async function messageObjects(db: Queryable<ChatTables>, realm: Realm, me
     .where('messages.id', 'in', ids)
     .orderBy('messages.id')
     .execute();
+  const received = await spansOf(db, me.id);
   const userIds = new Set<number>();
   for (const r of rows) {
     userIds.add(r.sender_id);
     for (const id of r.direct_key?.split(',') ?? []) userIds.add(Number(id));
   }
-  const users = new Map((await db.selectFrom('chat_users').selectAll().where('id', 'in', [...userIds]).execute()).map((u) => [u.id, u]));
+  // Only what a message object shows: whole user rows cost more than the messages themselves.
+  const users = new Map((await db.selectFrom('chat_users').select(['id', 'email', 'full_name', 'delivery_email', 'avatar_version']).where('id', 'in', [...userIds]).execute()).map((u) => [u.id, u]));
   const streamIds = [...new Set(rows.map((r) => r.stream_id).filter((s): s is number => s !== null))];
   const streams = new Map(streamIds.length ? (await db.selectFrom('streams').select(['id', 'name']).where('id', 'in', streamIds).execute()).map((s) => [s.id, s.name]) : []);
   return rows.map((r) => {
@@ -199,7 +207,7 @@ export async function messageObjects(db: Queryable<ChatTables>, realm: Realm, me
       type: stream ? 'stream' : 'private',
       avatar_url: avatarUrlFor(sender, p.clientGravatar),
       content_type: p.applyMarkdown ? 'text/html' : 'text/x-markdown',
-      flags: flagNames(r.flags ?? HISTORICAL_FLAGS),
+      flags: flagNames(r.flags ?? (received(r) ? 0 : HISTORICAL_FLAGS)),
     };
     if (stream) out.stream_id = r.stream_id;
     if (p.search) Object.assign(out, matchFields(r.rendered_content, out.subject as string, p.search));

@@ -1,17 +1,19 @@
 // Narrows: both wire forms (objects with operator/operand/negated, and legacy [operator, operand]
 // pairs) read into terms, then into SQL conditions over messages m left-joined to the caller's
-// user_messages um. A channel term searches the channel's shared history when the caller may.
+// user_messages um (receipt.ts says who received what). A channel term searches the channel's
+// shared history when the caller may.
 import { sql, type RawBuilder } from 'kysely';
 import type { Engine, Queryable } from '../../platform/db/database.js';
 import { searchCondition } from '../../platform/db/fulltext.js';
 import type { ChatTables, ChatUser } from '../tables.js';
 import { badNarrow } from '../errors.js';
 import { canAccessContent, streamById, streamByName } from './channels.js';
-import { FLAG, HISTORICAL_FLAGS } from './flags.js';
+import { FLAG } from './flags.js';
 import { normaliseTopic } from './topics.js';
 import { userByEmail, userById } from './users.js';
 import { isGuest } from './roles.js';
 import { highlightWords, parseSearch } from './search.js';
+import { flagsSql } from './receipt.js';
 
 export interface NarrowTerm { operator: string; operand: unknown; negated: boolean }
 
@@ -60,7 +62,7 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
   const conditions: RawBuilder<unknown>[] = [];
   let history = false;
   let search: Set<string> | undefined;
-  const flags = sql`coalesce(um.flags, ${HISTORICAL_FLAGS})`;
+  const flags = flagsSql(me.id);
   for (const term of terms) {
     let cond: RawBuilder<unknown>;
     const { operator, operand } = term;

@@ -2,6 +2,7 @@
 import { sql } from 'kysely';
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables } from '../tables.js';
+import { inSpan } from './receipt.js';
 
 /** Sets or clears one flag bit on the user's copies; answers how many copies changed. */
 export async function setFlag(db: Queryable<ChatTables>, userId: number, messageIds: number[], bit: number, add: boolean): Promise<number> {
@@ -17,6 +18,12 @@ export async function setFlag(db: Queryable<ChatTables>, userId: number, message
       .where(add ? sql<boolean>`(flags & ${bit}) = 0` : sql<boolean>`(flags & ${bit}) <> 0`)
       .executeTakeFirst();
     changed += Number(r.numUpdatedRows);
+    // Received through a subscription span with default flags (no row yet): setting a bit writes the row.
+    if (add) {
+      const made = await sql`insert into user_messages (user_id, message_id, flags) select ${userId}, m.id, ${bit} from messages m
+        where m.id in (${sql.join(batch)}) and not exists (select 1 from user_messages um where um.user_id = ${userId} and um.message_id = m.id) and ${inSpan(userId)}`.execute(db);
+      changed += Number(made.numAffectedRows ?? 0);
+    }
   }
   return changed;
 }

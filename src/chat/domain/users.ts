@@ -26,7 +26,7 @@ export function gravatarUrl(email: string, version: number): string {
  * The avatar URL a requester sees: null when the client computes gravatars itself and can see the
  * real email (every address is visible to everyone in this version).
  */
-export function avatarUrlFor(user: ChatUser, clientGravatar: boolean): string | null {
+export function avatarUrlFor(user: Pick<ChatUser, 'delivery_email' | 'avatar_version'>, clientGravatar: boolean): string | null {
   return clientGravatar ? null : gravatarUrl(user.delivery_email, user.avatar_version);
 }
 

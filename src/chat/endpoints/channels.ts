@@ -1,5 +1,6 @@
 // Channels and subscriptions: subscribe (creating channels), list own subscriptions, list channels,
 // find a channel's id by name, change a channel's settings (PATCH /streams/{stream_id}).
+import { closeSpan, receivedCondition } from '../domain/receipt.js';
 import Type from 'typebox';
 import { defineEndpoint, requireUser } from '../endpoint.js';
 import { adminRequired, badRequest, channelNameMissing, ChatError } from '../errors.js';
@@ -268,7 +269,7 @@ export const getStreamTopics = defineEndpoint({
     const shared = stream.history_public_to_subscribers === 1;
     let q = db.selectFrom('messages').select(['messages.topic', (eb) => eb.fn.max('messages.id').as('max_id')])
       .where('messages.stream_id', '=', stream.id).groupBy('messages.topic');
-    if (!shared) q = q.innerJoin('user_messages', 'user_messages.message_id', 'messages.id').where('user_messages.user_id', '=', me.id);
+    if (!shared) q = q.where(receivedCondition(me.id, 'messages'));
     const rows = await q.execute();
     // Topics differing only in case are one topic, named as in its latest message.
     const byKey = new Map<string, { name: string; max_id: number }>();
@@ -325,6 +326,7 @@ export const unsubscribeEndpoint = defineEndpoint({
       for (const s of streams) {
         for (const t of targets) {
           const res = await trx.updateTable('subscriptions').set({ active: 0 }).where('user_id', '=', t.id).where('stream_id', '=', s.id).where('active', '=', 1).executeTakeFirst();
+          if (Number(res.numUpdatedRows) > 0) await closeSpan(trx, t.id, s.id);
           (Number(res.numUpdatedRows) > 0 ? removed : notRemoved).push(s.name);
           if (Number(res.numUpdatedRows) > 0) (gone.get(t.id) ?? gone.set(t.id, []).get(t.id)!).push(s);
         }

@@ -12,6 +12,7 @@ import { checkEditableFlag, FLAG, HISTORICAL_FLAGS } from '../domain/flags.js';
 import { buildNarrow, readNarrow, type RawNarrow } from '../domain/narrow.js';
 import { fetchByIds, fetchWindow, MAX_MESSAGES_PER_FETCH } from '../domain/messages.js';
 import { setFlag } from '../domain/read-state.js';
+import { flagsSql, receivedCondition, receivedSql } from '../domain/receipt.js';
 import { normaliseTopic } from '../domain/topics.js';
 import { NarrowTerm, parseAnchor } from './messages.js';
 import { flagsNotice } from '../events/notices.js';
@@ -50,7 +51,7 @@ export const updateMessageFlags = defineEndpoint({
     let changed: number[] = [];
     const work = () => db.transaction(async (trx) => {
       const ids = [...new Set(p.messages)];
-      const own = new Set(ids.length ? (await trx.selectFrom('user_messages').select('message_id').where('user_id', '=', me.id).where('message_id', 'in', ids).execute()).map((r) => r.message_id) : []);
+      const own = new Set(ids.length ? (await sql<{ id: number }>`select m.id from messages m where m.id in (${sql.join(ids)}) and ${receivedCondition(me.id)}`.execute(trx)).rows.map((r) => Number(r.id)) : []);
       const others = ids.filter((id) => !own.has(id));
       // Messages the user never received but may read (shared channel history) are valid targets.
       const readable = new Set((await fetchByIds(trx, call.realm.id, me, { conditions: [], history: true }, others)).ids);
@@ -124,8 +125,8 @@ export const updateMessageFlagsForNarrow = defineEndpoint({
 });
 
 async function unreadIds(db: Queryable<ChatTables>, userId: number, where: ReturnType<typeof sql>): Promise<number[]> {
-  const rows = await sql<{ message_id: number }>`select um.message_id from user_messages um join messages m on m.id = um.message_id
-    where um.user_id = ${userId} and (um.flags & ${FLAG.read}) = 0 and ${where}`.execute(db);
+  const rows = await sql<{ message_id: number }>`select m.id as message_id from messages m left join user_messages um on um.message_id = m.id and um.user_id = ${userId}
+    where ${receivedSql(userId)} and (${flagsSql(userId)} & ${FLAG.read}) = 0 and ${where}`.execute(db);
   return rows.rows.map((r) => Number(r.message_id));
 }
 

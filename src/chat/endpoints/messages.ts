@@ -15,6 +15,10 @@ import {
 import { unixSeconds } from '../../platform/clock.js';
 import { messageNotice } from '../events/notices.js';
 
+function mentions(r: ReturnType<typeof renderMessage>): boolean {
+  return r.mentionedUserIds.length > 0 || r.mentionedGroupIds.length > 0 || r.streamWildcard || r.topicWildcard;
+}
+
 export const sendMessage = defineEndpoint({
   method: 'POST',
   path: '/messages',
@@ -42,7 +46,8 @@ export const sendMessage = defineEndpoint({
     const rendered = renderMessage(content, ctx);
     const o = {
       content, rendered: rendered.html, client: call.client, readBySender: p.read_by_sender ?? me.is_bot !== 1, nowSeconds: unixSeconds(clock),
-      mentionBits: mentionFlagger(rendered, ctx),
+      // Without a mention every recipient's bits are 0: skip the flagger (and the topic's participants it needs).
+      mentionBits: mentions(rendered) ? mentionFlagger(rendered, ctx) : undefined,
     };
     if (p.type === 'stream' || p.type === 'channel') {
       // A one-element list is the legacy way of naming the channel.

@@ -1,6 +1,8 @@
 // Users: who am I, the directory, one user by id or email, creating, updating, deactivating and
 // reactivating users (administrators), and leaving the organization.
 import Type from 'typebox';
+import { sql } from 'kysely';
+import { receivedSql } from '../domain/receipt.js';
 import { defineEndpoint, requireUser, type ChatCall } from '../endpoint.js';
 import { adminRequired, badRequest, ChatError } from '../errors.js';
 import type { ChatTables, ChatUser } from '../tables.js';
@@ -23,11 +25,10 @@ export const getOwnUser = defineEndpoint({
   params: Type.Object({}),
   async handler(call) {
     const me = requireUser(call);
-    const max = await call.services.db.kysely
-      .selectFrom('user_messages')
-      .select((eb) => eb.fn.max('message_id').as('max'))
-      .where('user_id', '=', me.id)
-      .executeTakeFirst();
+    // The newest message received: scanning from the newest, the first one received.
+    const newest = await sql<{ max: number }>`select m.id as max from messages m left join user_messages um on um.message_id = m.id and um.user_id = ${me.id}
+      where ${receivedSql(me.id)} order by m.id desc limit 1`.execute(call.services.db.kysely);
+    const max = newest.rows[0];
     return {
       avatar_url: avatarUrlFor(me, false),
       avatar_version: me.avatar_version,

@@ -14,6 +14,7 @@ import { EMPTY_TOPIC_DISPLAY_NAME, MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_N
 import { presenceAnswer, type PresenceStore } from '../domain/presence.js';
 import { allStatuses } from '../domain/user-status.js';
 import { ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from '../version.js';
+import { receivedSql } from '../domain/receipt.js';
 
 /** The fetch_event_types this slice fills in; others are ignored, as Zulip ignores unknown ones. */
 export const SUPPORTED_STATE = [
@@ -123,8 +124,11 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
   }
   if (fetch.has('user_groups')) out.realm_user_groups = await userGroups(db, r.realm.id);
   if (fetch.has('message')) {
-    const max = await db.selectFrom('user_messages').select((eb) => eb.fn.max('message_id').as('max')).where('user_id', '=', me.id).executeTakeFirst();
-    out.max_message_id = max?.max == null ? -1 : Number(max.max);
+    // The newest message the user received: a row of theirs, or a channel message in one of their spans.
+    const max = (await sql<{ id: number }>`select m.id from messages m
+      left join user_messages um on um.message_id = m.id and um.user_id = ${me.id}
+      where ${receivedSql(me.id)} order by m.id desc limit 1`.execute(db)).rows[0];
+    out.max_message_id = max ? Number(max.id) : -1;
   }
   if (fetch.has('update_message_flags') || fetch.has('message')) out.unread_msgs = await unreadMessages(db, me, r.emptyTopicName);
   if (fetch.has('presence')) {
@@ -139,9 +143,11 @@ interface Unread { id: number; stream_id: number | null; topic: string; sender_i
 
 /** unread_msgs: the user's unread copies, in subscribed channels (Zulip's rule) and direct messages. */
 async function unreadMessages(db: Queryable<ChatTables>, me: ChatUser, emptyTopicName: boolean): Promise<Record<string, unknown>> {
-  const rows = (await sql<Unread>`select m.id, m.stream_id, m.topic, m.sender_id, r.direct_key, um.flags from user_messages um
-    join messages m on m.id = um.message_id join recipients r on r.id = m.recipient_id
-    where um.user_id = ${me.id} and (um.flags & ${FLAG.read}) = 0
+  // Received (a row, or a subscription span: domain/receipt.ts) and not read; a span without a row is unread.
+  const rows = (await sql<Unread>`select m.id, m.stream_id, m.topic, m.sender_id, r.direct_key, coalesce(um.flags, 0) as flags from messages m
+    join recipients r on r.id = m.recipient_id
+    left join user_messages um on um.message_id = m.id and um.user_id = ${me.id}
+    where ${receivedSql(me.id)} and (coalesce(um.flags, 0) & ${FLAG.read}) = 0
       and (m.stream_id is null or exists (select 1 from subscriptions s where s.stream_id = m.stream_id and s.user_id = ${me.id} and s.active = 1))
     order by m.id`.execute(db)).rows.map((x) => ({ ...x, id: Number(x.id), flags: Number(x.flags) }));
   const streams = new Map<string, { stream_id: number; topic: string; unread_message_ids: number[] }>();

@@ -6,5 +6,7 @@ import { chatCore } from './003_chat_core.js';
 import { chatUsers } from './004_chat_users.js';
 import { chatSearch } from './005_chat_search.js';
 import { chatPresence } from './006_chat_presence.js';
+import { chatTopicIndex } from './007_chat_topic_index.js';
+import { chatSubscriptionSpans } from './008_chat_subscription_spans.js';
 
-export const MIGRATIONS: Migration[] = [infraCore, dns, chatCore, chatUsers, chatSearch, chatPresence];
+export const MIGRATIONS: Migration[] = [infraCore, dns, chatCore, chatUsers, chatSearch, chatPresence, chatTopicIndex, chatSubscriptionSpans];
