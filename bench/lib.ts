@@ -4,7 +4,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import dgram from 'node:dgram';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import net from 'node:net';
@@ -54,8 +54,8 @@ export interface Child {
  * Spawns a process that announces itself with JSON lines on stdout, and waits for the line `ready`
  * accepts. Its stderr is kept for the error message when it dies or never becomes ready.
  */
-function startChild(args: string[], ready: (msg: Record<string, unknown>) => boolean, env: NodeJS.ProcessEnv = {}): Promise<Child> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+function startChild(args: string[], ready: (msg: Record<string, unknown>) => boolean, env: NodeJS.ProcessEnv = {}, ipc = false): Promise<Child> {
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe', ...(ipc ? ['ipc' as const] : [])], env: { ...process.env, ...env } });
   let stderr = '';
   child.stderr!.on('data', (c) => (stderr += c));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -93,6 +93,78 @@ function startChild(args: string[], ready: (msg: Record<string, unknown>) => boo
 
 function selfArgs(role: string, ...rest: string[]): string[] {
   return ['--import', 'tsx', LIB, role, ...rest];
+}
+
+/**
+ * Runs a benchmark module as one of its own child processes (`node --import tsx FILE ROLE ARG`), with
+ * an IPC channel (`child.process.send`, `process.send` in the child) for what does not fit in lines.
+ */
+export function startRole(file: string, role: string, arg: string, ready: (msg: Record<string, unknown>) => boolean): Promise<Child> {
+  return startChild(['--import', 'tsx', file, role, arg], ready, {}, true);
+}
+
+/** Whether `moduleUrl` (import.meta.url) is the script node was started with. */
+export function isMain(moduleUrl: string): boolean {
+  return !!process.argv[1] && pathToFileURL(path.resolve(process.argv[1])).href === moduleUrl;
+}
+
+/** The open-files limit (soft, hard) of a process, from /proc; undefined off Linux. */
+export function fdLimit(pid: number): { soft: number; hard: number } | undefined {
+  try {
+    const m = /^Max open files\s+(\d+|unlimited)\s+(\d+|unlimited)/m.exec(readFileSync(`/proc/${pid}/limits`, 'utf8'));
+    const n = (v: string) => (v === 'unlimited' ? Infinity : Number(v));
+    return m ? { soft: n(m[1]), hard: n(m[2]) } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Makes sure a process may hold `need` open files, raising its limit with `prlimit` when it is lower
+ * (raising the hard limit needs root or CAP_SYS_RESOURCE). Says what it found and did.
+ */
+export function ensureFdLimit(pid: number, need: number, what: string): string {
+  const before = fdLimit(pid);
+  if (!before) return `${what}: open-files limit unknown`;
+  if (before.soft >= need) return `${what}: open files ${before.soft}/${before.hard}`;
+  const want = Math.max(need, 65535);
+  const r = spawnSync('prlimit', ['--pid', String(pid), `--nofile=${want}:${want}`], { encoding: 'utf8' });
+  const after = fdLimit(pid);
+  if (after && after.soft >= need) return `${what}: open files ${before.soft}/${before.hard}, raised to ${after.soft}/${after.hard}`;
+  throw new Error(`${what} needs ${need} open files but may hold ${before.soft} (hard ${before.hard}); prlimit: ${r.error?.message ?? r.stderr.trim()}`);
+}
+
+/** A process's resident set (VmRSS) in MiB, from /proc; undefined off Linux. */
+export function rssMiB(pid: number): number | undefined {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Open file descriptors of a process (sockets included), from /proc; undefined off Linux. */
+export function openFiles(pid: number): number | undefined {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).length;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs `work` over `items` with at most `concurrency` at once; results in the items' order. */
+export async function inParallel<T, R>(items: readonly T[], concurrency: number, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await work(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+  return out;
 }
 
 function listeningUrl(c: Child, key: string): string {
@@ -369,6 +441,36 @@ export function basicAuth(user: string, secret: string): string {
   return 'Basic ' + Buffer.from(`${user}:${secret}`).toString('base64');
 }
 
+// ---- the Chat API --------------------------------------------------------------------------------
+
+/** A form request to the Chat API (`/api/v1` + `path`); throws with the answer unless it succeeded. */
+export async function chatCall(chatUrl: string, authorization: string | undefined, path: string, form: Record<string, string>, method = 'POST'): Promise<Record<string, unknown>> {
+  const res = await fetch(`${chatUrl}/api/v1${path}`, {
+    method,
+    headers: { ...(authorization ? { authorization } : {}), 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(form).toString(),
+  });
+  const body = (await res.json()) as Record<string, unknown>;
+  if (!res.ok || body.result !== 'success') throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+  return body;
+}
+
+export interface ChatUser { id: number; email: string; authorization: string }
+
+/**
+ * Creates users `${prefix}${i}@bench.test` as the first-run owner, each with their API key (two password
+ * hashes each, so `concurrency` keeps both cores busy).
+ */
+export async function createChatUsers(keel: KeelServer, prefix: string, count: number, concurrency = 1): Promise<ChatUser[]> {
+  const owner = basicAuth(keel.chat.email, keel.chat.apiKey);
+  const password = 'bench-pass-1';
+  return inParallel(Array.from({ length: count }, (_, i) => `${prefix}${i}@bench.test`), concurrency, async (email, i) => {
+    await chatCall(keel.chat.url, owner, '/users', { email, password, full_name: `User ${prefix} ${i}` });
+    const k = (await chatCall(keel.chat.url, undefined, '/fetch_api_key', { username: email, password })) as { email: string; api_key: string; user_id: number };
+    return { id: k.user_id, email: k.email, authorization: basicAuth(k.email, k.api_key) };
+  });
+}
+
 export function describeLoad(r: LoadResult): string {
   const cpu = r.cpuMicros !== undefined ? `, server CPU ${r.cpuMicros} us/req` : '';
   return `p50 ${r.p50} ms, p99 ${r.p99} ms${cpu}, ${r.total} requests`;
@@ -433,7 +535,7 @@ function runBareServer(): void {
   process.once('SIGTERM', () => process.exit(0));
 }
 
-if (process.argv[1] && pathToFileURL(path.resolve(process.argv[1])).href === import.meta.url) {
+if (isMain(import.meta.url)) {
   const [role, arg] = process.argv.slice(2);
   if (role === 'load') await runLoad(arg);
   else if (role === 'bare-server') runBareServer();

@@ -2,32 +2,15 @@
 // way every Zulip client does each minute: POST /users/me/presence with status=active and
 // new_user_input, answered with the whole realm's presence (legacy email-keyed form), and the same
 // ping with ping_only. Compared with bare node:http in the same run; the server's RSS after the load.
-import { readFileSync } from 'node:fs';
-import { BARE_BODY, basicAuth, describeLoad, load, note, startBareServer, startKeel, withServers, type Benchmark, type Figure, type LoadResult } from './lib.js';
+import { BARE_BODY, chatCall, createChatUsers, describeLoad, load, note, rssMiB, startBareServer, startKeel, withServers, type Benchmark, type Figure, type LoadResult } from './lib.js';
 
 const USERS = 200;
 // Each ping is one authenticated request (an indexed user read) plus a map update; the full answer
 // also serialises 200 users' presence. The ratio we aim for, as for other authenticated requests.
 const TARGET = 0.3;
 
-function rssMiB(pid: number): number | undefined {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Math.round(Number(m[1]) / 1024) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 function figure(name: string, r: LoadResult, baseline?: string): Figure {
   return { name, value: Math.round(r.rps), unit: 'req/s', baseline, target: baseline ? TARGET : undefined, detail: describeLoad(r) };
-}
-
-async function post(url: string, authorization: string, form: Record<string, string>): Promise<Record<string, unknown>> {
-  const res = await fetch(url, { method: 'POST', headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() });
-  const body = (await res.json()) as Record<string, unknown>;
-  if (!res.ok) throw new Error(`${url}: ${res.status} ${JSON.stringify(body)}`);
-  return body;
 }
 
 export const benchmark: Benchmark = {
@@ -35,18 +18,9 @@ export const benchmark: Benchmark = {
   summary: `POST /users/me/presence from ${USERS} users at once (full answer and ping_only), vs bare node:http`,
   async run() {
     return withServers([startBareServer, startKeel], async (bare, keel) => {
-      const api = `${keel.chat.url}/api/v1`;
-      const owner = basicAuth(keel.chat.email, keel.chat.apiKey);
-      const users: Record<string, string>[] = [];
-      for (let i = 0; i < USERS; i++) {
-        const email = `user${i}@bench.test`;
-        await post(`${api}/users`, owner, { email, password: 'bench-pass-1', full_name: `User ${i}` });
-        const key = await fetch(`${api}/fetch_api_key`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ username: email, password: 'bench-pass-1' }).toString() });
-        const k = (await key.json()) as { email: string; api_key: string };
-        users.push({ authorization: basicAuth(k.email, k.api_key) });
-      }
+      const users = (await createChatUsers(keel, 'user', USERS)).map((u) => ({ authorization: u.authorization }));
       // Everyone online first, so each full answer carries all of them.
-      for (const u of users) await post(`${api}/users/me/presence`, u.authorization, { status: 'active', ping_only: 'true' });
+      for (const u of users) await chatCall(keel.chat.url, u.authorization, '/users/me/presence', { status: 'active', ping_only: 'true' });
       // The chat listener, with the server's pid so the load reports its CPU per request.
       const chat = { url: keel.chat.url, pid: keel.pid, stop: async () => {} };
       const rssBefore = rssMiB(keel.pid);
