@@ -6,5 +6,6 @@ import { chatCore } from './003_chat_core.js';
 import { chatUsers } from './004_chat_users.js';
 import { chatSearch } from './005_chat_search.js';
 import { chatPresence } from './006_chat_presence.js';
+import { chatEventQueues } from './007_chat_event_queues.js';
 
-export const MIGRATIONS: Migration[] = [infraCore, dns, chatCore, chatUsers, chatSearch, chatPresence];
+export const MIGRATIONS: Migration[] = [infraCore, dns, chatCore, chatUsers, chatSearch, chatPresence, chatEventQueues];
