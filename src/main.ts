@@ -78,7 +78,7 @@ function listenFailure(err: unknown, what: string, at: ListenAddress): UsageErro
   return new UsageError(`cannot listen on ${at.host}:${at.port} for ${what}: ${why}`);
 }
 
-function startChat(ctx: Context, config: Config): { app: FastifyInstance; events: EventHub; url: () => string } {
+function startChat(ctx: Context, config: Config): { app: FastifyInstance; events: EventHub; url: () => string; close: () => Promise<void> } {
   let actual = config.chatListen;
   const events = new EventHub(ctx.clock, ctx.log);
   const app = createChatServer(
@@ -94,9 +94,21 @@ function startChat(ctx: Context, config: Config): { app: FastifyInstance; events
     },
     allEndpoints(),
   );
+  // The listener's close drops idle keep-alive sockets once, when it starts, while the polls it just
+  // answered are still being written: their sockets would then hold the close for the keep-alive
+  // timeout (65 s). Answers written during the close ask the client to close the connection instead.
+  let closing = false;
+  app.addHook('onSend', (_req, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close');
+    done(null, payload);
+  });
   return {
     app,
     events,
+    close: () => {
+      closing = true;
+      return app.close();
+    },
     url: () => {
       const a = app.server.address();
       if (a && typeof a !== 'string') actual = { host: config.chatListen.host, port: a.port };
@@ -180,7 +192,7 @@ async function serve(config: Config, json: boolean): Promise<number> {
   ctx.log.info('shutting down');
   // The chat listener's close answers parked polls and waits for every request, so nothing adds to
   // the queues while they are saved.
-  await Promise.all([dns.close(), infra.close(), chat.app.close()]);
+  await Promise.all([dns.close(), infra.close(), chat.close()]);
   await keepQueues();
   await ctx.close();
   return 0;
