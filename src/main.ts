@@ -15,6 +15,7 @@ import { AttemptLimiter, LOGIN_BUDGETS } from './chat/domain/rate-limit.js';
 import type { FastifyInstance } from 'fastify';
 import { ADMIN_USAGE, runAdmin } from './chat/admin.js';
 import { EventHub } from './chat/events/hub.js';
+import { restoreQueues, saveQueues } from './chat/events/persist.js';
 import { PresenceStore } from './chat/domain/presence.js';
 
 const USAGE = `usage: keel <command> [options]
@@ -77,8 +78,9 @@ function listenFailure(err: unknown, what: string, at: ListenAddress): UsageErro
   return new UsageError(`cannot listen on ${at.host}:${at.port} for ${what}: ${why}`);
 }
 
-function startChat(ctx: Context, config: Config): { app: FastifyInstance; url: () => string } {
+function startChat(ctx: Context, config: Config): { app: FastifyInstance; events: EventHub; url: () => string; close: () => Promise<void> } {
   let actual = config.chatListen;
+  const events = new EventHub(ctx.clock, ctx.log);
   const app = createChatServer(
     {
       db: ctx.chatDb,
@@ -87,13 +89,26 @@ function startChat(ctx: Context, config: Config): { app: FastifyInstance; url: (
       // Port 0 picks a free port: the realm URL names the port actually chosen.
       realmUrl: () => chatUrl(actual),
       loginLimiter: new AttemptLimiter(ctx.clock, LOGIN_BUDGETS),
-      events: new EventHub(ctx.clock, ctx.log),
+      events,
       presence: new PresenceStore(ctx.chatDb, ctx.clock, ctx.log),
     },
     allEndpoints(),
   );
+  // The listener's close drops idle keep-alive sockets once, when it starts, while the polls it just
+  // answered are still being written: their sockets would then hold the close for the keep-alive
+  // timeout (65 s). Answers written during the close ask the client to close the connection instead.
+  let closing = false;
+  app.addHook('onSend', (_req, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close');
+    done(null, payload);
+  });
   return {
     app,
+    events,
+    close: () => {
+      closing = true;
+      return app.close();
+    },
     url: () => {
       const a = app.server.address();
       if (a && typeof a !== 'string') actual = { host: config.chatListen.host, port: a.port };
@@ -107,9 +122,28 @@ async function serve(config: Config, json: boolean): Promise<number> {
   if (ctx.created || ctx.chatCreated) printInit(ctx.created, ctx.chatCreated, json, config);
   const infra = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones }, allCommands());
   const chat = startChat(ctx, config);
+  // Saves the queues for the next start; a failed save leaves clients as a crash would (they get
+  // BAD_EVENT_QUEUE_ID and register again), so it is logged and the shutdown goes on.
+  const keepQueues = async () => {
+    try {
+      const saved = await saveQueues(chat.events, ctx.chatDb, ctx.clock.now());
+      ctx.log.info('event queues saved', { saved });
+    } catch (err) {
+      ctx.log.error('event queues could not be saved', { error: (err as Error).stack });
+    }
+  };
+  try {
+    // Before the listener opens: a client polling its old queue finds it (and its restart event).
+    await restoreQueues(chat.events, ctx.chatDb, ctx.clock.now(), ctx.log);
+  } catch (err) {
+    await ctx.close();
+    throw err;
+  }
   try {
     await infra.listen({ host: config.infraListen.host, port: config.infraListen.port, backlog: 4096 });
   } catch (err) {
+    // A start that fails must not lose the queues it took from the store.
+    await keepQueues();
     await ctx.close();
     throw listenFailure(err, 'infra', config.infraListen);
   }
@@ -117,6 +151,7 @@ async function serve(config: Config, json: boolean): Promise<number> {
     await chat.app.listen({ host: config.chatListen.host, port: config.chatListen.port, backlog: 4096 });
   } catch (err) {
     await infra.close();
+    await keepQueues();
     await ctx.close();
     throw listenFailure(err, 'chat', config.chatListen);
   }
@@ -135,6 +170,7 @@ async function serve(config: Config, json: boolean): Promise<number> {
     });
   } catch (err) {
     await Promise.all([infra.close(), chat.app.close()]);
+    await keepQueues();
     await ctx.close();
     throw listenFailure(err, 'dns (UDP and TCP)', config.dnsListen);
   }
@@ -154,7 +190,10 @@ async function serve(config: Config, json: boolean): Promise<number> {
     process.once('SIGTERM', stop);
   });
   ctx.log.info('shutting down');
-  await Promise.all([dns.close(), infra.close(), chat.app.close()]);
+  // The chat listener's close answers parked polls and waits for every request, so nothing adds to
+  // the queues while they are saved.
+  await Promise.all([dns.close(), infra.close(), chat.close()]);
+  await keepQueues();
   await ctx.close();
   return 0;
 }

@@ -138,6 +138,29 @@ export interface SubscriptionSpanRow {
   until_message_id: number | null;
 }
 
+/**
+ * An event queue saved by a graceful shutdown (chat/events/persist.ts). JSON in the text columns;
+ * booleans as 0/1; times are clock milliseconds.
+ */
+export interface SavedQueueRow {
+  queue_id: string;
+  user_id: number;
+  realm_id: number;
+  /** JSON list, or null for every type. */
+  event_types: string | null;
+  narrow: string;
+  all_public_streams: number;
+  apply_markdown: number;
+  client_gravatar: number;
+  client_capabilities: string;
+  acknowledged_id: number;
+  next_event_id: number;
+  /** JSON list of the unacknowledged events, as the queue would send them. */
+  events: string;
+  last_activity: number;
+  saved_at: number;
+}
+
 export interface ChatTables {
   server_secrets: { name: string; value: string };
   realms: RealmRow;
@@ -154,6 +177,7 @@ export interface ChatTables {
   default_streams: { realm_id: number; stream_id: number };
   user_presence: UserPresenceRow;
   user_status: UserStatusRow;
+  chat_event_queues: SavedQueueRow;
 }
 
 export type ChatUser = Selectable<ChatUserRow>;

@@ -8,6 +8,7 @@ import { createChatServer } from '../../src/chat/http.js';
 import { allEndpoints } from '../../src/chat/endpoints/index.js';
 import { AttemptLimiter, LOGIN_BUDGETS } from '../../src/chat/domain/rate-limit.js';
 import { EventHub } from '../../src/chat/events/hub.js';
+import { restoreQueues, saveQueues } from '../../src/chat/events/persist.js';
 import { PresenceStore } from '../../src/chat/domain/presence.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/log.js';
@@ -29,6 +30,8 @@ export async function inProcessChat(storage: Storage) {
   const ctx = await createContext(config, { clock, log: createLogger('error') });
   // No real timer: the tests move the clock and call sweep() themselves.
   const events = new EventHub(clock, ctx.log, { sweepEveryMs: 0 });
+  // As `keel serve` does: queues a previous close saved come back, with their restart event.
+  await restoreQueues(events, ctx.chatDb, clock.now(), ctx.log);
   // Presence is written when a test calls flush() (or at close), never on a timer.
   const presence = new PresenceStore(ctx.chatDb, clock, ctx.log, { flushEveryMs: 0 });
   const app = createChatServer(
@@ -75,6 +78,8 @@ export async function inProcessChat(storage: Storage) {
     async close() {
       // A test may have closed the listener already.
       await app.close().catch(() => {});
+      // As `keel serve` does at a graceful stop: the queues wait in the store for the next start.
+      await saveQueues(events, ctx.chatDb, clock.now());
       await ctx.close();
     },
   };

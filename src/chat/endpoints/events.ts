@@ -47,6 +47,7 @@ export const registerQueue = defineEndpoint({
     return events.gate.snapshot(async () => {
       const queue = events.create({
         userId: me.id,
+        realmId: call.realm.id,
         eventTypes: eventTypes === null ? null : new Set(eventTypes),
         narrow,
         allPublicStreams: p.all_public_streams,

@@ -42,6 +42,7 @@ export class EventHub {
   private readonly byUser = new Map<number, Set<EventQueue>>();
   private readonly allPublic = new Set<EventQueue>();
   private timer: NodeJS.Timeout | null = null;
+  private closed = false;
 
   constructor(clock: Clock, log: Logger, timings: Partial<HubTimings> = {}) {
     this.clock = clock;
@@ -60,13 +61,22 @@ export class EventHub {
 
   /** Creates a queue; call it inside gate.snapshot() together with the state read. */
   create(options: QueueOptions): EventQueue {
-    const queue = new EventQueue(randomUUID(), options, this.clock.now());
+    return this.adopt(new EventQueue(randomUUID(), options, this.clock.now()));
+  }
+
+  /** Takes in a queue made elsewhere: one saved by the previous run (persist.ts). */
+  adopt(queue: EventQueue): EventQueue {
     this.queues.set(queue.id, queue);
-    let mine = this.byUser.get(options.userId);
-    if (!mine) this.byUser.set(options.userId, (mine = new Set()));
+    let mine = this.byUser.get(queue.options.userId);
+    if (!mine) this.byUser.set(queue.options.userId, (mine = new Set()));
     mine.add(queue);
-    if (options.allPublicStreams) this.allPublic.add(queue);
+    if (queue.options.allPublicStreams) this.allPublic.add(queue);
     return queue;
+  }
+
+  /** Every live queue, for saving at shutdown. */
+  list(): EventQueue[] {
+    return [...this.queues.values()];
   }
 
   /** The caller's queue, or BAD_EVENT_QUEUE_ID (unknown or expired), or a refusal (someone else's). */
@@ -93,7 +103,9 @@ export class EventHub {
   poll(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean, signal: AbortSignal): Promise<WireEvent[]> {
     queue.lastActivity = this.clock.now();
     if (lastEventId !== undefined) queue.acknowledge(lastEventId);
-    if (queue.events.length || dontBlock) return Promise.resolve([...queue.events]);
+    // After close() nothing would wake a parked poll (the sweep is stopped) and the shutdown waits
+    // for every request: a poll that got this far during it answers at once.
+    if (queue.events.length || dontBlock || this.closed) return Promise.resolve([...queue.events]);
     // One poll per queue: a newer one (a client that retried) replaces the older, which ends empty.
     queue.parked?.resolve([]);
     return new Promise((resolve) => {
@@ -164,8 +176,12 @@ export class EventHub {
     }
   }
 
-  /** Ends every parked poll (so a shutdown does not wait for them) and stops the sweep. */
+  /**
+   * Ends every parked poll (so a shutdown does not wait for them) and stops the sweep. The queues
+   * and their events stay, for persist.ts to save once the listener has stopped.
+   */
   close(): void {
+    this.closed = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     for (const queue of this.queues.values()) {

@@ -18,6 +18,8 @@ export interface MessageFacts {
 
 export interface QueueOptions {
   userId: number;
+  /** Saved with the queue across a restart (persist.ts). */
+  realmId: number;
   eventTypes: Set<string> | null;
   narrow: NarrowTerm[];
   allPublicStreams: boolean;
@@ -38,6 +40,8 @@ export class EventQueue {
   /** Events not yet acknowledged, in id order. */
   events: WireEvent[] = [];
   nextId = 0;
+  /** The highest id the client acknowledged (-1: none); kept so a restored queue is the same queue. */
+  acknowledgedId = -1;
   /** Clock milliseconds of the registration or the last poll: expiry counts from here. */
   lastActivity: number;
   parked: ParkedPoll | null = null;
@@ -60,6 +64,7 @@ export class EventQueue {
 
   /** Forgets the events the client acknowledged (ids up to lastEventId). */
   acknowledge(lastEventId: number): void {
+    if (lastEventId > this.acknowledgedId) this.acknowledgedId = Math.min(lastEventId, this.lastEventId);
     if (this.events.length && this.events[0].id <= lastEventId) this.events = this.events.filter((e) => e.id > lastEventId);
   }
 

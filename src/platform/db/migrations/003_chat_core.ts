@@ -4,7 +4,6 @@
 import type { Migration } from '../migrate.js';
 
 export const chatCore: Migration = {
-  // Becomes 3 when merged after 002_dns (the DNS branch owns version 2); see the file name.
   version: 3,
   name: 'chat core',
   up: (t) => [

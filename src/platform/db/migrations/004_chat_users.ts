@@ -1,5 +1,5 @@
 // Chat users and channels, second slice: the realm's default channels (new users join them;
-// GET /streams reports is_default). Another branch may also claim version 4: renumber at merge.
+// GET /streams reports is_default).
 import type { Migration } from '../migrate.js';
 
 export const chatUsers: Migration = {

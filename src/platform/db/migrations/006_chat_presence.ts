@@ -1,6 +1,5 @@
 // Chat presence and status: each user's last active/connected times (written in batches from the
 // in-memory presence map, see chat/domain/presence.ts) and the status a user set (text and emoji).
-// Another branch may also claim version 6: renumber at merge.
 import type { Migration } from '../migrate.js';
 
 export const chatPresence: Migration = {

@@ -8,5 +8,6 @@ import { chatSearch } from './005_chat_search.js';
 import { chatPresence } from './006_chat_presence.js';
 import { chatTopicIndex } from './007_chat_topic_index.js';
 import { chatSubscriptionSpans } from './008_chat_subscription_spans.js';
+import { chatEventQueues } from './009_chat_event_queues.js';
 
-export const MIGRATIONS: Migration[] = [infraCore, dns, chatCore, chatUsers, chatSearch, chatPresence, chatTopicIndex, chatSubscriptionSpans];
+export const MIGRATIONS: Migration[] = [infraCore, dns, chatCore, chatUsers, chatSearch, chatPresence, chatTopicIndex, chatSubscriptionSpans, chatEventQueues];
