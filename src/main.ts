@@ -124,10 +124,11 @@ async function serve(config: Config, json: boolean): Promise<number> {
   const chat = startChat(ctx, config);
   // Saves the queues for the next start; a failed save leaves clients as a crash would (they get
   // BAD_EVENT_QUEUE_ID and register again), so it is logged and the shutdown goes on.
-  const keepQueues = async () => {
+  // A failed start says so in one line of its own, so its save is logged only at debug level.
+  const keepQueues = async (failedStart = false) => {
     try {
       const saved = await saveQueues(chat.events, ctx.chatDb, ctx.clock.now());
-      ctx.log.info('event queues saved', { saved });
+      ctx.log[failedStart ? 'debug' : 'info']('event queues saved', { saved });
     } catch (err) {
       ctx.log.error('event queues could not be saved', { error: (err as Error).stack });
     }
@@ -143,7 +144,7 @@ async function serve(config: Config, json: boolean): Promise<number> {
     await infra.listen({ host: config.infraListen.host, port: config.infraListen.port, backlog: 4096 });
   } catch (err) {
     // A start that fails must not lose the queues it took from the store.
-    await keepQueues();
+    await keepQueues(true);
     await ctx.close();
     throw listenFailure(err, 'infra', config.infraListen);
   }
@@ -151,7 +152,7 @@ async function serve(config: Config, json: boolean): Promise<number> {
     await chat.app.listen({ host: config.chatListen.host, port: config.chatListen.port, backlog: 4096 });
   } catch (err) {
     await infra.close();
-    await keepQueues();
+    await keepQueues(true);
     await ctx.close();
     throw listenFailure(err, 'chat', config.chatListen);
   }
@@ -170,7 +171,7 @@ async function serve(config: Config, json: boolean): Promise<number> {
     });
   } catch (err) {
     await Promise.all([infra.close(), chat.app.close()]);
-    await keepQueues();
+    await keepQueues(true);
     await ctx.close();
     throw listenFailure(err, 'dns (UDP and TCP)', config.dnsListen);
   }
