@@ -7,8 +7,7 @@ import type { ChatCall, ChatServices, Endpoint } from './endpoint.js';
 import { ChatError } from './errors.js';
 import { decodeParams } from './params.js';
 import { ChatRouter } from './router.js';
-import { authenticate } from './auth.js';
-import { theRealm } from './domain/realm.js';
+import { RequestCache } from './auth.js';
 import { answerWhenDurable } from '../platform/http/durable.js';
 
 const BODY_LIMIT = 25 * 1024 * 1024;
@@ -35,6 +34,24 @@ function textParams(source: unknown): Record<string, string> {
   return out;
 }
 
+/** Characters a URL parser leaves as they are in a path: no dot segments, escapes or fragments to resolve. */
+const PLAIN_PATH = /^[A-Za-z0-9_\-/~!$&'()*+,;=:@]*$/;
+const NO_QUERY = new URLSearchParams();
+
+/**
+ * The path and query of a request target, as `new URL(target, base)` gives them; a plain target (the
+ * usual case) is split without building a URL.
+ */
+export function splitTarget(target: string): { pathname: string; searchParams: URLSearchParams } {
+  const q = target.indexOf('?');
+  const pathname = q < 0 ? target : target.slice(0, q);
+  if (pathname.startsWith('/') && !pathname.startsWith('//') && PLAIN_PATH.test(pathname) && !target.includes('#', q)) {
+    return { pathname, searchParams: q < 0 || q === target.length - 1 ? NO_QUERY : new URLSearchParams(target.slice(q + 1)) };
+  }
+  const url = new URL(target, 'http://x');
+  return { pathname: url.pathname, searchParams: url.searchParams };
+}
+
 function send(reply: FastifyReply, status: number, body: Record<string, unknown>, headers: Record<string, string> = {}): string {
   reply.code(status).header('content-type', 'application/json');
   for (const [k, v] of Object.entries(headers)) reply.header(k, v);
@@ -43,6 +60,7 @@ function send(reply: FastifyReply, status: number, body: Record<string, unknown>
 
 export function createChatServer(services: ChatServices, endpoints: Endpoint[]): FastifyInstance {
   const router = new ChatRouter(endpoints);
+  const cache = new RequestCache(services.db, services.clock);
   // Long-polls park for up to the heartbeat (50 s) and clients wait 90 s
   // (event_queue_longpoll_timeout_seconds): requests may live 120 s, idle keep-alive sockets 65 s
   // (longer than common proxies' 60 s), and a socket may carry any number of polls.
@@ -68,7 +86,7 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[]):
   void app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fileSize: BODY_LIMIT, fields: 1000 } });
 
   async function handle(req: FastifyRequest, reply: FastifyReply): Promise<string> {
-    const url = new URL(req.url, 'http://x');
+    const url = splitTarget(req.url);
     try {
       const path = url.pathname.slice(PREFIX.length) || '/';
       const match = router.find(req.method, path);
@@ -78,9 +96,9 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[]):
       }
       const { endpoint } = match;
       const raw = { ...textParams(url.searchParams), ...textParams(req.body), ...match.pathParams };
-      const realm = await theRealm(services.db.kysely);
+      const realm = await cache.realm();
       if (!realm) throw new Error('the chat realm is missing: run keel init');
-      const user = endpoint.auth === 'user' ? await authenticate(services.db.kysely, realm.id, req.headers.authorization) : undefined;
+      const user = endpoint.auth === 'user' ? await cache.user(realm.id, req.headers.authorization) : undefined;
       const { values, ignored } = decodeParams(endpoint.params, raw);
       const gone = new AbortController();
       // 'close' on the response before it was written means the client went away.
