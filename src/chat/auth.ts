@@ -1,11 +1,16 @@
 // HTTP Basic authentication of Chat requests (email:api_key, bots alike), with Zulip's errors:
 // no or unreadable header 401 UNAUTHORIZED with a Basic challenge, another scheme 400, a bad key
-// 401 INVALID_API_KEY, a deactivated account 401 USER_DEACTIVATED.
-import type { Queryable } from '../platform/db/database.js';
+// 401 INVALID_API_KEY, a deactivated account 401 USER_DEACTIVATED. The realm row and accepted
+// credentials are cached (RequestCache): a change written on this node counts on the next request,
+// one written by another node (or `keel admin` in another process) within READ_CACHE_TTL_MS (2 s).
+import type { Database, Queryable } from '../platform/db/database.js';
+import type { Clock } from '../platform/clock.js';
 import { constantTimeEqual } from '../platform/auth/secrets.js';
-import type { ChatTables, ChatUser } from './tables.js';
+import { ReadCache } from '../platform/db/read-cache.js';
+import type { ChatTables, ChatUser, Realm } from './tables.js';
 import { badRequest, invalidApiKey, unauthorized, userDeactivated } from './errors.js';
 import { apiKeyHash, isWellFormedApiKey } from './domain/api-keys.js';
+import { theRealm } from './domain/realm.js';
 
 export function readBasic(header: string | undefined): { email: string; apiKey: string } {
   if (header === undefined) throw unauthorized('Missing authorization header for basic auth');
@@ -17,10 +22,8 @@ export function readBasic(header: string | undefined): { email: string; apiKey: 
   return { email: decoded[0], apiKey: decoded[1] };
 }
 
-export async function authenticate(db: Queryable<ChatTables>, realmId: number, header: string | undefined): Promise<ChatUser> {
-  const { email, apiKey } = readBasic(header);
-  if (!isWellFormedApiKey(apiKey)) throw invalidApiKey('Malformed API key');
-  const hash = apiKeyHash(apiKey);
+/** The user an email and a key's hash belong to, read from the store; throws Zulip's refusals. */
+async function userForKey(db: Queryable<ChatTables>, realmId: number, email: string, hash: string): Promise<ChatUser> {
   const user = await db.selectFrom('chat_users').selectAll().where('api_key_hash', '=', hash).where('realm_id', '=', realmId).executeTakeFirst();
   // Compare even when no row matched, so the time taken does not tell a near miss.
   const keyOk = constantTimeEqual(user?.api_key_hash ?? apiKeyHash('no such key'), hash);
@@ -29,4 +32,35 @@ export async function authenticate(db: Queryable<ChatTables>, realmId: number, h
   if (who !== user.email_lower && who !== user.delivery_email.toLowerCase()) throw invalidApiKey();
   if (user.is_active !== 1) throw userDeactivated();
   return user;
+}
+
+/**
+ * What every request reads before its handler: the realm and the authenticated user. Only accepted
+ * credentials are kept, keyed by the email as sent with the SHA-256 of the key (never the key), so a
+ * wrong key, a deactivated user or a changed email always goes back to the store. The rows are
+ * frozen: a handler that wants a changed user reads it again.
+ */
+export class RequestCache {
+  private readonly db: Database<ChatTables>;
+  private readonly realms: ReadCache<Realm>;
+  private readonly users: ReadCache<ChatUser>;
+
+  constructor(db: Database<ChatTables>, clock: Clock) {
+    this.db = db;
+    this.realms = new ReadCache(db, clock, { maxEntries: 1 });
+    this.users = new ReadCache(db, clock);
+  }
+
+  realm(): Realm | Promise<Realm | undefined> {
+    return this.realms.peek('realm') ?? this.realms.get('realm', () => theRealm(this.db.kysely));
+  }
+
+  /** The user, or a promise of it when the store must be read (a hit costs no promise). */
+  user(realmId: number, header: string | undefined): ChatUser | Promise<ChatUser> {
+    const { email, apiKey } = readBasic(header);
+    if (!isWellFormedApiKey(apiKey)) throw invalidApiKey('Malformed API key');
+    const hash = apiKeyHash(apiKey);
+    const key = `${realmId} ${hash} ${email}`;
+    return this.users.peek(key) ?? this.users.get(key, () => userForKey(this.db.kysely, realmId, email, hash));
+  }
 }

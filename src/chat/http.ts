@@ -3,12 +3,12 @@
 // their declared types, runs the handler and writes Zulip's envelope with Zulip's HTTP statuses.
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
+import type { ServerResponse } from 'node:http';
 import type { ChatCall, ChatServices, Endpoint } from './endpoint.js';
 import { ChatError } from './errors.js';
 import { decodeParams } from './params.js';
 import { ChatRouter } from './router.js';
-import { authenticate } from './auth.js';
-import { theRealm } from './domain/realm.js';
+import { RequestCache } from './auth.js';
 import { answerWhenDurable } from '../platform/http/durable.js';
 
 const BODY_LIMIT = 25 * 1024 * 1024;
@@ -35,6 +35,36 @@ function textParams(source: unknown): Record<string, string> {
   return out;
 }
 
+/** Characters a URL parser leaves as they are in a path: no dot segments, escapes or fragments to resolve. */
+const PLAIN_PATH = /^[A-Za-z0-9_\-/~!$&'()*+,;=:@]*$/;
+const NO_QUERY = new URLSearchParams();
+
+/**
+ * The path and query of a request target, as `new URL(target, base)` gives them; a plain target (the
+ * usual case) is split without building a URL.
+ */
+export function splitTarget(target: string): { pathname: string; searchParams: URLSearchParams } {
+  const q = target.indexOf('?');
+  const pathname = q < 0 ? target : target.slice(0, q);
+  if (pathname.startsWith('/') && !pathname.startsWith('//') && PLAIN_PATH.test(pathname) && !target.includes('#', q)) {
+    return { pathname, searchParams: q < 0 || q === target.length - 1 ? NO_QUERY : new URLSearchParams(target.slice(q + 1)) };
+  }
+  const url = new URL(target, 'http://x');
+  return { pathname: url.pathname, searchParams: url.searchParams };
+}
+
+/** Aborted when the client goes away before the answer is written ('close' before the finish). */
+function goneSignal(res: ServerResponse): AbortSignal {
+  const gone = new AbortController();
+  if (res.destroyed && !res.writableFinished) gone.abort();
+  else {
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
+  }
+  return gone.signal;
+}
+
 function send(reply: FastifyReply, status: number, body: Record<string, unknown>, headers: Record<string, string> = {}): string {
   reply.code(status).header('content-type', 'application/json');
   for (const [k, v] of Object.entries(headers)) reply.header(k, v);
@@ -43,6 +73,7 @@ function send(reply: FastifyReply, status: number, body: Record<string, unknown>
 
 export function createChatServer(services: ChatServices, endpoints: Endpoint[]): FastifyInstance {
   const router = new ChatRouter(endpoints);
+  const cache = new RequestCache(services.db, services.clock);
   // Long-polls park for up to the heartbeat (50 s) and clients wait 90 s
   // (event_queue_longpoll_timeout_seconds): requests may live 120 s, idle keep-alive sockets 65 s
   // (longer than common proxies' 60 s), and a socket may carry any number of polls.
@@ -68,7 +99,7 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[]):
   void app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fileSize: BODY_LIMIT, fields: 1000 } });
 
   async function handle(req: FastifyRequest, reply: FastifyReply): Promise<string> {
-    const url = new URL(req.url, 'http://x');
+    const url = splitTarget(req.url);
     try {
       const path = url.pathname.slice(PREFIX.length) || '/';
       const match = router.find(req.method, path);
@@ -78,16 +109,19 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[]):
       }
       const { endpoint } = match;
       const raw = { ...textParams(url.searchParams), ...textParams(req.body), ...match.pathParams };
-      const realm = await theRealm(services.db.kysely);
+      const realm = await cache.realm();
       if (!realm) throw new Error('the chat realm is missing: run keel init');
-      const user = endpoint.auth === 'user' ? await authenticate(services.db.kysely, realm.id, req.headers.authorization) : undefined;
+      const user = endpoint.auth === 'user' ? await cache.user(realm.id, req.headers.authorization) : undefined;
       const { values, ignored } = decodeParams(endpoint.params, raw);
-      const gone = new AbortController();
-      // 'close' on the response before it was written means the client went away.
-      reply.raw.once('close', () => {
-        if (!reply.raw.writableFinished) gone.abort();
-      });
-      const call: ChatCall = { services, realm, user, client: clientName(raw.client, req.headers['user-agent']), ip: req.ip, signal: gone.signal };
+      const call: ChatCall = {
+        services, realm, user, client: clientName(raw.client, req.headers['user-agent']), ip: req.ip,
+        // Made when a handler asks (a parked poll): an AbortController per request costs ~5% of a ping.
+        get signal() {
+          const signal = goneSignal(reply.raw);
+          Object.defineProperty(this, 'signal', { value: signal });
+          return signal;
+        },
+      };
       const result = await endpoint.handler(call, values);
       const body: Record<string, unknown> = { result: 'success', msg: '', ...result };
       if (ignored.length) body.ignored_parameters_unsupported = ignored;

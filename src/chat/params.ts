@@ -4,6 +4,7 @@
 // of POST /messages, narrow operands) takes the JSON value when it fits and the raw text otherwise.
 import type { TObject, TSchema } from 'typebox';
 import Value from 'typebox/value';
+import { Compile } from 'typebox/compile';
 import { ChatError, missingArgument } from './errors.js';
 
 /** Parameters every endpoint accepts because the transport reads them (Zulip's client name). */
@@ -57,10 +58,24 @@ function invalid(name: string, msg: string): ChatError {
   return new ChatError('BAD_REQUEST', msg, { extra: { var_name: name } });
 }
 
+/** A schema's check, compiled once (Value.Check interprets the schema on each call: ~4 us against ~0.1 us). */
+const compiled = new WeakMap<TSchema, (value: unknown) => boolean>();
+
+function checker(schema: TSchema): (value: unknown) => boolean {
+  let check = compiled.get(schema);
+  if (!check) {
+    const validator = Compile(schema);
+    check = (value) => validator.Check(value);
+    compiled.set(schema, check);
+  }
+  return check;
+}
+
 export function decodeValue(name: string, schema: TSchema, raw: string): unknown {
   const s = schema as JsonSchemaLike;
+  const check = checker(schema);
   if (onlyString(s)) {
-    if (!Value.Check(schema, raw)) throw invalid(name, nestedProblem(name, schema, raw));
+    if (!check(raw)) throw invalid(name, nestedProblem(name, schema, raw));
     return raw;
   }
   let parsed: unknown;
@@ -70,8 +85,8 @@ export function decodeValue(name: string, schema: TSchema, raw: string): unknown
   } catch {
     isJson = false;
   }
-  if (isJson && Value.Check(schema, parsed)) return parsed;
-  if (acceptsString(s) && Value.Check(schema, raw)) return raw;
+  if (isJson && check(parsed)) return parsed;
+  if (acceptsString(s) && check(raw)) return raw;
   if (!isJson) {
     if (s.type === 'array' || s.type === 'object') throw invalid(name, `${name} is not valid JSON`);
     throw invalid(name, typeProblem(name, s));
@@ -81,25 +96,50 @@ export function decodeValue(name: string, schema: TSchema, raw: string): unknown
   throw invalid(name, top ? nestedProblem(name, schema, parsed) : typeProblem(name, s));
 }
 
+interface Param {
+  name: string;
+  schema: TSchema;
+  required: boolean;
+  /** Copied for each request when it is an object or array, since a handler may change it. */
+  fallback: unknown;
+  cloneFallback: boolean;
+}
+
+/** An endpoint's parameters in the order declared, worked out once per schema. */
+const plans = new WeakMap<TObject, Param[]>();
+
+function plan(schema: TObject): Param[] {
+  let params = plans.get(schema);
+  if (!params) {
+    const required = new Set((schema as unknown as { required?: string[] }).required ?? []);
+    params = (Object.entries(schema.properties) as [string, TSchema][]).map(([name, prop]) => {
+      const fallback = (prop as JsonSchemaLike).default;
+      checker(prop);
+      return { name, schema: prop, required: required.has(name), fallback, cloneFallback: fallback !== null && typeof fallback === 'object' };
+    });
+    plans.set(schema, params);
+  }
+  return params;
+}
+
 /**
  * Decodes every declared parameter from the raw text values; a missing required one is
  * REQUEST_VARIABLE_MISSING, a bad one BAD_REQUEST naming it. Undeclared names are returned as
  * `ignored` (reported as ignored_parameters_unsupported on success).
  */
 export function decodeParams(schema: TObject, raw: Record<string, string>): { values: Record<string, unknown>; ignored: string[] } {
-  const required = new Set((schema as unknown as { required?: string[] }).required ?? []);
   const values: Record<string, unknown> = {};
-  for (const [name, prop] of Object.entries(schema.properties) as [string, TSchema][]) {
-    const text = raw[name];
+  for (const p of plan(schema)) {
+    const text = raw[p.name];
     if (text === undefined) {
       // A parameter with a default is optional on the wire while its handler type stays exact.
-      const d = (prop as JsonSchemaLike).default;
-      if (d !== undefined) values[name] = structuredClone(d);
-      else if (required.has(name)) throw missingArgument(name);
+      if (p.fallback !== undefined) values[p.name] = p.cloneFallback ? structuredClone(p.fallback) : p.fallback;
+      else if (p.required) throw missingArgument(p.name);
       continue;
     }
-    values[name] = decodeValue(name, prop, text);
+    values[p.name] = decodeValue(p.name, p.schema, text);
   }
-  const ignored = Object.keys(raw).filter((k) => !(k in schema.properties) && !TRANSPORT_PARAMS.has(k));
+  const ignored: string[] = [];
+  for (const k in raw) if (!(k in schema.properties) && !TRANSPORT_PARAMS.has(k)) ignored.push(k);
   return { values, ignored };
 }

@@ -10,6 +10,7 @@ export type RouteMatch =
 interface Route { endpoint: Endpoint; segments: string[] }
 
 const split = (p: string) => p.split('/').filter((s) => s !== '');
+const isParam = (segment: string) => segment.startsWith('{') && segment.endsWith('}');
 
 export class ChatRouter {
   private readonly routes: Route[];
@@ -21,10 +22,19 @@ export class ChatRouter {
       seen.add(id);
     }
     this.routes = endpoints.map((endpoint) => ({ endpoint, segments: split(endpoint.path) }));
+    for (const r of this.routes) {
+      if (!r.segments.some(isParam)) this.literal.set(`${r.endpoint.method} ${r.segments.join('/')}`, { kind: 'found', endpoint: r.endpoint, pathParams: {} });
+    }
   }
+
+  /** Paths without parameters, by method and path: such a route has the most literal segments, so it wins. */
+  private readonly literal = new Map<string, RouteMatch & { kind: 'found' }>();
 
   find(method: string, path: string): RouteMatch {
     const segs = split(path);
+    const exact = this.literal.get(`${method} ${segs.join('/')}`);
+    // A fresh object each time: callers own pathParams.
+    if (exact) return { kind: 'found', endpoint: exact.endpoint, pathParams: {} };
     let best: { route: Route; params: Record<string, string>; literals: number } | undefined;
     const allowed = new Set<string>();
     for (const route of this.routes) {
@@ -34,7 +44,7 @@ export class ChatRouter {
       let ok = true;
       for (let i = 0; i < segs.length && ok; i++) {
         const p = route.segments[i];
-        if (p.startsWith('{') && p.endsWith('}')) {
+        if (isParam(p)) {
           // As in Zulip's URL patterns, an id segment is digits: /users/{user_id} and
           // /users/{email} share a shape and the segment decides.
           if (p.endsWith('_id}') && !/^[0-9]+$/.test(segs[i])) ok = false;

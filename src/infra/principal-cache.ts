@@ -1,31 +1,24 @@
 // Remembers who a credential belongs to, so an authenticated request need not look its key up in
-// the store. Entries die when this node writes to the store (any write statement or transaction moves
-// the database's write generation) and after a short TTL, the bound for changes made on other nodes.
+// the store: a ReadCache (platform/db/read-cache.ts), whose entries die when this node writes to the
+// store and after a short TTL, the bound for changes made on other nodes.
 import type { Database } from '../platform/db/database.js';
 import type { Clock } from '../platform/clock.js';
 import type { JwtSigner } from '../platform/auth/jwt.js';
 import { sha256Hex } from '../platform/auth/secrets.js';
+import { READ_CACHE_TTL_MS, ReadCache } from '../platform/db/read-cache.js';
 import type { Principal } from './command.js';
 import type { InfraTables } from './tables.js';
 import { principalForApiKey, principalForSubject } from './accounts.js';
 
-interface Entry {
-  principal: Principal;
-  generation: number;
-  expires: number;
-}
-
-export const PRINCIPAL_TTL_MS = 2_000;
-const MAX_ENTRIES = 10_000;
+export const PRINCIPAL_TTL_MS = READ_CACHE_TTL_MS;
 
 export class PrincipalCache {
-  private readonly entries = new Map<string, Entry>();
+  private readonly cache: ReadCache<Principal>;
   private readonly db: Database<InfraTables>;
-  private readonly clock: Clock;
 
   constructor(db: Database<InfraTables>, clock: Clock) {
     this.db = db;
-    this.clock = clock;
+    this.cache = new ReadCache(db, clock);
   }
 
   /**
@@ -46,21 +39,12 @@ export class PrincipalCache {
     return claims ? this.forSubject(claims.sub) : null;
   }
 
-  private async lookup(key: string, load: () => Promise<Principal | null>): Promise<Principal | null> {
-    const now = this.clock.now();
-    const hit = this.entries.get(key);
-    if (hit && hit.generation === this.db.writeGeneration() && hit.expires > now) return hit.principal;
-    // Noted before reading: a write that lands while the read runs leaves the entry stale at once.
-    const generation = this.db.writeGeneration();
-    const principal = await load();
-    if (!principal) {
-      this.entries.delete(key);
-      return null;
-    }
-    if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
-    // Shared by every request that hits the entry, so nobody may change it.
-    Object.freeze(principal.permissions);
-    this.entries.set(key, { principal: Object.freeze(principal), generation, expires: now + PRINCIPAL_TTL_MS });
-    return principal;
+  private lookup(key: string, load: () => Promise<Principal | null>): Promise<Principal | null> {
+    return this.cache.get(key, async () => {
+      const principal = await load();
+      // Shared by every request that hits the entry, so nobody may change it.
+      if (principal) Object.freeze(principal.permissions);
+      return principal;
+    });
   }
 }

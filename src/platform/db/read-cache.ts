@@ -1,0 +1,69 @@
+// An in-process cache of values read from the store (authenticated principals, the realm row), for
+// reads every request would otherwise repeat. An entry dies as soon as this node writes anything
+// through the store handle (Database.writeGeneration moves) and after a short TTL, which bounds how
+// long a change made by another node (another handle) may go unseen.
+import type { Clock } from '../clock.js';
+
+/** How long another node's change may go unseen by a node that did not write in between. */
+export const READ_CACHE_TTL_MS = 2_000;
+const MAX_ENTRIES = 10_000;
+
+interface Entry<V> {
+  value: V;
+  generation: number;
+  expires: number;
+}
+
+export interface ReadCacheOptions {
+  ttlMs?: number;
+  maxEntries?: number;
+}
+
+export class ReadCache<V extends object> {
+  private readonly entries = new Map<string, Entry<V>>();
+  private readonly source: { writeGeneration(): number };
+  private readonly clock: Clock;
+  private readonly ttlMs: number;
+  private readonly maxEntries: number;
+
+  constructor(source: { writeGeneration(): number }, clock: Clock, options: ReadCacheOptions = {}) {
+    this.source = source;
+    this.clock = clock;
+    this.ttlMs = options.ttlMs ?? READ_CACHE_TTL_MS;
+    this.maxEntries = options.maxEntries ?? MAX_ENTRIES;
+  }
+
+  /** The live entry for `key`, without reading the store (so a hit costs no promise). */
+  peek(key: string): V | undefined {
+    const hit = this.entries.get(key);
+    if (!hit) return undefined;
+    if (hit.generation === this.source.writeGeneration() && hit.expires > this.clock.now()) return hit.value;
+    this.entries.delete(key);
+    return undefined;
+  }
+
+  /**
+   * The cached value, else what `load` reads (kept when it is not null or undefined: a refusal is
+   * never cached, so it always goes back to the store). Values are frozen, since every request that
+   * hits the entry shares them.
+   */
+  async get<R extends V | null | undefined>(key: string, load: () => Promise<R>): Promise<R> {
+    const hit = this.peek(key);
+    if (hit !== undefined) return hit as R;
+    // Noted before reading: a write that lands while the read runs leaves the entry stale at once.
+    const generation = this.source.writeGeneration();
+    const expires = this.clock.now() + this.ttlMs;
+    const value = await load();
+    if (value === null || value === undefined) {
+      this.entries.delete(key);
+      return value;
+    }
+    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, { value: Object.freeze(value) as V, generation, expires });
+    return value;
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
