@@ -1,6 +1,6 @@
-// Black-box: the DNS server inside the real `keel serve`, driven over UDP and TCP like a client would.
-// No API command fills zones on this branch, so this covers the nameserver domain, REFUSED, FORMERR,
-// the start-up line and the options; zone behaviour is tested in-process (answer, server tests).
+// Black-box: the DNS server inside the real `keel serve`, driven over UDP and TCP like a client would:
+// the nameserver domain, REFUSED, FORMERR, the start-up line and the options. Zones filled through
+// the API are in api-to-dns.test.ts; the answer rules in detail in answer and server tests.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import dnsPacket from 'dns-packet';
