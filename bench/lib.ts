@@ -3,15 +3,15 @@
 // Run directly (`node --import tsx bench/lib.ts <role>`), this file is one of those child processes.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import dgram from 'node:dgram';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { freePort } from '../test/helpers/ports.js';
+export { freePort };
 
 const LIB = fileURLToPath(import.meta.url);
 const ROOT = path.resolve(path.dirname(LIB), '..');
@@ -279,22 +279,6 @@ export async function withTempPostgres<R>(body: (url: string) => Promise<R>): Pr
 
 export const POSTGRES_URL = process.env.KEEL_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-/** A port free for both UDP and TCP on 127.0.0.1 at the time of asking. */
-export async function freePort(): Promise<number> {
-  for (;;) {
-    const tcp = net.createServer();
-    await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', () => r()));
-    const port = (tcp.address() as net.AddressInfo).port;
-    const udp = dgram.createSocket('udp4');
-    const ok = await new Promise<boolean>((r) => {
-      udp.once('error', () => r(false));
-      udp.bind(port, '127.0.0.1', () => r(true));
-    });
-    udp.close();
-    await new Promise((r) => tcp.close(r));
-    if (ok) return port;
-  }
-}
 
 /** Whether `command` can be run (`--version`-style probe); the reason when not. */
 export function missingCommand(command: string, probeArgs: string[], debianPackage: string): string | undefined {

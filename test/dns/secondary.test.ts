@@ -3,9 +3,7 @@
 // foreground on a free loopback port with a temporary configuration; the test skips without knotd.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import dgram from 'node:dgram';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -15,26 +13,11 @@ import { ZoneCatalog } from '../../src/dns/zone.js';
 import { createLogger } from '../../src/platform/log.js';
 import { udpQuery, type Addr, type QueryType } from '../helpers/dns-client.js';
 import { bigZone, exampleZone, NS_ADDRESSES, NS_DOMAIN, orgZone } from './fixtures.js';
+import { freePort } from '../helpers/ports.js';
 
 const missing = spawnSync('knotd', ['--version']).error ? 'knotd is not installed (Debian package knot)' : undefined;
 if (missing) console.log(`# skipping the secondary test: ${missing}`);
 
-/** A port free for both UDP and TCP on 127.0.0.1 at the time of asking. */
-async function freePort(): Promise<number> {
-  for (;;) {
-    const tcp = net.createServer();
-    await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', () => r()));
-    const port = (tcp.address() as net.AddressInfo).port;
-    const udp = dgram.createSocket('udp4');
-    const ok = await new Promise<boolean>((r) => {
-      udp.once('error', () => r(false));
-      udp.bind(port, '127.0.0.1', () => r(true));
-    });
-    udp.close();
-    await new Promise((r) => tcp.close(r));
-    if (ok) return port;
-  }
-}
 
 /** What a client sees, without the parts that legitimately differ between servers (id, OPT, order). */
 function comparable(p: dnsPacket.DecodedPacket): unknown {

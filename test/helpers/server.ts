@@ -112,3 +112,19 @@ export function runKeel(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ 
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+/** A real `keel serve` on a fresh store, with a client holding the first API key (by HTTP Basic). */
+export async function startInfra(engine: EngineName, extra: string[] = []) {
+  const { InfraClient } = await import('./infra-client.js');
+  const storage = await createStorage(engine);
+  const server = await startServer(storage, extra);
+  const basic: [string, string] = [server.secrets!.apiUuid, server.secrets!.apiSecret];
+  const api = new InfraClient(server.infraUrl, { basic });
+  return {
+    storage, server, basic, api,
+    async stop() {
+      await server.stop();
+      await storage.dispose();
+    },
+  };
+}

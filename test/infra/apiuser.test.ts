@@ -2,23 +2,16 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
-import { createStorage, startServer, type RunningServer, type Storage } from '../helpers/server.js';
-import { InfraClient } from '../helpers/infra-client.js';
+import { startInfra, type RunningServer } from '../helpers/server.js';
+import type { InfraClient } from '../helpers/infra-client.js';
 
 await forEachEngine('apiuser commands', (engine) => {
-  let storage: Storage;
   let server: RunningServer;
   let api: InfraClient;
+  let stop: () => Promise<void>;
 
-  before(async () => {
-    storage = await createStorage(engine);
-    server = await startServer(storage);
-    api = new InfraClient(server.infraUrl, { basic: [server.secrets!.apiUuid, server.secrets!.apiSecret] });
-  });
-  after(async () => {
-    await server?.stop();
-    await storage?.dispose();
-  });
+  before(async () => ({ server, api, stop } = await startInfra(engine)));
+  after(() => stop?.());
 
   it('creates by REST and by command, returning the secret once', async () => {
     const rest = await api.rest('POST', '/apiusers', { name: 'rest key', permissions: ['apiuser.get'] });

@@ -2,27 +2,19 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
-import { createStorage, startServer, type RunningServer, type Storage } from '../helpers/server.js';
-import { InfraClient, send } from '../helpers/infra-client.js';
+import { startInfra, type RunningServer } from '../helpers/server.js';
+import { send, type InfraClient } from '../helpers/infra-client.js';
 
 const DENIED = { code: 'ACCESS_DENIED', message: 'Access Denied' };
 
 await forEachEngine('infra credentials and permissions', (engine) => {
-  let storage: Storage;
   let server: RunningServer;
   let api: InfraClient;
   let basic: [string, string];
+  let stop: () => Promise<void>;
 
-  before(async () => {
-    storage = await createStorage(engine);
-    server = await startServer(storage);
-    basic = [server.secrets!.apiUuid, server.secrets!.apiSecret];
-    api = new InfraClient(server.infraUrl, { basic });
-  });
-  after(async () => {
-    await server?.stop();
-    await storage?.dispose();
-  });
+  before(async () => ({ server, api, basic, stop } = await startInfra(engine)));
+  after(() => stop?.());
 
   it('accepts the API key by HTTP Basic and in the body (any case), and refuses bad ones', async () => {
     assert.equal((await api.cmd('apiuser.getall')).body.code, 'OK');

@@ -2,25 +2,17 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
-import { createStorage, startServer, type RunningServer, type Storage } from '../helpers/server.js';
+import { startInfra, type RunningServer } from '../helpers/server.js';
 import { InfraClient, send } from '../helpers/infra-client.js';
 
 await forEachEngine('infra transport', (engine) => {
-  let storage: Storage;
   let server: RunningServer;
   let api: InfraClient;
   let basic: [string, string];
+  let stop: () => Promise<void>;
 
-  before(async () => {
-    storage = await createStorage(engine);
-    server = await startServer(storage);
-    basic = [server.secrets!.apiUuid, server.secrets!.apiSecret];
-    api = new InfraClient(server.infraUrl, { basic });
-  });
-  after(async () => {
-    await server?.stop();
-    await storage?.dispose();
-  });
+  before(async () => ({ server, api, basic, stop } = await startInfra(engine)));
+  after(() => stop?.());
 
   it('answers compact JSON with HTTP 200 and code first', async () => {
     const r = await api.rest('GET', '/apiusers');
