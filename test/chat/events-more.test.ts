@@ -103,6 +103,12 @@ await forEachEngine('chat events of channels, users and capabilities', (engine) 
       { type: 'stream', op: 'delete', streams: [{ stream_id: priv }], stream_ids: [priv] },
     ]);
     assert.deepEqual((await drain(alice, qa2)).slice(1).map((e) => [e.op, e.user_ids]), [['peer_remove', [bobId]]]);
+
+    // A guest sees a public channel only while subscribed to it.
+    await ok(owner, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'peers' }], principals: [guestId] });
+    assert.deepEqual(summary(await drain(guest, qg)), [['stream', 'create'], ['subscription', 'add']]);
+    await ok(guest, 'DELETE', '/users/me/subscriptions', { subscriptions: ['peers'] });
+    assert.deepEqual(summary(await drain(guest, qg)).slice(2), [['subscription', 'remove'], ['stream', 'delete']]);
   });
 
   it('sends stream update per changed property to those who see the channel, create/delete to those who gain or lose it', async () => {

@@ -50,7 +50,8 @@ export const subscribeEndpoint = defineEndpoint({
     // What the transaction did, for the events published after it commits.
     const created: Stream[] = [];
     const added = new Map<number, number[]>();
-    // Private channels a target could not see before this subscription: they get stream create.
+    // Channels a target could not see before this subscription (private ones; public ones for a
+    // guest): they get stream create, as Zulip sends for previously inaccessible channels.
     const revealed = new Map<number, number[]>();
     const work = () => db.transaction(async (trx) => {
       if (p.can_send_message_group !== undefined) {
@@ -92,7 +93,7 @@ export const subscribeEndpoint = defineEndpoint({
       }
       for (const stream of streams) {
         for (const t of targets) {
-          if (stream.invite_only === 1 && !created.includes(stream) && !(await canSeeMetadata(trx, t, stream))) {
+          if (!created.includes(stream) && !(await canSeeMetadata(trx, t, stream))) {
             (revealed.get(t.id) ?? revealed.set(t.id, []).get(t.id)!).push(stream.id);
           }
           const isNew = await subscribe(trx, t.id, stream.id);
@@ -359,9 +360,8 @@ export const unsubscribeEndpoint = defineEndpoint({
       const left = new Map([...gone].map(([userId, streams]) => [userId, streams.map((s) => s.id)]));
       const channels = await usersByChannel(db, call.realm.id, left);
       for (const [stream, userIds] of channels) out.push(...(await peerNotice(db, 'peer_remove', stream, userIds)));
-      // Leaving a private channel may take away the sight of it: Zulip then sends stream delete.
+      // Leaving a private channel (a public one, for a guest) takes away the sight of it: stream delete.
       for (const [stream, userIds] of channels) {
-        if (stream.invite_only !== 1) continue;
         const blind = [];
         for (const userId of userIds) if (!(await canSeeMetadata(db, (await userById(db, call.realm.id, userId))!, stream))) blind.push(userId);
         out.push(...hideNotice([stream.id], blind));
