@@ -173,3 +173,8 @@ export async function realmBotActiveNotice(db: Queryable<ChatTables>, bot: ChatU
   const event = { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, is_active: isActive } };
   return [{ type: 'realm_bot', userIds: await botAdministrators(db, bot), render: () => event }];
 }
+
+/** alert_words, to the user's own clients: the whole list after a change. */
+export function alertWordsNotice(userId: number, words: string[]): Notice[] {
+  return [{ type: 'alert_words', userIds: [userId], render: () => ({ type: 'alert_words', alert_words: words }) }];
+}
