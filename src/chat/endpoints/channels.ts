@@ -380,7 +380,6 @@ async function usersByChannel(db: Queryable<ChatTables>, realmId: number, m: Map
   return out;
 }
 
-
 const SUB_PROPERTIES = ['color', 'is_muted', 'in_home_view', 'pin_to_top', 'desktop_notifications', 'audible_notifications', 'push_notifications', 'email_notifications', 'wildcard_mentions_notify'] as const;
 type SubProperty = (typeof SUB_PROPERTIES)[number];
 
