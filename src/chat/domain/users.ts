@@ -42,12 +42,6 @@ export interface UserObjectOptions {
   clientGravatar: boolean;
   includeProfileFields: boolean;
   viewer?: Viewer;
-  /**
-   * The client declared user_avatar_url_field_optional: avatar_url is left out for users without an
-   * uploaded avatar (the client asks /avatar/{user_id} for those). Keel stores no uploaded avatars
-   * yet, so with the capability every user goes without it.
-   */
-  avatarUrlOptional?: boolean;
 }
 
 export function userObject(user: ChatUser, opts: UserObjectOptions): Record<string, unknown> {
@@ -69,7 +63,6 @@ export function userObject(user: ChatUser, opts: UserObjectOptions): Record<stri
     avatar_url: avatarUrlFor(user, opts.clientGravatar),
     avatar_version: user.avatar_version,
   };
-  if (opts.avatarUrlOptional) delete out.avatar_url;
   // Zulip gives bot_owner_id only for bots, and profile data only for people when asked.
   if (user.is_bot === 1) out.bot_owner_id = user.bot_owner_id;
   else if (opts.includeProfileFields) out.profile_data = {};

@@ -141,7 +141,6 @@ export async function realmUserAddNotice(db: Queryable<ChatTables>, realmId: num
       op: 'add',
       person: userObject(user, {
         clientGravatar: queue.options.clientGravatar, includeProfileFields: true, viewer: { id: queue.options.userId, role: roles.get(queue.options.userId)! },
-        avatarUrlOptional: queue.options.capabilities.user_avatar_url_field_optional === true,
       }),
     }),
   }];

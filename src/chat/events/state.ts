@@ -96,8 +96,10 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
   if (fetch.has('realm_user')) {
     const users = await db.selectFrom('chat_users').selectAll().where('realm_id', '=', r.realm.id).orderBy('id').execute();
     const viewer = { id: me.id, role: me.role };
-    const avatarUrlOptional = caps.user_avatar_url_field_optional === true;
-    const shown = (u: ChatUser) => userObject(u, { clientGravatar: r.clientGravatar, includeProfileFields: true, viewer, avatarUrlOptional });
+    // user_avatar_url_field_optional lets a server leave avatar_url out "at its sole discretion" (Zulip
+    // does for long-idle users of huge realms, whose clients then ask GET /avatar/{user_id}); Keel
+    // serves no such route, so it always sends the URL.
+    const shown = (u: ChatUser) => userObject(u, { clientGravatar: r.clientGravatar, includeProfileFields: true, viewer });
     Object.assign(out, {
       realm_users: users.filter((u) => u.is_active === 1).map(shown),
       realm_non_active_users: users.filter((u) => u.is_active !== 1).map(shown),
