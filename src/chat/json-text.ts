@@ -18,13 +18,12 @@ export function stringifyWithText(body: Record<string, unknown>): string {
   let spliced = false;
   for (const k in body) if (body[k] instanceof JsonText) spliced = true;
   if (!spliced) return JSON.stringify(body);
-  let out = '';
+  const members: string[] = [];
   for (const k in body) {
     const v = body[k];
     // As JSON.stringify does: a member whose value has no JSON form (undefined, a function) is left out.
     const text: string | undefined = v instanceof JsonText ? v.text : JSON.stringify(v);
-    if (text === undefined) continue;
-    out += `${out ? ',' : '{'}${JSON.stringify(k)}:${text}`;
+    if (text !== undefined) members.push(`${JSON.stringify(k)}:${text}`);
   }
-  return out ? out + '}' : '{}';
+  return `{${members.join(',')}}`;
 }

@@ -12,11 +12,11 @@ import { isMeMessage } from './markdown.js';
 import { directKey, type NarrowQuery } from './narrow.js';
 import { displayTopic } from './topics.js';
 import { avatarUrlFor } from './users.js';
-import { isGuest } from './roles.js';
 import { checkCanPost } from './channel-access.js';
 import { subscriberIds } from './channels.js';
 import { escapeHtml, highlightHtml } from './search.js';
-import { flagsSql, receivedSql, spansOf } from './receipt.js';
+import { flagsSql, historyStreamIds, NOTHING_RECEIVED, receivedSql, spansOf, type Received } from './receipt.js';
+import { cachedSpans } from './reader-cache.js';
 
 /** Zulip's stand-in for "after every message": the anchor `newest` and huge numbers become this. */
 export const LARGER_THAN_MAX_MESSAGE_ID = 10_000_000_000_000_000;
@@ -78,19 +78,6 @@ export async function sendDirect(db: Database<ChatTables>, realm: Realm, sender:
   });
 }
 
-/** Channels whose whole history the user may read: public ones (not for guests), and subscribed ones sharing history. */
-async function historyStreamIds(db: Queryable<ChatTables>, realmId: number, me: ChatUser): Promise<number[]> {
-  const rows = await db
-    .selectFrom('streams')
-    .leftJoin('subscriptions', (j) => j.onRef('subscriptions.stream_id', '=', 'streams.id').on('subscriptions.user_id', '=', me.id).on('subscriptions.active', '=', 1))
-    .select(['streams.id', 'streams.invite_only', 'streams.history_public_to_subscribers', 'subscriptions.id as sub'])
-    .where('streams.realm_id', '=', realmId)
-    .execute();
-  return rows
-    .filter((r) => (r.invite_only === 0 && !isGuest(me.role)) || (r.sub !== null && r.history_public_to_subscribers === 1))
-    .map((r) => r.id);
-}
-
 export interface Window {
   /** null = the first unread message matching the narrow. */
   anchor: number | null;
@@ -113,10 +100,12 @@ export interface Found {
 }
 
 async function matchingRows(db: Queryable<ChatTables>, realmId: number, me: ChatUser, narrow: NarrowQuery, extra: RawBuilder<unknown>, order: 'asc' | 'desc', limit: number | null): Promise<Match[]> {
-  const history = narrow.history ? await historyStreamIds(db, realmId, me) : [];
-  // Shared history first: within a channel narrow it holds for every row and spares the span lookup.
+  const history = narrow.history ? narrow.historyStreamIds ?? await historyStreamIds(db, realmId, me) : [];
+  // Confined to one channel of the realm whose whole history the reader may read, every message
+  // matching is readable: no access test per row, and the topic index alone finds the page.
+  const everyoneReadable = narrow.channelId !== undefined && history.includes(narrow.channelId);
   const access = history.length ? sql`(m.stream_id in (${sql.join(history)}) or ${receivedSql(me.id)})` : receivedSql(me.id);
-  const where = sql.join([sql`m.realm_id = ${realmId}`, access, extra, ...narrow.conditions], sql` and `);
+  const where = sql.join(everyoneReadable ? [extra, ...narrow.conditions] : [sql`m.realm_id = ${realmId}`, access, extra, ...narrow.conditions], sql` and `);
   const rows = await sql<Match>`select m.id, m.stream_id, um.flags from messages m left join user_messages um on um.message_id = m.id and um.user_id = ${me.id} where ${where} order by m.id ${sql.raw(order)}${limit === null ? sql`` : sql` limit ${limit}`}`.execute(db);
   return rows.rows;
 }
@@ -248,22 +237,27 @@ async function storedMessages(db: Queryable<ChatTables>, readerId: number, ids: 
 }
 
 /**
- * The reader's flag bits of each message: the stored ones, else none for a channel message received
+ * The reader's flag bits of a message: the stored ones, else none for a channel message received
  * through a subscription span (receipt.ts), else read and historical (shared history never received).
  */
-async function readerFlagBits(db: Queryable<ChatTables>, readerId: number, messages: Match[]): Promise<number[]> {
-  const spans = messages.some((m) => m.flags === null && m.stream_id !== null) ? await spansOf(db, readerId) : undefined;
-  return messages.map((m) => m.flags ?? (spans?.(m) ? 0 : HISTORICAL_FLAGS));
+function flagBits(m: Match, received: Received): number {
+  return m.flags ?? (received(m) ? 0 : HISTORICAL_FLAGS);
+}
+
+/** Whether the stored flags leave any message's to its receipt (and so the reader's spans are needed). */
+function needsSpans(messages: Match[]): boolean {
+  return messages.some((m) => m.flags === null && m.stream_id !== null);
 }
 
 /** The message objects of these ids, in id order, as `me` reads them (GET /messages/{id}, events). */
 export async function messageObjects(db: Queryable<ChatTables>, realm: Realm, me: ChatUser, ids: number[], p: Presentation): Promise<Record<string, unknown>[]> {
   if (!ids.length) return [];
   const rows = await storedMessages(db, me.id, ids);
-  const [refs, bits] = [await messageRefs(db, rows), await readerFlagBits(db, me.id, rows)];
-  return rows.map((r, i) => {
+  const refs = await messageRefs(db, rows);
+  const received = needsSpans(rows) ? await spansOf(db, me.id) : NOTHING_RECEIVED;
+  return rows.map((r) => {
     const out = sharedMessageObject(r, refs, realm, p);
-    out.flags = flagNames(bits[i]);
+    out.flags = flagNames(flagBits(r, received));
     if (p.search) Object.assign(out, matchFields(r.rendered_content, out.subject as string, p.search));
     return out;
   });
@@ -316,17 +310,19 @@ export async function messagesJson(store: Database<ChatTables>, clock: Clock, re
     }
     matches.forEach((m, i) => (parts[i] ??= built.get(m.id)));
   }
-  const bits = await readerFlagBits(db, me.id, matches);
-  let out = '';
+  const received = needsSpans(matches) ? await cachedSpans(store, clock, realm.id, me) : NOTHING_RECEIVED;
+  // Joined once at the end: a flat string, where appending piece by piece makes a rope that the
+  // socket write would have to flatten.
+  const out: string[] = [];
   parts.forEach((part, i) => {
     // Deleted since it matched: left out, as a fetch a moment later would.
     if (!part) return;
-    out += `${out ? ',' : '['}${part.head},"flags":${flagNamesJson(bits[i])}`;
+    let text = `${part.head},"flags":${flagNamesJson(flagBits(matches[i], received))}`;
     if (p.search) {
       const f = matchFields(part.rendered, part.subject, p.search);
-      out += `,"match_content":${JSON.stringify(f.match_content)},"match_subject":${JSON.stringify(f.match_subject)}`;
+      text += `,"match_content":${JSON.stringify(f.match_content)},"match_subject":${JSON.stringify(f.match_subject)}`;
     }
-    out += '}';
+    out.push(text + '}');
   });
-  return new JsonText(out ? out + ']' : '[]');
+  return new JsonText(`[${out.join(',')}]`);
 }

@@ -14,6 +14,7 @@ import {
 } from '../domain/messages.js';
 import { unixSeconds } from '../../platform/clock.js';
 import { messageNotice } from '../events/notices.js';
+import { cachedNarrow } from '../domain/reader-cache.js';
 
 function mentions(r: ReturnType<typeof renderMessage>): boolean {
   return r.mentionedUserIds.length > 0 || r.mentionedGroupIds.length > 0 || r.streamWildcard || r.topicWildcard;
@@ -112,7 +113,7 @@ export const getMessages = defineEndpoint({
   async handler(call, p) {
     const me = requireUser(call);
     const db = call.services.db.kysely;
-    const narrow = await buildNarrow(db, call.services.db.engine, call.realm.id, me, readNarrow(p.narrow as RawNarrow));
+    const narrow = await cachedNarrow(call.services.db, call.services.clock, call.realm.id, me, p.narrow as RawNarrow);
     let found: Found;
     if (p.message_ids !== undefined) {
       const clash = (['anchor', 'include_anchor', 'use_first_unread_anchor', 'num_before', 'num_after'] as const).filter((k) => p[k] !== undefined);
