@@ -1,7 +1,7 @@
 // Messages: sending to a channel topic or a direct conversation (with each recipient's copy and
 // flags), fetching around an anchor within a narrow, and the message object of the API.
 import { sql, type RawBuilder } from 'kysely';
-import type { Database, Queryable } from '../../platform/db/database.js';
+import { runRead, type Database, type Queryable } from '../../platform/db/database.js';
 import { ReadCache } from '../../platform/db/read-cache.js';
 import type { Clock } from '../../platform/clock.js';
 import { JsonText } from '../json-text.js';
@@ -112,8 +112,8 @@ async function matchingRows(db: Queryable<ChatTables>, realmId: number, me: Chat
   const everyoneReadable = narrow.channelId !== undefined && history.includes(narrow.channelId);
   const access = history.length ? sql`(m.stream_id in (${sql.join(history)}) or ${receivedSql(me.id)})` : receivedSql(me.id);
   const where = sql.join(everyoneReadable ? [extra, ...narrow.conditions] : [sql`m.realm_id = ${realmId}`, access, extra, ...narrow.conditions], sql` and `);
-  const rows = await sql<Match>`select m.id, m.stream_id, um.flags from messages m left join user_messages um on um.message_id = m.id and um.user_id = ${me.id} where ${where} order by m.id ${sql.raw(order)}${limit === null ? sql`` : sql` limit ${limit}`}`.execute(db);
-  return rows.rows;
+  const query = sql<Match>`select m.id, m.stream_id, um.flags from messages m left join user_messages um on um.message_id = m.id and um.user_id = ${me.id} where ${where} order by m.id ${sql.raw(order)}${limit === null ? sql`` : sql` limit ${limit}`}`;
+  return runRead(db, query.compile(db));
 }
 
 export async function fetchWindow(db: Queryable<ChatTables>, realmId: number, me: ChatUser, narrow: NarrowQuery, w: Window): Promise<Found> {
