@@ -13,6 +13,9 @@ import { getMessage, getMessages, matchesNarrow, renderMessageEndpoint, sendMess
 import { deleteQueue, getEvents, registerQueue } from './events.js';
 import { getRealmPresence, getUserPresence, getUserStatus, updatePresence, updateStatus } from './presence.js';
 import { setEditTypingStatus, setTypingStatus } from './typing.js';
+import { updateRealmUserSettingsDefaults, updateSettings } from './settings.js';
+import { createDrafts, deleteDraft, editDraft, getDrafts } from './drafts.js';
+import { muteUser, unmuteUser, updateMutedTopic, updateUserTopic } from './muting.js';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './flags.js';
 
 export function allEndpoints(): Endpoint[] {
@@ -28,5 +31,8 @@ export function allEndpoints(): Endpoint[] {
     registerQueue, getEvents, deleteQueue,
     updatePresence, getRealmPresence, getUserPresence, updateStatus, getUserStatus,
     setTypingStatus, setEditTypingStatus,
+    updateSettings, updateRealmUserSettingsDefaults,
+    getDrafts, createDrafts, editDraft, deleteDraft,
+    muteUser, unmuteUser, updateUserTopic, updateMutedTopic,
   ];
 }
