@@ -144,6 +144,17 @@ await forEachEngine('chat user preferences', (engine) => {
     assert.equal(login.statusCode, 200, login.body);
   });
 
+  it('tells who gains or loses sight of the real address when email_address_visibility changes', async () => {
+    const q = (await register(alice, { event_types: ['realm_user'] })).queue_id;
+    const own = (await register(chat.owner, { event_types: ['realm_user'] })).queue_id;
+    await ok(bob, 'PATCH', '/settings', { email_address_visibility: 3 });
+    assert.deepEqual(await drain(alice, q), [{ type: 'realm_user', op: 'update', person: { user_id: bobId, delivery_email: null } }]);
+    assert.deepEqual(await drain(chat.owner, own), [], 'an administrator still sees it');
+    assert.equal((await ok(alice, 'GET', `/users/${bobId}`)).user.delivery_email, null);
+    await ok(bob, 'PATCH', '/settings', { email_address_visibility: 1 });
+    assert.deepEqual(await drain(alice, q), [{ type: 'realm_user', op: 'update', person: { user_id: bobId, delivery_email: 'bob@example.com' } }]);
+  });
+
   it('stops typing events to a user who turned receives_typing_notifications off', async () => {
     const q = (await register(bob, { event_types: ['typing'] })).queue_id;
     await ok(bob, 'PATCH', '/settings', { receives_typing_notifications: false });

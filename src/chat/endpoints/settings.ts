@@ -6,6 +6,7 @@ import { defineEndpoint, requireUser, type ChatCall } from '../endpoint.js';
 import { adminRequired, badRequest } from '../errors.js';
 import { isAdmin } from '../domain/roles.js';
 import { checkFullName, userByEmail, userById } from '../domain/users.js';
+import { canSeeRealEmail } from '../domain/user-rules.js';
 import { hashPassword, verifyPassword } from '../../platform/auth/passwords.js';
 import {
   checkSetting, DEFAULTS_SETTING_NAMES, realmDefaultsStored, saveRealmDefaults, SETTING_NAMES, SETTINGS, settingOf, storedSettings, type SettingValue,
@@ -66,10 +67,12 @@ export const updateSettings = defineEndpoint({
     const passwordHash = p.new_password !== '' ? await hashPassword(p.new_password) : null;
     const changed: [string, SettingValue][] = [];
     let nameChanged = false;
+    let visibilityBefore = 0;
     await events.write(
       () => db.transaction(async (trx) => {
         const user = (await userById(trx, call.realm.id, me.id))!;
         const settings = storedSettings(user.settings);
+        visibilityBefore = settingOf(user, 'email_address_visibility') as number;
         let timezone: string | undefined;
         for (const [name, value] of wanted) {
           // Zulip announces (and records) only real changes.
@@ -92,7 +95,7 @@ export const updateSettings = defineEndpoint({
           await trx.deleteFrom('drafts').where('user_id', '=', me.id).execute();
         }
       }),
-      () => settingsNotices(call, changed, nameChanged ? fullName! : undefined),
+      () => settingsNotices(call, changed, nameChanged ? fullName! : undefined, visibilityBefore),
     );
     // Keel sends no mail, so the confirmation Zulip mails to the new address cannot be delivered:
     // the address stays as it is, and the request is logged for an operator.
@@ -101,7 +104,25 @@ export const updateSettings = defineEndpoint({
   },
 });
 
-async function settingsNotices(call: ChatCall, changed: [string, SettingValue][], fullName: string | undefined): Promise<Notice[]> {
+/** Who gains or loses sight of the user's real address: delivery_email, or null, as Zulip tells them. */
+async function deliveryEmailNotices(call: ChatCall, before: number, after: number): Promise<Notice[]> {
+  const me = requireUser(call);
+  const viewers = await call.services.db.kysely.selectFrom('chat_users').select(['id', 'role']).where('realm_id', '=', call.realm.id).where('is_active', '=', 1).execute();
+  const gain: number[] = [];
+  const lose: number[] = [];
+  for (const v of viewers) {
+    const viewer = { id: Number(v.id), role: v.role };
+    const saw = canSeeRealEmail(viewer, me.id, before, me.is_bot === 1);
+    const sees = canSeeRealEmail(viewer, me.id, after, me.is_bot === 1);
+    if (sees && !saw) gain.push(viewer.id);
+    if (saw && !sees) lose.push(viewer.id);
+  }
+  const notice = (userIds: number[], email: string | null): Notice =>
+    ({ type: 'realm_user', userIds, render: () => ({ type: 'realm_user', op: 'update', person: { user_id: me.id, delivery_email: email } }) });
+  return [...(gain.length ? [notice(gain, me.delivery_email)] : []), ...(lose.length ? [notice(lose, null)] : [])];
+}
+
+async function settingsNotices(call: ChatCall, changed: [string, SettingValue][], fullName: string | undefined, visibilityBefore: number): Promise<Notice[]> {
   const me = requireUser(call);
   const db = call.services.db.kysely;
   const out: Notice[] = [];
@@ -110,6 +131,7 @@ async function settingsNotices(call: ChatCall, changed: [string, SettingValue][]
     out.push(...userSettingNotices(me, name, value));
     // Others see a user's time zone in the user object.
     if (name === 'timezone') out.push(...(await realmUserUpdateNotice(db, call.realm.id, me.id, { timezone: value })));
+    if (name === 'email_address_visibility') out.push(...(await deliveryEmailNotices(call, visibilityBefore, value as number)));
   }
   return out;
 }
