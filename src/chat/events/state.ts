@@ -146,10 +146,15 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
   return out;
 }
 
+const PREFERENCE_STATE = [
+  'user_settings', 'update_display_settings', 'update_global_notifications', 'realm_user_settings_defaults', 'drafts', 'muted_users', 'user_topic', 'muted_topics',
+];
+
 /** The user's own preferences: settings, the realm's defaults, drafts, muted users and topics. */
 async function preferencesState(db: Queryable<ChatTables>, r: StateRequest): Promise<Record<string, unknown>> {
   const { fetch } = r;
   const out: Record<string, unknown> = {};
+  if (!PREFERENCE_STATE.some((t) => fetch.has(t))) return out;
   // The row as committed now: the authenticated one may predate a settings change.
   const me = (await db.selectFrom('chat_users').selectAll().where('id', '=', r.me.id).executeTakeFirst()) ?? r.me;
   if (fetch.has('user_settings')) out.user_settings = userSettingsObject(me);
