@@ -201,6 +201,7 @@ export interface ChatTables {
   user_presence: UserPresenceRow;
   user_status: UserStatusRow;
   chat_event_queues: SavedQueueRow;
+  alert_words: { id: Generated<number>; realm_id: number; user_id: number; word: string; word_lower: string };
   /** The settings JSON new users of the realm start with (only what an administrator set). */
   realm_user_settings_defaults: { realm_id: number; settings: string };
   drafts: DraftRow;

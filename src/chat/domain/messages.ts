@@ -14,6 +14,7 @@ import { checkCanPost } from './channel-access.js';
 import { subscriberIds } from './channels.js';
 import { escapeHtml, highlightHtml } from './search.js';
 import { flagsSql, receivedSql, spansOf } from './receipt.js';
+import { usersAlerted } from './alert-words.js';
 import { mutersOf } from './muting.js';
 
 /** Zulip's stand-in for "after every message": the anchor `newest` and huge numbers become this. */
@@ -57,7 +58,12 @@ async function store(db: Queryable<ChatTables>, realmId: number, sender: ChatUse
   // Those who muted the sender get the message already read (no unread count, no notification).
   const muters = await mutersOf(db, sender.id, users);
   const read = (userId: number) => (userId === sender.id ? o.readBySender : muters.has(userId));
-  const rows = users.map((user_id) => ({ user_id, message_id: msg.id, flags: (read(user_id) ? FLAG.read : 0) | (o.mentionBits?.(user_id, participants) ?? 0) }));
+  const alerted = await usersAlerted(db, realmId, o.content, users.filter((id) => id !== sender.id));
+  const rows = users.map((user_id) => ({
+    user_id,
+    message_id: msg.id,
+    flags: (read(user_id) ? FLAG.read : 0) | (o.mentionBits?.(user_id, participants) ?? 0) | (alerted.has(user_id) ? FLAG.has_alert_word : 0),
+  }));
   // A channel's subscribers receive through their subscription spans (receipt.ts): rows only for
   // the sender and for flags other than the default.
   await db.insertInto('user_messages').values(streamId === null ? rows : rows.filter((r) => r.user_id === sender.id || r.flags !== 0)).execute();

@@ -13,6 +13,7 @@ import { getMessage, getMessages, matchesNarrow, renderMessageEndpoint, sendMess
 import { deleteQueue, getEvents, registerQueue } from './events.js';
 import { getRealmPresence, getUserPresence, getUserStatus, updatePresence, updateStatus } from './presence.js';
 import { setEditTypingStatus, setTypingStatus } from './typing.js';
+import { addAlertWordsEndpoint, getAlertWords, removeAlertWordsEndpoint } from './alert-words.js';
 import { updateRealmUserSettingsDefaults, updateSettings } from './settings.js';
 import { createDrafts, deleteDraft, editDraft, getDrafts } from './drafts.js';
 import { muteUser, unmuteUser, updateMutedTopic, updateUserTopic } from './muting.js';
@@ -31,6 +32,7 @@ export function allEndpoints(): Endpoint[] {
     registerQueue, getEvents, deleteQueue,
     updatePresence, getRealmPresence, getUserPresence, updateStatus, getUserStatus,
     setTypingStatus, setEditTypingStatus,
+    getAlertWords, addAlertWordsEndpoint, removeAlertWordsEndpoint,
     updateSettings, updateRealmUserSettingsDefaults,
     getDrafts, createDrafts, editDraft, deleteDraft,
     muteUser, unmuteUser, updateUserTopic, updateMutedTopic,
