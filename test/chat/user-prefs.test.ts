@@ -155,6 +155,21 @@ await forEachEngine('chat user preferences', (engine) => {
     assert.deepEqual(await drain(alice, q), [{ type: 'realm_user', op: 'update', person: { user_id: bobId, delivery_email: 'bob@example.com' } }]);
   });
 
+  it('announces presence_enabled when the deprecated away of POST /users/me/status changes it', async () => {
+    const q = (await register(alice, { event_types: ['user_settings', 'update_global_notifications'] })).queue_id;
+    await ok(alice, 'POST', '/users/me/status', { away: true });
+    assert.deepEqual(await drain(alice, q), [
+      { type: 'user_settings', op: 'update', property: 'presence_enabled', value: false },
+      { type: 'update_global_notifications', user: 'alice@example.com', notification_name: 'presence_enabled', setting: false },
+    ]);
+    assert.equal((await settings(alice)).presence_enabled, false);
+    await ok(alice, 'PATCH', '/settings', { presence_enabled: true });
+    assert.deepEqual(await drain(alice, q), [
+      { type: 'user_settings', op: 'update', property: 'presence_enabled', value: true },
+      { type: 'update_global_notifications', user: 'alice@example.com', notification_name: 'presence_enabled', setting: true },
+    ]);
+  });
+
   it('stops typing events to a user who turned receives_typing_notifications off', async () => {
     const q = (await register(bob, { event_types: ['typing'] })).queue_id;
     await ok(bob, 'PATCH', '/settings', { receives_typing_notifications: false });
