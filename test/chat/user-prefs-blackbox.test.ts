@@ -14,7 +14,10 @@ type Ev = Record<string, any>;
 await forEachEngine('chat user preferences, black-box', (engine) => {
   it('settings, defaults, drafts, muting and topic policies over HTTP and zulip-js', async () => {
     const storage = await createStorage(engine);
-    const server = await startServer(storage);
+    const server = await startServer(storage).catch(async (err: unknown) => {
+      await storage.dispose();
+      throw err;
+    });
     try {
       const owner = new ChatClient(server.chatUrl, server.chatSecrets!.email, server.chatSecrets!.apiKey);
       const made = await owner.post('/users', { email: 'bob@example.com', password: 'pass-word-1', full_name: 'Bob' });
