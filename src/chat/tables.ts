@@ -161,6 +161,29 @@ export interface SavedQueueRow {
   saved_at: number;
 }
 
+/** A synchronised draft; `to_ids` is a JSON list (a channel id, or user ids). Unix seconds. */
+export interface DraftRow {
+  id: Generated<number>;
+  user_id: number;
+  /** '', 'stream' or 'private'. */
+  type: string;
+  to_ids: string;
+  topic: string;
+  content: string;
+  last_edit_time: number;
+}
+
+/** A topic's visibility policy for a user: 1 muted, 2 unmuted, 3 followed (0 is no row). */
+export interface UserTopicRow {
+  user_id: number;
+  stream_id: number;
+  topic: string;
+  topic_lower: string;
+  visibility_policy: number;
+  /** Unix seconds. */
+  last_updated: number;
+}
+
 export interface ChatTables {
   server_secrets: { name: string; value: string };
   realms: RealmRow;
@@ -179,6 +202,12 @@ export interface ChatTables {
   user_status: UserStatusRow;
   chat_event_queues: SavedQueueRow;
   alert_words: { id: Generated<number>; realm_id: number; user_id: number; word: string; word_lower: string };
+  /** The settings JSON new users of the realm start with (only what an administrator set). */
+  realm_user_settings_defaults: { realm_id: number; settings: string };
+  drafts: DraftRow;
+  /** Unix seconds. */
+  muted_users: { user_id: number; muted_user_id: number; date_muted: number };
+  user_topics: UserTopicRow;
 }
 
 export type ChatUser = Selectable<ChatUserRow>;

@@ -18,6 +18,7 @@ import { escapeHtml, highlightHtml } from './search.js';
 import { flagsSql, historyStreamIds, NOTHING_RECEIVED, receivedSql, spansOf, type Received } from './receipt.js';
 import { cachedSpans } from './reader-cache.js';
 import { usersAlerted } from './alert-words.js';
+import { mutersOf } from './muting.js';
 
 /** Zulip's stand-in for "after every message": the anchor `newest` and huge numbers become this. */
 export const LARGER_THAN_MAX_MESSAGE_ID = 10_000_000_000_000_000;
@@ -57,11 +58,14 @@ async function store(db: Queryable<ChatTables>, realmId: number, sender: ChatUse
   const users = [...new Set([...receivers, sender.id])];
   const participants = o.mentionBits && streamId !== null ? await topicParticipants(db, streamId, topic) : new Set(users);
   participants.add(sender.id);
+  // Those who muted the sender get the message already read (no unread count, no notification).
+  const muters = await mutersOf(db, sender.id, users);
+  const read = (userId: number) => (userId === sender.id ? o.readBySender : muters.has(userId));
   const alerted = await usersAlerted(db, realmId, o.content, users.filter((id) => id !== sender.id));
   const rows = users.map((user_id) => ({
     user_id,
     message_id: msg.id,
-    flags: (user_id === sender.id && o.readBySender ? FLAG.read : 0) | (o.mentionBits?.(user_id, participants) ?? 0) | (alerted.has(user_id) ? FLAG.has_alert_word : 0),
+    flags: (read(user_id) ? FLAG.read : 0) | (o.mentionBits?.(user_id, participants) ?? 0) | (alerted.has(user_id) ? FLAG.has_alert_word : 0),
   }));
   // A channel's subscribers receive through their subscription spans (receipt.ts): rows only for
   // the sender and for flags other than the default.

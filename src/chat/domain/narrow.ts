@@ -14,6 +14,7 @@ import { userByEmail, userById } from './users.js';
 import { isGuest } from './roles.js';
 import { highlightWords, parseSearch } from './search.js';
 import { flagsSql } from './receipt.js';
+import { followedSql, mutedSql, mutedTopicSql } from './muting.js';
 
 export interface NarrowTerm { operator: string; operand: unknown; negated: boolean }
 
@@ -128,8 +129,8 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
       }
       case 'in': {
         if (operand === 'all') cond = sql`1 = 1`;
-        // Without muting, the home view holds every message.
-        else if (operand === 'home') cond = sql`1 = 1`;
+        // The home view leaves out muted topics, and muted channels unless the narrow names a channel (Zulip's rule).
+        else if (operand === 'home') cond = terms.some((t) => t.operator === 'channel' || t.operator === 'stream') ? sql`not ${mutedTopicSql(me.id)}` : sql`not ${mutedSql(me.id)}`;
         else throw badNarrow(`unknown 'in' operand ${String(operand)}`);
         break;
       }
@@ -169,9 +170,8 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
           case 'alerted': cond = sql`(${flags} & ${FLAG.has_alert_word}) <> 0`; break;
           // A resolved topic starts with the check mark and a space.
           case 'resolved': cond = sql`m.stream_id is not null and m.topic like ${'✔ %'}`; break;
-          // Nothing is followed or muted until topic/user settings exist: these match no message.
-          case 'followed':
-          case 'muted': cond = sql`1 = 0`; break;
+          case 'followed': cond = followedSql(me.id); break;
+          case 'muted': cond = mutedSql(me.id); break;
           default: throw badNarrow(`unknown 'is' operand ${String(operand)}`);
         }
         break;

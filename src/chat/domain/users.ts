@@ -10,6 +10,7 @@ import { directGroupsForRole, ROLE } from './roles.js';
 import { canSeeRealEmail, EMAIL_VISIBILITY, placeholderUserId } from './user-rules.js';
 import { sql } from 'kysely';
 import { subscribe } from './channels.js';
+import { realmDefaultsStored } from './user-settings.js';
 
 /** Zulip writes date_joined as an ISO time with microseconds and an explicit +00:00 offset. */
 export function isoWithOffset(ms: number): string {
@@ -134,7 +135,8 @@ export async function createUser(db: Queryable<ChatTables>, realmId: number, u: 
       api_key_sealed: key.api_key_sealed,
       timezone: '',
       avatar_version: 1,
-      settings: '{}',
+      // New users start from the realm's defaults; later default changes do not reach them.
+      settings: JSON.stringify(await realmDefaultsStored(db, realmId)),
       date_joined: nowMs,
     })
     .returningAll()

@@ -14,6 +14,9 @@ import { deleteQueue, getEvents, registerQueue } from './events.js';
 import { getRealmPresence, getUserPresence, getUserStatus, updatePresence, updateStatus } from './presence.js';
 import { setEditTypingStatus, setTypingStatus } from './typing.js';
 import { addAlertWordsEndpoint, getAlertWords, removeAlertWordsEndpoint } from './alert-words.js';
+import { updateRealmUserSettingsDefaults, updateSettings } from './settings.js';
+import { createDrafts, deleteDraft, editDraft, getDrafts } from './drafts.js';
+import { muteUser, unmuteUser, updateMutedTopic, updateUserTopic } from './muting.js';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './flags.js';
 
 export function allEndpoints(): Endpoint[] {
@@ -30,5 +33,8 @@ export function allEndpoints(): Endpoint[] {
     updatePresence, getRealmPresence, getUserPresence, updateStatus, getUserStatus,
     setTypingStatus, setEditTypingStatus,
     getAlertWords, addAlertWordsEndpoint, removeAlertWordsEndpoint,
+    updateSettings, updateRealmUserSettingsDefaults,
+    getDrafts, createDrafts, editDraft, deleteDraft,
+    muteUser, unmuteUser, updateUserTopic, updateMutedTopic,
   ];
 }

@@ -17,12 +17,16 @@ import { allStatuses } from '../domain/user-status.js';
 import { ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from '../version.js';
 import { receivedSql } from '../domain/receipt.js';
 import { alertWords } from '../domain/alert-words.js';
+import { legacySettingsFields, realmDefaultsObject, userSettingsObject } from '../domain/user-settings.js';
+import { draftsOf, MAX_DRAFTS_IN_REGISTER } from '../domain/drafts.js';
+import { mutedTopicsOf, mutedUsersOf, userTopicsOf } from '../domain/muting.js';
 
 /** The fetch_event_types this slice fills in; others are ignored, as Zulip ignores unknown ones. */
 export const SUPPORTED_STATE = [
   'zulip_version', 'realm', 'realm_user', 'subscription', 'message', 'update_message_flags', 'stream', 'default_streams', 'user_groups',
   'presence', 'recent_private_conversations', 'user_status', 'alert_words', 'starred_messages', 'custom_profile_fields', 'scheduled_messages',
   'realm_bot',
+  'user_settings', 'update_display_settings', 'update_global_notifications', 'realm_user_settings_defaults', 'drafts', 'muted_users', 'user_topic', 'muted_topics',
 ] as const;
 
 /** Zulip's custom profile field types, by name: what an organization could configure. */
@@ -55,6 +59,8 @@ export interface StateRequest {
   presence: PresenceStore;
   slimPresence: boolean;
   presenceHistoryLimitDays?: number;
+  /** The client_capabilities flag: without it, settings also come as the legacy top-level fields. */
+  userSettingsObject: boolean;
 }
 
 export async function initialState(db: Queryable<ChatTables>, r: StateRequest): Promise<Record<string, unknown>> {
@@ -187,6 +193,33 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
   if (fetch.has('scheduled_messages')) out.scheduled_messages = [];
   // Linkifiers use RFC 6570 URL templates: a client that did not say it reads them gets none.
   if ('realm_linkifiers' in out && caps.linkifier_url_template !== true) out.realm_linkifiers = [];
+  Object.assign(out, await preferencesState(db, r));
+  return out;
+}
+
+const PREFERENCE_STATE = [
+  'user_settings', 'update_display_settings', 'update_global_notifications', 'realm_user_settings_defaults', 'drafts', 'muted_users', 'user_topic', 'muted_topics',
+];
+
+/** The user's own preferences: settings, the realm's defaults, drafts, muted users and topics. */
+async function preferencesState(db: Queryable<ChatTables>, r: StateRequest): Promise<Record<string, unknown>> {
+  const { fetch } = r;
+  const out: Record<string, unknown> = {};
+  if (!PREFERENCE_STATE.some((t) => fetch.has(t))) return out;
+  // The row as committed now: the authenticated one may predate a settings change.
+  const me = (await db.selectFrom('chat_users').selectAll().where('id', '=', r.me.id).executeTakeFirst()) ?? r.me;
+  if (fetch.has('user_settings')) out.user_settings = userSettingsObject(me);
+  if (!r.userSettingsObject) {
+    if (fetch.has('update_display_settings')) Object.assign(out, legacySettingsFields(me, 'display'));
+    if (fetch.has('update_global_notifications')) Object.assign(out, legacySettingsFields(me, 'notification'));
+  }
+  if (fetch.has('realm_user_settings_defaults')) out.realm_user_settings_defaults = await realmDefaultsObject(db, r.realm.id);
+  if (fetch.has('drafts')) out.drafts = await draftsOf(db, me.id, MAX_DRAFTS_IN_REGISTER);
+  if (fetch.has('muted_users')) out.muted_users = await mutedUsersOf(db, me.id);
+  if (fetch.has('user_topic')) {
+    out.user_topics = (await userTopicsOf(db, me.id)).map((t) => ({ ...t, topic_name: displayTopic(t.topic_name, r.emptyTopicName) }));
+  }
+  if (fetch.has('muted_topics')) out.muted_topics = (await mutedTopicsOf(db, me.id)).map(([s, t, at]) => [s, displayTopic(t, r.emptyTopicName), at]);
   return out;
 }
 
