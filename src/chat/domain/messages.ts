@@ -14,6 +14,8 @@ import { checkCanPost } from './channel-access.js';
 import { subscriberIds } from './channels.js';
 import { escapeHtml, highlightHtml } from './search.js';
 import { flagsSql, receivedSql, spansOf } from './receipt.js';
+import { reactionsOf } from './reactions.js';
+import { editFields } from './edit-history.js';
 
 /** Zulip's stand-in for "after every message": the anchor `newest` and huge numbers become this. */
 export const LARGER_THAN_MAX_MESSAGE_ID = 10_000_000_000_000_000;
@@ -38,7 +40,7 @@ export interface Outgoing {
 }
 
 /** Who has sent to a channel topic: the people @**topic** reaches. */
-async function topicParticipants(db: Queryable<ChatTables>, streamId: number, topic: string): Promise<Set<number>> {
+export async function topicParticipants(db: Queryable<ChatTables>, streamId: number, topic: string): Promise<Set<number>> {
   const rows = await db.selectFrom('messages').select('sender_id').distinct().where('stream_id', '=', streamId).where(sql`lower(topic)`, '=', topic.toLowerCase()).execute();
   return new Set(rows.map((r) => r.sender_id));
 }
@@ -180,6 +182,7 @@ export async function messageObjects(db: Queryable<ChatTables>, realm: Realm, me
   const users = new Map((await db.selectFrom('chat_users').select(['id', 'email', 'full_name', 'delivery_email', 'avatar_version']).where('id', 'in', [...userIds]).execute()).map((u) => [u.id, u]));
   const streamIds = [...new Set(rows.map((r) => r.stream_id).filter((s): s is number => s !== null))];
   const streams = new Map(streamIds.length ? (await db.selectFrom('streams').select(['id', 'name']).where('id', 'in', streamIds).execute()).map((s) => [s.id, s.name]) : []);
+  const reactions = await reactionsOf(db, ids);
   return rows.map((r) => {
     const sender = users.get(r.sender_id)!;
     const stream = r.stream_id !== null;
@@ -193,7 +196,7 @@ export async function messageObjects(db: Queryable<ChatTables>, realm: Realm, me
       subject: stream ? displayTopic(r.topic, p.allowEmptyTopicName) : '',
       topic_links: [],
       is_me_message: isMeMessage(r.content),
-      reactions: [],
+      reactions: reactions.get(Number(r.id)) ?? [],
       submessages: [],
       sender_full_name: sender.full_name,
       sender_email: sender.email,
@@ -210,6 +213,7 @@ export async function messageObjects(db: Queryable<ChatTables>, realm: Realm, me
       flags: flagNames(r.flags ?? (received(r) ? 0 : HISTORICAL_FLAGS)),
     };
     if (stream) out.stream_id = r.stream_id;
+    Object.assign(out, editFields(r, realm.message_edit_history_visibility_policy, p.allowEmptyTopicName));
     if (p.search) Object.assign(out, matchFields(r.rendered_content, out.subject as string, p.search));
     return out;
   });

@@ -69,3 +69,13 @@ export async function spansOf(db: Queryable<ChatTables>, userId: number): Promis
   const spans = await db.selectFrom('subscription_spans').select(['stream_id', 'after_message_id', 'until_message_id']).where('user_id', '=', userId).execute();
   return (m) => m.stream_id !== null && spans.some((s) => s.stream_id === m.stream_id && s.after_message_id < m.id && (s.until_message_id === null || m.id <= s.until_message_id));
 }
+
+/** Everyone holding a copy of a message, with their flags: rows, and span holders of a channel message. */
+export async function holdersOf(db: Queryable<ChatTables>, messageId: number, streamId: number | null): Promise<Map<number, number>> {
+  const rows = await db.selectFrom('user_messages').select(['user_id', 'flags']).where('message_id', '=', messageId).execute();
+  const flags = new Map(rows.map((r) => [Number(r.user_id), Number(r.flags)]));
+  if (streamId !== null) {
+    for (const userId of await spanHolders(db, streamId, messageId)) if (!flags.has(userId)) flags.set(userId, 0);
+  }
+  return flags;
+}
