@@ -12,6 +12,8 @@ type Chat = Awaited<ReturnType<typeof inProcessChat>>;
 type Ev = Record<string, any>;
 
 const DAY_MS = 86_400_000;
+/** Moves without the Notification Bot's notes, where a test counts the messages in a topic. */
+const quiet = { send_notification_to_new_thread: false };
 
 await forEachEngine('chat message edits, deletions and reactions', (engine) => {
   let storage: Storage;
@@ -173,11 +175,11 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     const m4 = await send(bob, 'general', 'Journey', 'four (same topic, other case)');
     const qb = await queue(bob);
     const qe = await queue(bob, { client_capabilities: { empty_topic_name: true } });
-    await ok(bob, 'PATCH', `/messages/${m1}`, { topic: 'solo' });
+    await ok(bob, 'PATCH', `/messages/${m1}`, { topic: 'solo', ...quiet });
     assert.deepEqual(await ids(bob, [['stream', 'general'], ['topic', 'solo']]), [m1]);
-    await ok(bob, 'PATCH', `/messages/${m3}`, { topic: 'later', propagate_mode: 'change_later' });
+    await ok(bob, 'PATCH', `/messages/${m3}`, { topic: 'later', propagate_mode: 'change_later', ...quiet });
     assert.deepEqual(await ids(bob, [['stream', 'general'], ['topic', 'later']]), [m3, m4]);
-    await ok(alice, 'PATCH', `/messages/${m3}`, { topic: '', propagate_mode: 'change_all', send_notification_to_old_thread: false });
+    await ok(alice, 'PATCH', `/messages/${m3}`, { topic: '', propagate_mode: 'change_all', ...quiet });
     const events = await drain(bob, qb);
     assert.deepEqual(events.map((e) => [e.message_ids, e.propagate_mode, e.orig_subject, e.subject]), [
       [[m1], 'change_one', 'journey', 'solo'],
@@ -203,7 +205,12 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
   it('resolves a topic (is:resolved), and refuses resolving the empty topic', async () => {
     const a = await send(alice, 'general', 'bug 7', 'broken');
     const b = await send(bob, 'general', 'bug 7', 'fixed');
+    const qa = await queue(alice, { event_types: ['realm_user', 'message'] });
     await ok(bob, 'PATCH', `/messages/${a}`, { topic: '✔ bug 7', propagate_mode: 'change_all' });
+    // The first note makes the Notification Bot: clients hear of it before its message.
+    const [made, note] = await drain(alice, qa);
+    assert.deepEqual([made.type, made.op, made.person.full_name, made.person.is_bot], ['realm_user', 'add', 'Notification Bot', true]);
+    assert.deepEqual([note.type, note.message.sender_id, note.message.subject, note.message.content], ['message', made.person.user_id, '✔ bug 7', `@_**Bob|${bobId}** has marked this topic as resolved.`]);
     assert.deepEqual((await ids(alice, [['is', 'resolved']])).filter((id) => id === a || id === b), [a, b]);
     await ok(bob, 'PATCH', `/messages/${b}`, { topic: 'bug 7', propagate_mode: 'change_all' });
     assert.equal((await ids(alice, [['is', 'resolved']])).includes(a), false);
@@ -223,13 +230,13 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     assert.deepEqual(await ids(bob, [['stream', 'general'], ['topic', 'aged']]), [], 'nothing moved');
     await refused(bob, 'PATCH', `/messages/${old1}`, { topic: 'aged' }, 'BAD_REQUEST', "The time limit for editing this message's topic has passed.");
     // The repeat the error suggests moves the allowed part.
-    await ok(bob, 'PATCH', `/messages/${body.first_message_id_allowed_to_move}`, { topic: 'aged', propagate_mode: 'change_later' });
+    await ok(bob, 'PATCH', `/messages/${body.first_message_id_allowed_to_move}`, { topic: 'aged', propagate_mode: 'change_later', ...quiet });
     assert.deepEqual(await ids(bob, [['stream', 'general'], ['topic', 'aged']]), [new1, new2]);
     // A moderator moves the rest regardless of age.
     const { client: mod, id: modId } = await chat.member('mod@example.com', 'Mod');
     await ok(owner, 'PATCH', `/users/${modId}`, { role: 300 });
     await ok(owner, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'general' }], principals: [modId] });
-    await ok(mod, 'PATCH', `/messages/${old1}`, { topic: 'aged', propagate_mode: 'change_all' });
+    await ok(mod, 'PATCH', `/messages/${old1}`, { topic: 'aged', propagate_mode: 'change_all', ...quiet });
     assert.deepEqual(await ids(bob, [['stream', 'general'], ['topic', 'aged']]), [old1, old2, new1, new2]);
     // Topic moves only for administrators: members are refused, resolving stays open to everyone.
     const admins = (await ok(owner, 'POST', '/register', { fetch_event_types: ['user_groups'] })).realm_user_groups.find((g: Ev) => g.name === 'role:administrators').id;
@@ -348,6 +355,34 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     await refused(carol, 'DELETE', `/messages/${id}/reactions`, {}, 'BAD_REQUEST');
     assert.deepEqual((await message(alice, id))!.reactions.map((r: Ev) => r.user_id), [aliceId]);
     await refused(bob, 'POST', '/messages/999999/reactions', { emoji_name: 'octopus' }, 'BAD_REQUEST', 'Invalid message(s)');
+  });
+
+  it("posts the Notification Bot's notes about moves and resolved topics", async () => {
+    const streams = (await ok(owner, 'GET', '/streams')).streams as Ev[];
+    const other = streams.find((s) => s.name === 'other')!.stream_id;
+    const qa = await queue(alice, { event_types: ['message'] });
+    const a = await send(alice, 'general', 'noted', 'one');
+    const b = await send(alice, 'general', 'noted', 'two');
+    await send(alice, 'general', 'noted', 'three');
+    const texts = async (stream: string, topic: string) => (await ok(alice, 'GET', '/messages', {
+      anchor: 'newest', num_before: 20, num_after: 0, apply_markdown: false, narrow: [['stream', stream], ['topic', topic]],
+    })).messages.filter((m: Ev) => m.sender_full_name === 'Notification Bot').map((m: Ev) => m.content);
+    await ok(alice, 'PATCH', `/messages/${a}`, { topic: 'noted elsewhere', send_notification_to_old_thread: true });
+    assert.deepEqual(await texts('general', 'noted elsewhere'), [`A message was moved here from #**general>noted** by @_**Alice|${aliceId}**.`]);
+    assert.deepEqual(await texts('general', 'noted'), [`A message was moved from this topic to #**general>noted elsewhere** by @_**Alice|${aliceId}**.`]);
+    await ok(alice, 'PATCH', `/messages/${b}`, { topic: 'noted elsewhere', propagate_mode: 'change_later' });
+    // b, three and the bot's earlier note leave nothing behind: the note says the topic moved.
+    assert.equal((await texts('general', 'noted elsewhere')).at(-1), `This topic was moved here from #**general>noted** by @_**Alice|${aliceId}**.`);
+    assert.deepEqual(await texts('general', 'noted'), []);
+    await ok(alice, 'PATCH', `/messages/${b}`, { stream_id: other, propagate_mode: 'change_all', send_notification_to_old_thread: true, send_notification_to_new_thread: false });
+    assert.deepEqual(await texts('general', 'noted elsewhere'), [`This topic was moved to #**other>noted elsewhere** by @_**Alice|${aliceId}**.`]);
+    await ok(alice, 'PATCH', `/messages/${b}`, { topic: '✔ noted elsewhere', propagate_mode: 'change_all', send_notification_to_new_thread: false });
+    assert.equal((await texts('other', '✔ noted elsewhere')).at(-1), `@_**Alice|${aliceId}** has marked this topic as resolved.`);
+    const events = await drain(alice, qa);
+    const botId = (await ok(alice, 'GET', '/users')).members.find((u: Ev) => u.full_name === 'Notification Bot').user_id;
+    const notes = events.filter((e) => e.type === 'message' && e.message.sender_id === botId);
+    assert.equal(notes.length, 5);
+    assert.match(notes[0].message.content, /^A message was moved here/);
   });
 
   it('edit history follows the realm policy', async () => {

@@ -1,6 +1,7 @@
 // Changes to sent messages: edit and move (PATCH /messages/{id}), edit history, deletion and emoji
 // reactions. Each write publishes its events after the commit, to those holding the message.
 import Type from 'typebox';
+import { sql } from 'kysely';
 import { defineEndpoint, requireUser } from '../endpoint.js';
 import { badRequest, ChatError } from '../errors.js';
 import { unixSeconds } from '../../platform/clock.js';
@@ -10,10 +11,21 @@ import { checkCanDelete, messageSettings } from '../domain/message-rules.js';
 import { historySnapshots } from '../domain/edit-history.js';
 import { resolveEmoji } from '../domain/reactions.js';
 import { holdersOf } from '../domain/receipt.js';
+import { moveNotes, notificationBot, postNotes } from '../domain/move-notices.js';
 import { deleteMessagesNotices, reactionNotice, updateMessageNotices } from '../events/edit-notices.js';
+import { messageNotice, realmUserAddNotice } from '../events/notices.js';
+import type { Queryable } from '../../platform/db/database.js';
+import type { ChatTables, Message } from '../tables.js';
 
 /** Zulip keeps an edit that empties a message as this text rather than refusing it. */
 const DELETED_CONTENT = '(deleted)';
+
+/** Whether no message is left in the message's original topic (the notes then say the topic moved). */
+async function topicEmptied(db: Queryable<ChatTables>, m: Message): Promise<boolean> {
+  if (m.stream_id === null) return false;
+  const left = await db.selectFrom('messages').select('id').where('stream_id', '=', m.stream_id).where(sql`lower(topic)`, '=', m.topic.toLowerCase()).limit(1).executeTakeFirst();
+  return !left;
+}
 
 export const updateMessage = defineEndpoint({
   method: 'PATCH',
@@ -42,8 +54,21 @@ export const updateMessage = defineEndpoint({
       streamId: p.stream_id,
       propagateMode: p.propagate_mode,
     };
-    const plan = await checkEdit(db.kysely, call.realm, me, message, ask, unixSeconds(clock));
-    await events.write(() => applyEdit(db, plan), (outcome) => updateMessageNotices(outcome));
+    const now = unixSeconds(clock);
+    const plan = await checkEdit(db.kysely, call.realm, me, message, ask, now);
+    const notify = { old: p.send_notification_to_old_thread, new: p.send_notification_to_new_thread };
+    await events.write(async () => {
+      const outcome = await applyEdit(db, plan);
+      const notes = moveNotes(plan, outcome.origStreamName ?? '', notify, await topicEmptied(db.kysely, message));
+      if (!notes.length) return { outcome, posted: [] as number[], bot: null };
+      const bot = await db.transaction((trx) => notificationBot(trx, call.realm, clock.now()));
+      return { outcome, posted: await postNotes(db, call.realm, bot.bot, me, notes, now), bot };
+    }, async ({ outcome, posted, bot }) => {
+      const notices = updateMessageNotices(outcome);
+      if (bot?.made) notices.unshift(...(await realmUserAddNotice(db.kysely, call.realm.id, bot.bot)));
+      for (const id of posted) notices.push(...(await messageNotice(db.kysely, call.realm, bot!.bot, id, null)));
+      return notices;
+    });
     // No uploads exist to detach from.
     return { detached_uploads: [] };
   },
