@@ -315,6 +315,23 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     assert.deepEqual((await drain(alice, qa)).filter((x) => x.type === 'delete_message').map((x) => [x.message_ids, x.message_type, 'stream_id' in x]), [[[dm], 'private', false]]);
   });
 
+  it("announces a channel's new first_message_id when its oldest message is deleted or moved away", async () => {
+    await ok(owner, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'fresh' }], principals: [aliceId, bobId] });
+    const x = await send(alice, 'fresh', 'start', 'first ever');
+    const y = await send(alice, 'fresh', 'start', 'second');
+    const z = await send(alice, 'fresh', 'start', 'third');
+    const qc = await queue(carol, { event_types: ['stream'] });
+    await ok(alice, 'DELETE', `/messages/${x}`);
+    const [e] = await drain(carol, qc);
+    assert.deepEqual([e.type, e.op, e.property, e.value, e.name], ['stream', 'update', 'first_message_id', y, 'fresh'], 'carol may see the public channel');
+    await ok(alice, 'DELETE', `/messages/${z}`);
+    assert.deepEqual(await drain(carol, qc), [], 'not the oldest: nothing to announce');
+    const other = ((await ok(owner, 'GET', '/streams')).streams as Ev[]).find((s) => s.name === 'other')!.stream_id;
+    await ok(alice, 'PATCH', `/messages/${y}`, { stream_id: other, ...quiet });
+    assert.deepEqual(await drain(carol, qc), [], 'fresh is empty now (no value to send), and y is not the oldest of other');
+    assert.equal(((await ok(owner, 'GET', '/streams')).streams as Ev[]).find((s) => s.name === 'fresh')!.first_message_id, null);
+  });
+
   it('adds and removes reactions; messages and has:reaction show them; reaction events', async () => {
     const id = await send(alice, 'general', 'reactions', 'react to me');
     const plain = await send(alice, 'general', 'reactions', 'nobody reacts');

@@ -57,6 +57,8 @@ export interface EditOutcome {
   /** Users who lost access to moved messages (a channel move), with the ids they lost. */
   losers: Map<number, number[]>;
   origStreamName: string | null;
+  /** Channels whose oldest message the move changed. */
+  firstIds: FirstIds;
 }
 
 const MENTION_BITS = FLAG.mentioned | FLAG.stream_wildcard_mentioned | FLAG.topic_wildcard_mentioned;
@@ -155,28 +157,31 @@ export async function applyEdit(database: Database<ChatTables>, plan: EditPlan):
     if (!moved.size) moved.add(message.id);
     const rows = await trx.selectFrom('messages').select(['id', 'edit_history', 'topic', 'stream_id']).where('id', 'in', [...moved]).execute();
     const newStream = plan.move?.stream;
-    for (const r of rows) {
-      const entry: HistoryEntry = { user_id: editor.id, timestamp: now };
-      const set: Record<string, unknown> = {};
-      if (r.id === message.id && plan.content) {
-        Object.assign(entry, { prev_content: message.content, prev_rendered_content: message.rendered_content });
-        Object.assign(set, { content: plan.content.content, rendered_content: plan.content.rendered, last_edit_time: now });
-      }
-      if (plan.move) {
-        if (plan.move.topic !== undefined) {
-          Object.assign(entry, { prev_topic: r.topic, topic: plan.move.topic });
-          set.topic = plan.move.topic;
+    const channels = newStream ? [Number(message.stream_id), newStream.id] : [];
+    const { firstIds } = await trackingFirstIds(trx, channels, async () => {
+      for (const r of rows) {
+        const entry: HistoryEntry = { user_id: editor.id, timestamp: now };
+        const set: Record<string, unknown> = {};
+        if (r.id === message.id && plan.content) {
+          Object.assign(entry, { prev_content: message.content, prev_rendered_content: message.rendered_content });
+          Object.assign(set, { content: plan.content.content, rendered_content: plan.content.rendered, last_edit_time: now });
         }
-        if (newStream) {
-          Object.assign(entry, { prev_stream: Number(r.stream_id), stream: newStream.id });
-          Object.assign(set, { stream_id: newStream.id, recipient_id: newStream.recipient_id });
+        if (plan.move) {
+          if (plan.move.topic !== undefined) {
+            Object.assign(entry, { prev_topic: r.topic, topic: plan.move.topic });
+            set.topic = plan.move.topic;
+          }
+          if (newStream) {
+            Object.assign(entry, { prev_stream: Number(r.stream_id), stream: newStream.id });
+            Object.assign(set, { stream_id: newStream.id, recipient_id: newStream.recipient_id });
+          }
+          set.last_moved_time = now;
         }
-        set.last_moved_time = now;
+        if (newStream) await moveReceipt(trx, Number(r.id), Number(r.stream_id), newStream, losers, alsoNotified);
+        set.edit_history = withHistory(r.edit_history, entry);
+        await trx.updateTable('messages').set(set).where('id', '=', r.id).execute();
       }
-      if (newStream) await moveReceipt(trx, Number(r.id), Number(r.stream_id), newStream, losers, alsoNotified);
-      set.edit_history = withHistory(r.edit_history, entry);
-      await trx.updateTable('messages').set(set).where('id', '=', r.id).execute();
-    }
+    });
     if (plan.content) await refreshMentions(trx, plan);
     const target = await trx.selectFrom('messages').select('stream_id').where('id', '=', message.id).executeTakeFirstOrThrow();
     const receivers = await holdersOf(trx, message.id, target.stream_id === null ? null : Number(target.stream_id));
@@ -186,7 +191,7 @@ export async function applyEdit(database: Database<ChatTables>, plan: EditPlan):
       for (const u of (await holdersOf(trx, id, newStream ? newStream.id : target.stream_id === null ? null : Number(target.stream_id))).keys()) alsoNotified.add(u);
     }
     for (const u of receivers.keys()) alsoNotified.delete(u);
-    return { plan, receivers, alsoNotified: [...alsoNotified], losers, origStreamName: origStream?.name ?? null };
+    return { plan, receivers, alsoNotified: [...alsoNotified], losers, origStreamName: origStream?.name ?? null, firstIds };
   });
 }
 
@@ -235,16 +240,37 @@ async function refreshMentions(trx: Queryable<ChatTables>, plan: EditPlan): Prom
   }
 }
 
-export interface Deleted { holders: number[]; where: { streamId: number; topic: string } | null }
+/** Channels whose oldest message changed, with the new oldest id (null: the channel is now empty). */
+export type FirstIds = Map<number, number | null>;
+
+async function firstIds(db: Queryable<ChatTables>, streamIds: number[]): Promise<Map<number, number | null>> {
+  const out = new Map<number, number | null>(streamIds.map((id) => [id, null]));
+  if (!streamIds.length) return out;
+  const rows = await db.selectFrom('messages').select((eb) => ['stream_id', eb.fn.min('id').as('first')]).where('stream_id', 'in', streamIds).groupBy('stream_id').execute();
+  for (const r of rows) out.set(Number(r.stream_id), r.first === null ? null : Number(r.first));
+  return out;
+}
+
+/** Runs a change and reports which of these channels' oldest message it changed. */
+async function trackingFirstIds<T>(db: Queryable<ChatTables>, streamIds: number[], work: () => Promise<T>): Promise<{ result: T; firstIds: FirstIds }> {
+  const before = await firstIds(db, streamIds);
+  const result = await work();
+  const after = await firstIds(db, streamIds);
+  return { result, firstIds: new Map([...after].filter(([id, first]) => before.get(id) !== first)) };
+}
+
+export interface Deleted { holders: number[]; where: { streamId: number; topic: string } | null; firstIds: FirstIds }
 
 /** Deletes a message with its copies and reactions; returns who held it, for delete_message. */
 export async function deleteMessage(database: Database<ChatTables>, message: Message): Promise<Deleted> {
   return database.transaction(async (trx) => {
     const streamId = message.stream_id === null ? null : Number(message.stream_id);
     const holders = [...(await holdersOf(trx, message.id, streamId)).keys()];
-    await trx.deleteFrom('reactions').where('message_id', '=', message.id).execute();
-    await trx.deleteFrom('user_messages').where('message_id', '=', message.id).execute();
-    await trx.deleteFrom('messages').where('id', '=', message.id).execute();
-    return { holders, where: streamId === null ? null : { streamId, topic: message.topic } };
+    const { firstIds } = await trackingFirstIds(trx, streamId === null ? [] : [streamId], async () => {
+      await trx.deleteFrom('reactions').where('message_id', '=', message.id).execute();
+      await trx.deleteFrom('user_messages').where('message_id', '=', message.id).execute();
+      await trx.deleteFrom('messages').where('id', '=', message.id).execute();
+    });
+    return { holders, where: streamId === null ? null : { streamId, topic: message.topic }, firstIds };
   });
 }

@@ -12,7 +12,7 @@ import { historySnapshots } from '../domain/edit-history.js';
 import { resolveEmoji } from '../domain/reactions.js';
 import { holdersOf } from '../domain/receipt.js';
 import { moveNotes, notificationBot, postNotes } from '../domain/move-notices.js';
-import { deleteMessagesNotices, reactionNotice, updateMessageNotices } from '../events/edit-notices.js';
+import { deleteMessagesNotices, firstMessageIdNotices, reactionNotice, updateMessageNotices } from '../events/edit-notices.js';
 import { messageNotice, realmUserAddNotice } from '../events/notices.js';
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, Message } from '../tables.js';
@@ -64,7 +64,7 @@ export const updateMessage = defineEndpoint({
       const bot = await db.transaction((trx) => notificationBot(trx, call.realm, clock.now()));
       return { outcome, posted: await postNotes(db, call.realm, bot.bot, me, notes, now), bot };
     }, async ({ outcome, posted, bot }) => {
-      const notices = updateMessageNotices(outcome);
+      const notices = [...updateMessageNotices(outcome), ...(await firstMessageIdNotices(db.kysely, call.realm.id, outcome.firstIds))];
       if (bot?.made) notices.unshift(...(await realmUserAddNotice(db.kysely, call.realm.id, bot.bot)));
       for (const id of posted) notices.push(...(await messageNotice(db.kysely, call.realm, bot!.bot, id, null)));
       return notices;
@@ -85,7 +85,9 @@ export const deleteMessageEndpoint = defineEndpoint({
     const { db, clock, events } = call.services;
     const message = await readableMessage(db.kysely, call.realm.id, me, p.message_id);
     await checkCanDelete(db.kysely, await messageSettings(db.kysely, call.realm.id), me, message, unixSeconds(clock));
-    await events.write(() => deleteMessage(db, message), (d) => deleteMessagesNotices(d.holders, [message.id], d.where));
+    await events.write(() => deleteMessage(db, message), async (d) => [
+      ...deleteMessagesNotices(d.holders, [message.id], d.where), ...(await firstMessageIdNotices(db.kysely, call.realm.id, d.firstIds)),
+    ]);
     return {};
   },
 });

@@ -1,11 +1,13 @@
 // The events of changes to sent messages: update_message (content edits and moves), delete_message
-// (one id, or message_ids for queues with bulk_message_deletion) and reaction add/remove. Each goes
-// to the users holding a copy of the message, after the commit.
-import type { ChatUser } from '../tables.js';
+// (one id, or message_ids for queues with bulk_message_deletion) and reaction add/remove, each to
+// the users holding a copy of the message; and stream updates when a channel's oldest message changes.
+import type { Queryable } from '../../platform/db/database.js';
+import type { ChatTables, ChatUser } from '../tables.js';
+import { canSeeMetadata } from '../domain/channel-access.js';
 import { flagNames, HISTORICAL_FLAGS } from '../domain/flags.js';
 import { isMeMessage } from '../domain/markdown.js';
 import { displayTopic } from '../domain/topics.js';
-import type { EditOutcome } from '../domain/message-edits.js';
+import type { EditOutcome, FirstIds } from '../domain/message-edits.js';
 import type { Emoji } from '../domain/reactions.js';
 import type { Notice } from './hub.js';
 import type { EventQueue } from './queue.js';
@@ -87,4 +89,24 @@ export function reactionNotice(op: 'add' | 'remove', user: ChatUser, messageId: 
     message_id: messageId, ...emoji,
   };
   return { type: 'reaction', userIds, render: () => event };
+}
+
+/**
+ * stream update of first_message_id, to everyone who may know the channel, when a deletion or a
+ * move changed its oldest message. A channel left empty sends nothing: the event's value cannot be
+ * null in Zulip's description, and clients treat a missing newer first message the same way.
+ */
+export async function firstMessageIdNotices(db: Queryable<ChatTables>, realmId: number, firstIds: FirstIds): Promise<Notice[]> {
+  const out: Notice[] = [];
+  for (const [streamId, first] of firstIds) {
+    if (first === null) continue;
+    const stream = await db.selectFrom('streams').selectAll().where('id', '=', streamId).executeTakeFirst();
+    if (!stream) continue;
+    const users = await db.selectFrom('chat_users').selectAll().where('realm_id', '=', realmId).where('is_active', '=', 1).execute();
+    const who: number[] = [];
+    for (const u of users) if (await canSeeMetadata(db, u, stream)) who.push(u.id);
+    const event = { type: 'stream', op: 'update', property: 'first_message_id', value: first, stream_id: streamId, name: stream.name };
+    out.push({ type: 'stream', userIds: who, render: () => event });
+  }
+  return out;
 }
