@@ -261,7 +261,7 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     await ok(bob, 'PATCH', `/messages/${id}`, { stream_id: other, topic: 'arrived' });
     const [eb] = await drain(bob, qb);
     assert.deepEqual([eb.stream_id, eb.new_stream_id, eb.orig_subject, eb.subject, eb.propagate_mode], [general, other, 'travel', 'arrived', 'change_one']);
-    assert.deepEqual(eb.flags, [], 'bob keeps his unread copy: he may read the public channel');
+    assert.deepEqual(eb.flags, ['read', 'historical'], 'bob is not in other: his copy goes, he still may read it there');
     const [ec] = await drain(carol, qc);
     assert.equal(ec.message_id, id);
     assert.deepEqual(ec.flags, ['read'], 'moved into her channel, it arrives read');
@@ -269,11 +269,13 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     assert.ok((await ids(carol, [['stream', 'other'], ['topic', 'arrived']])).includes(id));
     assert.equal((await message(bob, id))!.stream_id, other);
     await drain(alice, qa);
-    // Into a private channel bob is not in: bob loses it (delete_message), alice keeps it.
+    // Into a private channel carol is not in: she loses it (delete_message); bob, no longer holding it, hears nothing.
     await ok(owner, 'PATCH', `/messages/${id}`, { stream_id: vault });
-    const eb2 = await drain(bob, qb);
-    assert.deepEqual(eb2.map((e) => e.type), ['delete_message']);
-    assert.deepEqual([eb2[0].message_id, eb2[0].message_type, eb2[0].stream_id, eb2[0].topic], [id, 'stream', other, 'arrived']);
+    const ec2 = await drain(carol, qc);
+    assert.deepEqual(ec2.map((e) => e.type), ['delete_message']);
+    assert.deepEqual([ec2[0].message_id, ec2[0].message_type, ec2[0].stream_id, ec2[0].topic], [id, 'stream', other, 'arrived']);
+    assert.equal(await message(carol, id), undefined);
+    assert.deepEqual(await drain(bob, qb), []);
     assert.equal(await message(bob, id), undefined);
     assert.deepEqual((await drain(alice, qa)).map((e) => [e.type, e.new_stream_id]), [['update_message', vault]]);
     assert.equal((await message(alice, id))!.display_recipient, 'vault');

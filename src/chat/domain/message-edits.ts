@@ -11,7 +11,7 @@ import { renderMessage } from './markdown.js';
 import { hasMentions, loadMarkdownContext, mentionFlagger } from './mentions.js';
 import { fetchByIds, topicParticipants } from './messages.js';
 import { canAccessContent, checkCanPost } from './channel-access.js';
-import { streamById } from './channels.js';
+import { streamById, subscriberIds } from './channels.js';
 import { holdersOf, spanHolders } from './receipt.js';
 import {
   EDIT_LIMIT_GRACE_SECONDS, exemptFromMoveLimits, inGroupOf, isResolveToggle, messageSettings, moveLimitExceeded, noEditPermission, RESOLVED_TOPIC_PREFIX,
@@ -52,7 +52,7 @@ export interface EditOutcome {
   plan: EditPlan;
   /** Holders of the target message after the edit, with their flags (bits). */
   receivers: Map<number, number>;
-  /** Users who hold a moved message only now (a channel move), or held one before and keep it. */
+  /** Others told of the move: holders of other moved messages, those who gained or lost a copy but may read it. */
   alsoNotified: number[];
   /** Users who lost access to moved messages (a channel move), with the ids they lost. */
   losers: Map<number, number[]>;
@@ -177,7 +177,7 @@ export async function applyEdit(database: Database<ChatTables>, plan: EditPlan):
           }
           set.last_moved_time = now;
         }
-        if (newStream) await moveReceipt(trx, Number(r.id), Number(r.stream_id), newStream, losers, alsoNotified);
+        if (newStream) await moveReceipt(trx, Number(r.id), Number(r.stream_id), newStream, { told: alsoNotified, losers });
         set.edit_history = withHistory(r.edit_history, entry);
         await trx.updateTable('messages').set(set).where('id', '=', r.id).execute();
       }
@@ -196,32 +196,38 @@ export async function applyEdit(database: Database<ChatTables>, plan: EditPlan):
 }
 
 /**
- * A channel move changes who receives the message through subscription spans: those who held it
- * and may read the new channel keep it (a row where the span no longer covers them), those who may
- * not lose it, and the new channel's subscribers whose span covers it get it already read (Zulip's
- * rule for messages moved in).
+ * A channel move changes who receives the message (Zulip's rule): the new channel's subscribers
+ * hold it (those who held it keep their flags; the others get it already read), everyone else who
+ * held it loses their copy: they still see it as shared history if they may read the channel
+ * (told by update_message), or lose it altogether (told by delete_message).
  */
-async function moveReceipt(trx: Queryable<ChatTables>, id: number, fromStreamId: number, to: Stream, losers: Map<number, number[]>, gained: Set<number>): Promise<void> {
+async function moveReceipt(trx: Queryable<ChatTables>, id: number, fromStreamId: number, to: Stream, moved: MoveReach): Promise<void> {
   const before = await holdersOf(trx, id, fromStreamId);
   const rowUsers = new Set((await trx.selectFrom('user_messages').select('user_id').where('message_id', '=', id).execute()).map((r) => Number(r.user_id)));
-  const newSpan = new Set(await spanHolders(trx, to.id, id));
-  const users = new Map((await trx.selectFrom('chat_users').selectAll().where('id', 'in', [...before.keys(), -1]).execute()).map((u) => [Number(u.id), u]));
+  const span = new Set(await spanHolders(trx, to.id, id));
+  const subscribed = new Set([...span, ...(await subscriberIds(trx, to.id))]);
+  const leaving = [...before.keys()].filter((u) => !subscribed.has(u));
+  const users = new Map((leaving.length ? await trx.selectFrom('chat_users').selectAll().where('id', 'in', leaving).execute() : []).map((u) => [Number(u.id), u]));
   for (const [userId, flags] of before) {
-    const user = users.get(userId);
-    const keeps = newSpan.has(userId) || (user !== undefined && (await canAccessContent(trx, user, to)));
-    if (!keeps) {
-      if (rowUsers.has(userId)) await trx.deleteFrom('user_messages').where('message_id', '=', id).where('user_id', '=', userId).execute();
-      losers.set(userId, [...(losers.get(userId) ?? []), id]);
-    } else if (!rowUsers.has(userId) && !newSpan.has(userId)) {
-      await trx.insertInto('user_messages').values({ user_id: userId, message_id: id, flags }).execute();
+    if (subscribed.has(userId)) {
+      // A row keeps the flags where the new channel's span does not cover the message.
+      if (!rowUsers.has(userId) && !span.has(userId)) await trx.insertInto('user_messages').values({ user_id: userId, message_id: id, flags }).execute();
+      continue;
     }
+    if (rowUsers.has(userId)) await trx.deleteFrom('user_messages').where('message_id', '=', id).where('user_id', '=', userId).execute();
+    const user = users.get(userId);
+    if (user && (await canAccessContent(trx, user, to))) moved.told.add(userId);
+    else moved.losers.set(userId, [...(moved.losers.get(userId) ?? []), id]);
   }
-  for (const userId of newSpan) {
+  for (const userId of subscribed) {
     if (before.has(userId)) continue;
     await trx.insertInto('user_messages').values({ user_id: userId, message_id: id, flags: FLAG.read }).execute();
-    gained.add(userId);
+    moved.told.add(userId);
   }
 }
+
+/** Who a channel move reaches beyond the holders afterwards. */
+interface MoveReach { told: Set<number>; losers: Map<number, number[]> }
 
 /** Mention flags follow the new content: cleared where it no longer mentions, set where it now does. */
 async function refreshMentions(trx: Queryable<ChatTables>, plan: EditPlan): Promise<void> {
