@@ -347,7 +347,8 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     assert.deepEqual(await drain(carol, qc), []);
     await refused(bob, 'POST', `/messages/${id}/reactions`, { emoji_name: 'octopus' }, 'REACTION_ALREADY_EXISTS', 'Reaction already exists.');
     await refused(bob, 'POST', `/messages/${id}/reactions`, { emoji_name: 'no_such_emoji_here' }, 'BAD_REQUEST');
-    await refused(bob, 'POST', `/messages/${id}/reactions`, { emoji_name: 'octopus', emoji_code: '1f600' }, 'BAD_REQUEST', 'Invalid emoji code.');
+    await refused(bob, 'POST', `/messages/${id}/reactions`, { emoji_name: 'octopus', emoji_code: 'fffff' }, 'BAD_REQUEST', 'Invalid emoji code.');
+    await refused(bob, 'POST', `/messages/${id}/reactions`, { emoji_name: 'octopus', emoji_code: '1f600' }, 'BAD_REQUEST', 'Invalid emoji name.');
     await refused(bob, 'POST', `/messages/${id}/reactions`, { emoji_name: 'octopus', emoji_code: '1f419', reaction_type: 'realm_emoji' }, 'BAD_REQUEST');
     await refused(bob, 'POST', `/messages/${id}/reactions`, { emoji_name: 'octopus', reaction_type: 'bogus_emoji' }, 'BAD_REQUEST');
     await refused(bob, 'POST', `/messages/${id}/reactions`, {}, 'REQUEST_VARIABLE_MISSING');

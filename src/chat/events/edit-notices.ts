@@ -8,7 +8,7 @@ import { flagNames, HISTORICAL_FLAGS } from '../domain/flags.js';
 import { isMeMessage } from '../domain/markdown.js';
 import { displayTopic } from '../domain/topics.js';
 import type { EditOutcome, FirstIds } from '../domain/message-edits.js';
-import type { Emoji } from '../domain/reactions.js';
+import type { Emoji } from '../domain/emoji.js';
 import type { Notice } from './hub.js';
 import type { EventQueue } from './queue.js';
 
