@@ -134,6 +134,13 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     assert.equal(again.is_me_message, true);
     assert.equal((await message(bob, id))!.edit_history.length, 2);
     assert.equal((await ids(bob, [['is', 'mentioned']])).includes(id), false);
+    // Alert words follow the content too.
+    await ok(bob, 'POST', '/users/me/alert_words', { alert_words: ['pineapple'] });
+    await ok(alice, 'PATCH', `/messages/${id}`, { content: 'who likes pineapple?' });
+    assert.deepEqual((await drain(bob, qb)).at(-1)!.flags, ['has_alert_word']);
+    assert.ok((await ids(bob, [['is', 'alerted']])).includes(id));
+    await ok(alice, 'PATCH', `/messages/${id}`, { content: 'who likes pears?' });
+    assert.deepEqual((await drain(bob, qb)).at(-1)!.flags, []);
     // Emptied content is kept as Zulip's placeholder.
     await ok(alice, 'PATCH', `/messages/${id}`, { content: '   ' });
     assert.equal((await ok(alice, 'GET', `/messages/${id}`)).raw_content, '(deleted)');

@@ -10,6 +10,7 @@ import { FLAG } from './flags.js';
 import { renderMessage } from './markdown.js';
 import { hasMentions, loadMarkdownContext, mentionFlagger } from './mentions.js';
 import { fetchByIds, topicParticipants } from './messages.js';
+import { usersAlerted } from './alert-words.js';
 import { canAccessContent, checkCanPost } from './channel-access.js';
 import { streamById, subscriberIds } from './channels.js';
 import { holdersOf, spanHolders } from './receipt.js';
@@ -61,7 +62,8 @@ export interface EditOutcome {
   firstIds: FirstIds;
 }
 
-const MENTION_BITS = FLAG.mentioned | FLAG.stream_wildcard_mentioned | FLAG.topic_wildcard_mentioned;
+/** The flags that follow from a message's content. */
+const CONTENT_BITS = FLAG.mentioned | FLAG.stream_wildcard_mentioned | FLAG.topic_wildcard_mentioned | FLAG.has_alert_word;
 
 /** The message, if the user may read it (received, or in shared channel history); else Zulip's error. */
 export async function readableMessage(db: Queryable<ChatTables>, realmId: number, user: ChatUser, messageId: number): Promise<Message> {
@@ -182,7 +184,7 @@ export async function applyEdit(database: Database<ChatTables>, plan: EditPlan):
         await trx.updateTable('messages').set(set).where('id', '=', r.id).execute();
       }
     });
-    if (plan.content) await refreshMentions(trx, plan);
+    if (plan.content) await refreshContentFlags(trx, plan);
     const target = await trx.selectFrom('messages').select('stream_id').where('id', '=', message.id).executeTakeFirstOrThrow();
     const receivers = await holdersOf(trx, message.id, target.stream_id === null ? null : Number(target.stream_id));
     // Holders of the other moved messages hear of the move too.
@@ -229,8 +231,8 @@ async function moveReceipt(trx: Queryable<ChatTables>, id: number, fromStreamId:
 /** Who a channel move reaches beyond the holders afterwards. */
 interface MoveReach { told: Set<number>; losers: Map<number, number[]> }
 
-/** Mention flags follow the new content: cleared where it no longer mentions, set where it now does. */
-async function refreshMentions(trx: Queryable<ChatTables>, plan: EditPlan): Promise<void> {
+/** Mention and alert-word flags follow the new content: cleared where it no longer applies, set where it now does. */
+async function refreshContentFlags(trx: Queryable<ChatTables>, plan: EditPlan): Promise<void> {
   const { message } = plan;
   const streamId = message.stream_id === null ? null : Number(message.stream_id);
   const holders = await holdersOf(trx, message.id, streamId);
@@ -238,8 +240,9 @@ async function refreshMentions(trx: Queryable<ChatTables>, plan: EditPlan): Prom
   const bits = plan.content!.mentionBits;
   const participants = bits && streamId !== null ? await topicParticipants(trx, streamId, plan.move?.topic ?? message.topic) : new Set(holders.keys());
   participants.add(message.sender_id);
+  const alerted = await usersAlerted(trx, Number(message.realm_id), plan.content!.content, [...holders.keys()].filter((id) => id !== message.sender_id));
   for (const [userId, flags] of holders) {
-    const next = (flags & ~MENTION_BITS) | (bits?.(userId, participants) ?? 0);
+    const next = (flags & ~CONTENT_BITS) | (bits?.(userId, participants) ?? 0) | (alerted.has(userId) ? FLAG.has_alert_word : 0);
     if (next === flags) continue;
     if (rowUsers.has(userId)) await trx.updateTable('user_messages').set({ flags: next }).where('message_id', '=', message.id).where('user_id', '=', userId).execute();
     else await trx.insertInto('user_messages').values({ user_id: userId, message_id: message.id, flags: next }).execute();
