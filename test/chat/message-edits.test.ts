@@ -236,6 +236,8 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     assert.equal(body.msg, 'You only have permission to move the 2/4 most recent messages in this topic.');
     assert.deepEqual(await ids(bob, [['stream', 'general'], ['topic', 'aged']]), [], 'nothing moved');
     await refused(bob, 'PATCH', `/messages/${old1}`, { topic: 'aged' }, 'BAD_REQUEST', "The time limit for editing this message's topic has passed.");
+    const fromOld = await refused(bob, 'PATCH', `/messages/${old1}`, { topic: 'aged', propagate_mode: 'change_all' }, 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED');
+    assert.equal(fromOld.first_message_id_allowed_to_move, new1);
     // The repeat the error suggests moves the allowed part.
     await ok(bob, 'PATCH', `/messages/${body.first_message_id_allowed_to_move}`, { topic: 'aged', propagate_mode: 'change_later', ...quiet });
     assert.deepEqual(await ids(bob, [['stream', 'general'], ['topic', 'aged']]), [new1, new2]);

@@ -98,6 +98,9 @@ export async function checkEdit(db: Queryable<ChatTables>, realm: Realm, editor:
   if (topic === undefined && streamId === undefined) return plan;
 
   const exempt = exemptFromMoveLimits(editor);
+  // change_all answers a too-old topic with MOVE_MESSAGES_TIME_LIMIT_EXCEEDED and its counts below,
+  // even when the target itself is among the too old.
+  const tooOld = (limitSeconds: number) => ask.propagateMode !== 'change_all' && age > limitSeconds;
   let limit: number | null = null;
   if (topic !== undefined) {
     // The check mark and a space around the empty topic trim down to the mark alone.
@@ -109,7 +112,7 @@ export async function checkEdit(db: Queryable<ChatTables>, realm: Realm, editor:
     } else {
       if (!(await inGroupOf(db, s, editor, 'can_move_messages_between_topics_group'))) throw noEditPermission();
       if (!exempt && s.topicMoveLimit !== null) {
-        if (age > s.topicMoveLimit) throw badRequest("The time limit for editing this message's topic has passed.");
+        if (tooOld(s.topicMoveLimit)) throw badRequest("The time limit for editing this message's topic has passed.");
         limit = s.topicMoveLimit;
       }
     }
@@ -121,7 +124,7 @@ export async function checkEdit(db: Queryable<ChatTables>, realm: Realm, editor:
     if (!stream || !(await canAccessContent(db, editor, stream))) throw badRequest('Invalid channel ID');
     await checkCanPost(db, editor, stream);
     if (!exempt && s.channelMoveLimit !== null) {
-      if (age > s.channelMoveLimit) throw badRequest("The time limit for editing this message's channel has passed");
+      if (tooOld(s.channelMoveLimit)) throw badRequest("The time limit for editing this message's channel has passed");
       limit = limit === null ? s.channelMoveLimit : Math.min(limit, s.channelMoveLimit);
     }
   }
