@@ -17,6 +17,8 @@ import { subscriberIds } from './channels.js';
 import { escapeHtml, highlightHtml } from './search.js';
 import { flagsSql, historyStreamIds, NOTHING_RECEIVED, receivedSql, spansOf, type Received } from './receipt.js';
 import { cachedSpans } from './reader-cache.js';
+import { reactionsOf } from './reactions.js';
+import { editFields } from './edit-history.js';
 import { usersAlerted } from './alert-words.js';
 import { mutersOf } from './muting.js';
 
@@ -43,7 +45,7 @@ export interface Outgoing {
 }
 
 /** Who has sent to a channel topic: the people @**topic** reaches. */
-async function topicParticipants(db: Queryable<ChatTables>, streamId: number, topic: string): Promise<Set<number>> {
+export async function topicParticipants(db: Queryable<ChatTables>, streamId: number, topic: string): Promise<Set<number>> {
   const rows = await db.selectFrom('messages').select('sender_id').distinct().where('stream_id', '=', streamId).where(sql`lower(topic)`, '=', topic.toLowerCase()).execute();
   return new Set(rows.map((r) => r.sender_id));
 }
@@ -180,6 +182,7 @@ type StoredMessage = Message & { direct_key: string | null };
 interface MessageRefs {
   users: Map<number, Pick<ChatUser, 'id' | 'email' | 'full_name' | 'delivery_email' | 'avatar_version'>>;
   streams: Map<number, string>;
+  reactions: Awaited<ReturnType<typeof reactionsOf>>;
 }
 
 async function messageRefs(db: Queryable<ChatTables>, rows: StoredMessage[]): Promise<MessageRefs> {
@@ -193,7 +196,7 @@ async function messageRefs(db: Queryable<ChatTables>, rows: StoredMessage[]): Pr
   // Only what a message object shows: whole user rows cost more than the messages themselves.
   const users = new Map((await db.selectFrom('chat_users').select(['id', 'email', 'full_name', 'delivery_email', 'avatar_version']).where('id', 'in', [...userIds]).execute()).map((u) => [u.id, u]));
   const streams = new Map(streamIds.size ? (await db.selectFrom('streams').select(['id', 'name']).where('id', 'in', [...streamIds]).execute()).map((s) => [s.id, s.name]) : []);
-  return { users, streams };
+  return { users, streams, reactions: await reactionsOf(db, rows.map((r) => Number(r.id))) };
 }
 
 /**
@@ -214,7 +217,7 @@ function sharedMessageObject(r: StoredMessage, refs: MessageRefs, realm: Realm, 
     subject: stream ? displayTopic(r.topic, p.allowEmptyTopicName) : '',
     topic_links: [],
     is_me_message: isMeMessage(r.content),
-    reactions: [],
+    reactions: refs.reactions.get(Number(r.id)) ?? [],
     submessages: [],
     sender_full_name: sender.full_name,
     sender_email: sender.email,
@@ -230,6 +233,7 @@ function sharedMessageObject(r: StoredMessage, refs: MessageRefs, realm: Realm, 
     content_type: p.applyMarkdown ? 'text/html' : 'text/x-markdown',
   };
   if (stream) out.stream_id = r.stream_id;
+  Object.assign(out, editFields(r, realm.message_edit_history_visibility_policy, p.allowEmptyTopicName));
   return out;
 }
 

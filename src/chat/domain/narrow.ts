@@ -139,8 +139,7 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
           case 'link': cond = sql`m.rendered_content like ${'%<a %'}`; break;
           case 'image': cond = sql`m.rendered_content like ${'%class="message_inline_image"%'}`; break;
           case 'attachment': cond = sql`m.rendered_content like ${'%/user_uploads/%'}`; break;
-          // Reactions are not stored yet, so no message has one.
-          case 'reaction': cond = sql`1 = 0`; break;
+          case 'reaction': cond = sql`exists (select 1 from reactions r where r.message_id = m.id)`; break;
           default: throw badNarrow(`unknown 'has' operand ${String(operand)}`);
         }
         break;

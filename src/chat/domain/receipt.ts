@@ -76,6 +76,16 @@ export async function spansOf(db: Queryable<ChatTables>, userId: number): Promis
   return (m) => m.stream_id !== null && spans.some((s) => s.stream_id === m.stream_id && s.after_message_id < m.id && (s.until_message_id === null || m.id <= s.until_message_id));
 }
 
+/** Everyone holding a copy of a message, with their flags: rows, and span holders of a channel message. */
+export async function holdersOf(db: Queryable<ChatTables>, messageId: number, streamId: number | null): Promise<Map<number, number>> {
+  const rows = await db.selectFrom('user_messages').select(['user_id', 'flags']).where('message_id', '=', messageId).execute();
+  const flags = new Map(rows.map((r) => [Number(r.user_id), Number(r.flags)]));
+  if (streamId !== null) {
+    for (const userId of await spanHolders(db, streamId, messageId)) if (!flags.has(userId)) flags.set(userId, 0);
+  }
+  return flags;
+}
+
 /** Channels whose whole history the user may read: public ones (not for guests), and subscribed ones sharing history. */
 export async function historyStreamIds(db: Queryable<ChatTables>, realmId: number, me: ChatUser): Promise<number[]> {
   const rows = await db

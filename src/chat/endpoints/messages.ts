@@ -5,7 +5,7 @@ import { badRequest, channelIdMissing, channelNameMissing, missingArgument } fro
 import type { ChatUser } from '../tables.js';
 import { canAccessContent, streamById, streamByName } from '../domain/channels.js';
 import { renderMessage } from '../domain/markdown.js';
-import { loadMarkdownContext, mentionFlagger } from '../domain/mentions.js';
+import { hasMentions, loadMarkdownContext, mentionFlagger } from '../domain/mentions.js';
 import { buildNarrow, readNarrow, type RawNarrow } from '../domain/narrow.js';
 import { displayTopic, normaliseBody, normaliseTopic } from '../domain/topics.js';
 import { userByEmail, userById } from '../domain/users.js';
@@ -15,10 +15,6 @@ import {
 import { unixSeconds } from '../../platform/clock.js';
 import { messageNotice } from '../events/notices.js';
 import { cachedNarrow } from '../domain/reader-cache.js';
-
-function mentions(r: ReturnType<typeof renderMessage>): boolean {
-  return r.mentionedUserIds.length > 0 || r.mentionedGroupIds.length > 0 || r.streamWildcard || r.topicWildcard;
-}
 
 export const sendMessage = defineEndpoint({
   method: 'POST',
@@ -48,7 +44,7 @@ export const sendMessage = defineEndpoint({
     const o = {
       content, rendered: rendered.html, client: call.client, readBySender: p.read_by_sender ?? me.is_bot !== 1, nowSeconds: unixSeconds(clock),
       // Without a mention every recipient's bits are 0: skip the flagger (and the topic's participants it needs).
-      mentionBits: mentions(rendered) ? mentionFlagger(rendered, ctx) : undefined,
+      mentionBits: hasMentions(rendered) ? mentionFlagger(rendered, ctx) : undefined,
     };
     if (p.type === 'stream' || p.type === 'channel') {
       // A one-element list is the legacy way of naming the channel.

@@ -3,7 +3,7 @@
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser, Realm, Stream } from '../tables.js';
 import { flagNames } from '../domain/flags.js';
-import { spanHolders } from '../domain/receipt.js';
+import { holdersOf } from '../domain/receipt.js';
 import { messageObjects } from '../domain/messages.js';
 import { displayTopic } from '../domain/topics.js';
 import { avatarUrlFor, botObject, userObject } from '../domain/users.js';
@@ -21,11 +21,7 @@ export async function messageNotice(db: Queryable<ChatTables>, realm: Realm, sen
   // Who received a copy, with their flags: exactly the users who may see the message now. Rows where
   // the flags differ from the default, and every subscriber whose span holds it (domain/receipt.ts).
   const row = await db.selectFrom('messages').select(['content', 'topic', 'stream_id', 'recipient_id']).where('id', '=', messageId).executeTakeFirstOrThrow();
-  const copies = await db.selectFrom('user_messages').select(['user_id', 'flags']).where('message_id', '=', messageId).execute();
-  const flags = new Map(copies.map((c) => [c.user_id, flagNames(c.flags)]));
-  if (row.stream_id !== null) {
-    for (const userId of await spanHolders(db, row.stream_id, messageId)) if (!flags.has(userId)) flags.set(userId, flagNames(0));
-  }
+  const flags = new Map([...(await holdersOf(db, messageId, row.stream_id))].map(([userId, bits]) => [userId, flagNames(bits)]));
   const [html] = await messageObjects(db, realm, sender, [messageId], { applyMarkdown: true, clientGravatar: false, allowEmptyTopicName: true });
   // Flags travel beside the message in an event, one list per receiver.
   const { flags: _ignored, ...base } = html;

@@ -16,6 +16,7 @@ import { presenceAnswer, type PresenceStore } from '../domain/presence.js';
 import { allStatuses } from '../domain/user-status.js';
 import { ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from '../version.js';
 import { receivedSql } from '../domain/receipt.js';
+import { messageSettings, registerFields } from '../domain/message-rules.js';
 import { alertWords } from '../domain/alert-words.js';
 import { legacySettingsFields, realmDefaultsObject, userSettingsObject } from '../domain/user-settings.js';
 import { draftsOf, MAX_DRAFTS_IN_REGISTER } from '../domain/drafts.js';
@@ -91,9 +92,8 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
       server_presence_offline_threshold_seconds: 140,
       // -1 is Zulip's "keep forever" (the realm has no retention policy).
       realm_message_retention_days: -1,
-      realm_allow_message_editing: true,
-      realm_allow_edit_history: true,
-      realm_message_content_edit_limit_seconds: 600,
+      // Who may edit, move and delete messages (domain/message-rules.ts).
+      ...registerFields(await messageSettings(db, r.realm.id)),
       server_typing_started_expiry_period_milliseconds: 45_000,
       server_typing_stopped_wait_period_milliseconds: 5_000,
       server_typing_started_wait_period_milliseconds: 10_000,
