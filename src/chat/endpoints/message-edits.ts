@@ -14,7 +14,7 @@ import { holdersOf } from '../domain/receipt.js';
 import { moveNotes, notificationBot, postNotes } from '../domain/move-notices.js';
 import { deleteMessagesNotices, firstMessageIdNotices, reactionNotice, updateMessageNotices } from '../events/edit-notices.js';
 import { messageNotice, realmUserAddNotice } from '../events/notices.js';
-import type { Queryable } from '../../platform/db/database.js';
+import { isUniqueViolation, type Queryable } from '../../platform/db/database.js';
 import type { ChatTables, Message } from '../tables.js';
 
 /** Zulip keeps an edit that empties a message as this text rather than refusing it. */
@@ -129,8 +129,12 @@ export const addReaction = defineEndpoint({
       return db.transaction(async (trx) => {
         const mine = await trx.selectFrom('reactions').select('id').where('message_id', '=', message.id).where('user_id', '=', me.id)
           .where('reaction_type', '=', emoji.reaction_type).where('emoji_code', '=', emoji.emoji_code).executeTakeFirst();
-        if (mine) throw new ChatError('REACTION_ALREADY_EXISTS', 'Reaction already exists.');
-        await trx.insertInto('reactions').values({ message_id: message.id, user_id: me.id, ...emoji }).execute();
+        const exists = () => new ChatError('REACTION_ALREADY_EXISTS', 'Reaction already exists.');
+        if (mine) throw exists();
+        // Two identical reactions at once on PostgreSQL: the second meets the unique index.
+        await trx.insertInto('reactions').values({ message_id: message.id, user_id: me.id, ...emoji }).execute().catch((err: unknown) => {
+          throw isUniqueViolation(err) ? exists() : err;
+        });
         return reactionReceivers(trx, message, me.id);
       });
     }, (userIds) => [reactionNotice('add', me, message.id, emoji, userIds)]);

@@ -28,6 +28,12 @@ export interface Database<S> {
 
 export class DatabaseError extends Error {}
 
+/** Whether a write failed on a unique constraint (a concurrent writer got there first), on either engine. */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
 export type Queryable<S> = Kysely<S> | Transaction<S>;
 
 const READ_ONLY_RAW = /^\s*select\b/i;
