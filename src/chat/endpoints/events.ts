@@ -59,7 +59,7 @@ export const registerQueue = defineEndpoint({
         const state = await initialState(db.kysely, {
           realm: call.realm, realmUrl: call.services.realmUrl(), me, fetch, clientGravatar: p.client_gravatar, includeSubscribers: p.include_subscribers,
           emptyTopicName: capabilities.empty_topic_name === true, nowMs: clock.now(),
-          presence: call.services.presence, slimPresence: p.slim_presence, presenceHistoryLimitDays: p.presence_history_limit_days,
+          presence: call.services.presence, slimPresence: p.slim_presence, presenceHistoryLimitDays: p.presence_history_limit_days, capabilities,
         });
         return { queue_id: queue.id, last_event_id: queue.lastEventId, ...state };
       } catch (err) {

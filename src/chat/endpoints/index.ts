@@ -13,6 +13,11 @@ import { getMessage, getMessages, matchesNarrow, renderMessageEndpoint, sendMess
 import { deleteQueue, getEvents, registerQueue } from './events.js';
 import { getRealmPresence, getUserPresence, getUserStatus, updatePresence, updateStatus } from './presence.js';
 import { setEditTypingStatus, setTypingStatus } from './typing.js';
+import {
+  createUserGroup, deactivateUserGroup, getIsUserGroupMember, getUserGroupMembers, getUserGroups, getUserGroupSubgroups, updateUserGroup, updateUserGroupMembers,
+  updateUserGroupSubgroups,
+} from './user-groups.js';
+import { addLinkifier, deactivateCustomEmoji, getCustomEmoji, getLinkifiers, removeLinkifier, reorderLinkifiers, updateLinkifier } from './realm.js';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './flags.js';
 
 export function allEndpoints(): Endpoint[] {
@@ -28,5 +33,8 @@ export function allEndpoints(): Endpoint[] {
     registerQueue, getEvents, deleteQueue,
     updatePresence, getRealmPresence, getUserPresence, updateStatus, getUserStatus,
     setTypingStatus, setEditTypingStatus,
+    getUserGroups, createUserGroup, updateUserGroup, updateUserGroupMembers, updateUserGroupSubgroups, getUserGroupMembers, getUserGroupSubgroups,
+    getIsUserGroupMember, deactivateUserGroup,
+    getLinkifiers, addLinkifier, updateLinkifier, removeLinkifier, reorderLinkifiers, getCustomEmoji, deactivateCustomEmoji,
   ];
 }

@@ -9,7 +9,10 @@ import { avatarUrlFor, userObject } from '../domain/users.js';
 import { channelFields } from '../domain/channels.js';
 import { canSeeMetadata } from '../domain/channel-access.js';
 import { subscriptionObjects } from '../domain/subscriptions.js';
-import { isAdmin, isGuest, NOBODY_GROUP, ROLE } from '../domain/roles.js';
+import { isAdmin, isGuest, ROLE } from '../domain/roles.js';
+import { groupObjects } from '../domain/user-groups.js';
+import { linkifierObjects } from '../domain/linkifiers.js';
+import { realmEmojiObjects } from '../domain/realm-emoji.js';
 import { EMPTY_TOPIC_DISPLAY_NAME, MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/realm.js';
 import { presenceAnswer, type PresenceStore } from '../domain/presence.js';
 import { allStatuses } from '../domain/user-status.js';
@@ -19,7 +22,7 @@ import { receivedSql } from '../domain/receipt.js';
 /** The fetch_event_types this slice fills in; others are ignored, as Zulip ignores unknown ones. */
 export const SUPPORTED_STATE = [
   'zulip_version', 'realm', 'realm_user', 'subscription', 'message', 'update_message_flags', 'stream', 'default_streams', 'user_groups',
-  'presence', 'recent_private_conversations', 'user_status',
+  'presence', 'recent_private_conversations', 'user_status', 'realm_user_groups', 'realm_linkifiers', 'realm_filters', 'realm_emoji',
 ] as const;
 
 /** Long-poll client timeout: above the heartbeat interval, as Zulip promises. */
@@ -38,6 +41,8 @@ export interface StateRequest {
   presence: PresenceStore;
   slimPresence: boolean;
   presenceHistoryLimitDays?: number;
+  /** The queue's client_capabilities (include_deactivated_groups, linkifier_url_template ...). */
+  capabilities?: Record<string, boolean>;
 }
 
 export async function initialState(db: Queryable<ChatTables>, r: StateRequest): Promise<Record<string, unknown>> {
@@ -122,7 +127,15 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
   if (fetch.has('default_streams')) {
     out.realm_default_streams = (await db.selectFrom('default_streams').select('stream_id').where('realm_id', '=', r.realm.id).orderBy('stream_id').execute()).map((d) => d.stream_id);
   }
-  if (fetch.has('user_groups')) out.realm_user_groups = await userGroups(db, r.realm.id);
+  // Zulip's key is realm_user_groups; Keel also took user_groups before it knew that.
+  if (fetch.has('realm_user_groups') || fetch.has('user_groups')) {
+    out.realm_user_groups = await groupObjects(db, r.realm.id, { includeDeactivated: r.capabilities?.include_deactivated_groups === true });
+  }
+  // Clients that do not understand URL templates get no linkifiers at all (feature level 176).
+  if (fetch.has('realm_linkifiers')) out.realm_linkifiers = r.capabilities?.linkifier_url_template === true ? await linkifierObjects(db, r.realm.id) : [];
+  // The legacy key is always empty since feature level 176.
+  if (fetch.has('realm_filters')) out.realm_filters = [];
+  if (fetch.has('realm_emoji')) out.realm_emoji = await realmEmojiObjects(db, r.realm.id);
   if (fetch.has('message')) {
     // The newest message the user received: a row of theirs, or a channel message in one of their spans.
     const max = (await sql<{ id: number }>`select m.id from messages m
@@ -187,33 +200,4 @@ async function recentDirect(db: Queryable<ChatTables>, meId: number): Promise<Re
     join messages m on m.id = um.message_id join recipients r on r.id = m.recipient_id
     where um.user_id = ${meId} and m.stream_id is null group by r.direct_key order by max(m.id) desc limit 1000`.execute(db)).rows;
   return rows.map((x) => ({ max_message_id: Number(x.max_id), user_ids: x.direct_key.split(',').map(Number).filter((id) => id !== meId) }));
-}
-
-async function userGroups(db: Queryable<ChatTables>, realmId: number): Promise<Record<string, unknown>[]> {
-  const groups = await db.selectFrom('user_groups').selectAll().where('realm_id', '=', realmId).orderBy('id').execute();
-  const ids = groups.map((g) => g.id);
-  const members = ids.length ? await db.selectFrom('user_group_members').selectAll().where('group_id', 'in', ids).execute() : [];
-  const subgroups = ids.length ? await db.selectFrom('user_group_subgroups').selectAll().where('group_id', 'in', ids).execute() : [];
-  const nobody = groups.find((g) => g.name === NOBODY_GROUP.name)?.id ?? null;
-  return groups.map((g) => {
-    // Only system groups exist so far; Zulip lets nobody manage those.
-    const setting = nobody ?? g.id;
-    return {
-      id: g.id,
-      name: g.name,
-      description: g.description,
-      date_created: g.is_system_group === 1 ? null : g.date_created,
-      creator_id: null,
-      members: members.filter((m) => m.group_id === g.id).map((m) => m.user_id).sort((a, b) => a - b),
-      direct_subgroup_ids: subgroups.filter((s) => s.group_id === g.id).map((s) => s.subgroup_id).sort((a, b) => a - b),
-      is_system_group: g.is_system_group === 1,
-      can_add_members_group: setting,
-      can_join_group: setting,
-      can_leave_group: setting,
-      can_manage_group: setting,
-      can_mention_group: setting,
-      can_remove_members_group: setting,
-      deactivated: g.deactivated === 1,
-    };
-  });
 }

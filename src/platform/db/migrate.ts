@@ -35,27 +35,35 @@ export async function schemaVersion(db: Kysely<any> | Transaction<any>): Promise
 export async function migrate<S>(db: Database<S>, migrations: Migration[]): Promise<number> {
   const sorted = [...migrations].sort((a, b) => a.version - b.version);
   sorted.forEach((m, i) => {
-    if (m.version !== i + 1) throw new Error(`migration numbering has a gap or duplicate at ${m.version} (${m.name})`);
+    if (!Number.isInteger(m.version) || m.version < 1 || (i > 0 && sorted[i - 1].version === m.version)) {
+      throw new Error(`migration number ${m.version} (${m.name}) is a duplicate or not a positive integer`);
+    }
   });
-  const latest = sorted.length;
+  // Numbers are handed out to parallel branches, so one may land before a lower one: the numbers
+  // may have gaps, and each migration not yet recorded runs, in order, even below the highest applied.
+  const known = new Set(sorted.map((m) => m.version));
+  const latest = sorted.length ? sorted[sorted.length - 1].version : 0;
   const k = db.kysely as Kysely<any>;
   const t = TYPES[db.engine];
   await sql.raw(`CREATE TABLE IF NOT EXISTS ${TABLE} (version ${t.bigint} PRIMARY KEY, name ${t.text} NOT NULL, applied_at ${t.bigint} NOT NULL)`).execute(k);
-  let current = await schemaVersion(k);
-  if (current > latest) {
+  const applied = async (q: Kysely<any> | Transaction<any>) =>
+    new Set((await sql<{ version: number }>`select version from ${sql.table(TABLE)}`.execute(q)).rows.map((r) => Number(r.version)));
+  const unknown = [...(await applied(k))].filter((v) => !known.has(v)).sort((a, b) => b - a);
+  if (unknown.length) {
     throw new DatabaseError(
-      `the database at ${db.location} is at schema version ${current}, newer than this Keel knows (${latest}); upgrade Keel before using it`,
+      `the database at ${db.location} is at schema version ${Math.max(...unknown, latest)}, newer than this Keel knows (${latest}); upgrade Keel before using it`,
     );
   }
-  for (const m of sorted.slice(current)) {
+  const done = await applied(k);
+  for (const m of sorted) {
+    if (done.has(m.version)) continue;
     await db.transaction(async (trx) => {
       // Two nodes starting together on one PostgreSQL: the second waits, then finds the work done.
       if (db.engine === 'postgres') await sql`select pg_advisory_xact_lock(7031)`.execute(trx);
-      if ((await schemaVersion(trx)) >= m.version) return;
+      if ((await applied(trx)).has(m.version)) return;
       for (const stmt of m.up(t, db.engine)) await sql.raw(stmt).execute(trx);
       await sql`insert into ${sql.table(TABLE)} (version, name, applied_at) values (${m.version}, ${m.name}, ${Math.floor(Date.now() / 1000)})`.execute(trx);
     });
-    current = m.version;
   }
-  return current;
+  return schemaVersion(k);
 }

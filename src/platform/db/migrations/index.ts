@@ -1,4 +1,4 @@
-// Every migration, in order. Add a new file with the next number; never edit one that has shipped.
+// Every migration, in order. Add a new file with the number you were given; never edit one that has shipped.
 import type { Migration } from '../migrate.js';
 import { infraCore } from './001_infra_core.js';
 import { dns } from './002_dns.js';
@@ -9,5 +9,6 @@ import { chatPresence } from './006_chat_presence.js';
 import { chatTopicIndex } from './007_chat_topic_index.js';
 import { chatSubscriptionSpans } from './008_chat_subscription_spans.js';
 import { chatEventQueues } from './009_chat_event_queues.js';
+import { chatRealmAdmin } from './014_chat_realm_admin.js';
 
-export const MIGRATIONS: Migration[] = [infraCore, dns, chatCore, chatUsers, chatSearch, chatPresence, chatTopicIndex, chatSubscriptionSpans, chatEventQueues];
+export const MIGRATIONS: Migration[] = [infraCore, dns, chatCore, chatUsers, chatSearch, chatPresence, chatTopicIndex, chatSubscriptionSpans, chatEventQueues, chatRealmAdmin];
