@@ -196,4 +196,26 @@ await forEachEngine('chat user groups', (engine) => {
     assert.equal((await ann.get('/user_groups')).body.user_groups.some((g: Ev) => g.id === inner.id), false);
     assert.equal((await ann.get('/user_groups', { include_deactivated_groups: true })).body.user_groups.some((g: Ev) => g.id === inner.id), true);
   });
+
+  it('follows a user\'s life in group events: joining, role changes, deactivation, reactivation', async () => {
+    const team = await groupNamed('server team');
+    const watcher = await register(ann, { event_types: ['user_group'] });
+    const ops = async () => (await drain(ann, watcher.queue_id)).map((e) => [e.op, e.group_id, e.user_ids]);
+    const { id: dan } = await makeUser(owner, server.chatUrl, 'dan');
+    assert.deepEqual(await ops(), [['add_members', system.get('role:fullmembers'), [dan]], ['add_members', system.get('role:members'), [dan]]]);
+    assert.equal((await owner.call('PATCH', `/users/${catId}`, { role: 200 })).status, 200);
+    assert.deepEqual((await drain(ann, watcher.queue_id, 1)).map((e) => [e.op, e.group_id, e.user_ids]), [
+      ['add_members', system.get('role:administrators'), [catId]], ['remove_members', system.get('role:fullmembers'), [catId]], ['remove_members', system.get('role:members'), [catId]],
+    ]);
+    assert.equal((await owner.call('DELETE', `/users/${catId}`)).status, 200);
+    const gone = (await drain(ann, watcher.queue_id, 4)).map((e) => [e.op, e.group_id, e.user_ids]);
+    assert.deepEqual(gone, [['remove_members', system.get('role:administrators'), [catId]], ['remove_members', team.id, [catId]]]);
+    // A deactivated user is in no group's member list, though the membership is kept.
+    assert.deepEqual((await ann.get(`/user_groups/${team.id}/members`)).body.members, [annId]);
+    assert.equal((await ann.get(`/user_groups/${team.id}/members/${catId}`)).body.is_user_group_member, false);
+    assert.equal((await owner.post(`/users/${catId}/reactivate`)).status, 200);
+    assert.deepEqual((await drain(ann, watcher.queue_id, 6)).map((e) => [e.op, e.group_id, e.user_ids]),
+      [['add_members', system.get('role:administrators'), [catId]], ['add_members', team.id, [catId]]]);
+    assert.deepEqual((await ann.get(`/user_groups/${team.id}/members`)).body.members, [annId, catId]);
+  });
 });

@@ -141,6 +141,11 @@ export async function directMembers(db: Queryable<ChatTables>, groupId: number):
   return rows.map((r) => r.user_id).sort((a, b) => a - b);
 }
 
+/** The groups a user is a direct member of (system groups included), in id order. */
+export async function directGroupIdsOf(db: Queryable<ChatTables>, userId: number): Promise<number[]> {
+  return (await db.selectFrom('user_group_members').select('group_id').where('user_id', '=', userId).execute()).map((r) => r.group_id).sort((a, b) => a - b);
+}
+
 export async function directSubgroups(db: Queryable<ChatTables>, groupId: number): Promise<number[]> {
   return (await db.selectFrom('user_group_subgroups').select('subgroup_id').where('group_id', '=', groupId).execute()).map((r) => r.subgroup_id).sort((a, b) => a - b);
 }

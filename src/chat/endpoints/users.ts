@@ -12,7 +12,9 @@ import {
   activeHumanCount, activeOwnerCount, avatarUrlFor, checkFullName, createUser, isoWithOffset, setRole, userByApiEmail, userById, userObject,
 } from '../domain/users.js';
 import { checkDeactivation, checkRoleChange, checkSelfDeactivation } from '../domain/user-rules.js';
-import { realmUserAddNotice, realmUserUpdateNotice } from '../events/notices.js';
+import { realmUserUpdateNotice } from '../events/notices.js';
+import { joinedNotices, userMembershipNotices } from '../events/realm-notices.js';
+import { directGroupIdsOf } from '../domain/user-groups.js';
 import type { Notice } from '../events/hub.js';
 
 const noSuchUser = () => new ChatError('BAD_REQUEST', 'No such user');
@@ -112,7 +114,7 @@ export const createUserEndpoint = defineEndpoint({
     const { db, clock } = call.services;
     const created = await call.services.events.write(
       () => db.transaction((trx) => createUser(trx, call.realm.id, { email: p.email, fullName: p.full_name, password: p.password, role: ROLE.member }, clock.now())),
-      (made) => realmUserAddNotice(db.kysely, call.realm.id, made.user),
+      (made) => joinedNotices(db.kysely, call.realm.id, made.user),
     );
     return { user_id: created.user.id };
   },
@@ -133,6 +135,8 @@ async function updateUser(call: ChatCall, targetId: number, p: UpdateUser): Prom
   if (!isAdmin(me.role)) throw adminRequired();
   const { db } = call.services;
   const changes: Record<string, unknown>[] = [];
+  // A role change moves the user between system groups: add_members / remove_members follow.
+  const groups = { before: [] as number[], after: [] as number[] };
   const work = () => db.transaction(async (trx) => {
     const target = await userById(trx, call.realm.id, targetId);
     if (!target) throw noSuchUser();
@@ -147,11 +151,17 @@ async function updateUser(call: ChatCall, targetId: number, p: UpdateUser): Prom
       changes.push({ full_name: fullName });
     }
     if (roleChanges) {
+      groups.before = await directGroupIdsOf(trx, target.id);
       await setRole(trx, call.realm.id, target.id, p.role!);
+      groups.after = await directGroupIdsOf(trx, target.id);
       changes.push({ role: p.role! });
     }
   });
-  await call.services.events.write(work, () => updatesNotices(call, targetId, changes));
+  await call.services.events.write(work, async () => [
+    ...(await updatesNotices(call, targetId, changes)),
+    ...(await userMembershipNotices(db.kysely, call.realm.id, targetId,
+      groups.after.filter((g) => !groups.before.includes(g)), groups.before.filter((g) => !groups.after.includes(g)))),
+  ]);
   return {};
 }
 
@@ -162,10 +172,18 @@ async function updatesNotices(call: ChatCall, userId: number, changes: Record<st
   return out;
 }
 
-/** Who an activation change touched: the user and, on deactivation, their bots. */
+/**
+ * Who an activation change touched: the user and, on deactivation, their bots; a deactivated user
+ * leaves every group's member list while deactivated, and is back in them on reactivation.
+ */
 async function activationNotices(call: ChatCall, userIds: number[], isActive: boolean): Promise<Notice[]> {
+  const db = call.services.db.kysely;
   const out: Notice[] = [];
-  for (const id of userIds) out.push(...(await realmUserUpdateNotice(call.services.db.kysely, call.realm.id, id, { is_active: isActive })));
+  for (const id of userIds) {
+    out.push(...(await realmUserUpdateNotice(db, call.realm.id, id, { is_active: isActive })));
+    const groups = await directGroupIdsOf(db, id);
+    out.push(...(await userMembershipNotices(db, call.realm.id, id, isActive ? groups : [], isActive ? [] : groups)));
+  }
   return out;
 }
 

@@ -2,11 +2,11 @@
 // (shown to clients without the include_deactivated_groups capability as if deactivated groups were
 // gone), linkifiers (only to clients that understand URL templates) and custom emoji.
 import type { Queryable } from '../../platform/db/database.js';
-import type { ChatTables } from '../tables.js';
-import { groupObjects } from '../domain/user-groups.js';
+import type { ChatTables, ChatUser } from '../tables.js';
+import { directGroupIdsOf, groupObjects } from '../domain/user-groups.js';
 import { linkifierObjects } from '../domain/linkifiers.js';
 import { realmEmojiObjects } from '../domain/realm-emoji.js';
-import { activeUsers } from './notices.js';
+import { activeUsers, realmUserAddNotice } from './notices.js';
 import type { Notice } from './hub.js';
 import type { EventQueue } from './queue.js';
 
@@ -58,6 +58,31 @@ export async function userGroupMembershipNotices(
     });
   }
   return out;
+}
+
+/**
+ * add_members / remove_members for one user's groups, when a user's life changes them: joining the
+ * realm, a role change (system groups), deactivation and reactivation (a deactivated user is in no
+ * group while deactivated: feature level 303). One event per group, as Zulip sends them.
+ */
+export async function userMembershipNotices(db: Queryable<ChatTables>, realmId: number, userId: number, added: number[], removed: number[]): Promise<Notice[]> {
+  const ids = [...new Set([...added, ...removed])];
+  if (!ids.length) return [];
+  const deactivated = new Map((await db.selectFrom('user_groups').select(['id', 'deactivated']).where('id', 'in', ids).execute()).map((g) => [g.id, g.deactivated === 1]));
+  const out: Notice[] = [];
+  for (const [list, op] of [[added, 'add_members'], [removed, 'remove_members']] as const) {
+    for (const groupId of [...list].sort((a, b) => a - b)) {
+      const changes = { add_members: [] as number[], remove_members: [] as number[], add_subgroups: [], remove_subgroups: [] };
+      changes[op].push(userId);
+      out.push(...(await userGroupMembershipNotices(db, realmId, groupId, deactivated.get(groupId) ?? false, changes)));
+    }
+  }
+  return out;
+}
+
+/** realm_user add, then add_members for the groups a new user joined with their role. */
+export async function joinedNotices(db: Queryable<ChatTables>, realmId: number, user: ChatUser): Promise<Notice[]> {
+  return [...(await realmUserAddNotice(db, realmId, user)), ...(await userMembershipNotices(db, realmId, user.id, await directGroupIdsOf(db, user.id), []))];
 }
 
 /** realm_linkifiers: the whole ordered list, to clients that declared linkifier_url_template. */
