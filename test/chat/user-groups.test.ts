@@ -49,6 +49,8 @@ await forEachEngine('chat user groups', (engine) => {
     refused(await owner.call('PATCH', `/user_groups/${system.get('role:members')}`, { description: 'x' }), 'UNAUTHORIZED_PRINCIPAL', 'Insufficient permission');
     refused(await owner.post(`/user_groups/${system.get('role:members')}/members`, { add: [annId] }), 'UNAUTHORIZED_PRINCIPAL', 'Insufficient permission');
     refused(await guest.get('/user_groups'), 'BAD_REQUEST', 'Not allowed for guest users');
+    const realm = await register(ann, { fetch_event_types: ['realm'] });
+    assert.deepEqual([realm.realm_can_create_groups, realm.realm_can_manage_all_groups], [system.get('role:members'), system.get('role:owners')]);
   });
 
   it('creates a group with Zulip\'s default permissions and tells everyone (user_group add)', async () => {
@@ -195,6 +197,20 @@ await forEachEngine('chat user groups', (engine) => {
     assert.equal(without.realm_user_groups.some((g: Ev) => g.id === inner.id), false);
     assert.equal((await ann.get('/user_groups')).body.user_groups.some((g: Ev) => g.id === inner.id), false);
     assert.equal((await ann.get('/user_groups', { include_deactivated_groups: true })).body.user_groups.some((g: Ev) => g.id === inner.id), true);
+  });
+
+  it('lets only can_mention_group mention a group; silent mentions are free', async () => {
+    const made = await ann.post('/user_groups/create', { name: 'oncall', description: '', members: [benId], can_mention_group: { direct_members: [annId], direct_subgroups: [] } });
+    assert.equal(made.status, 200, JSON.stringify(made.body));
+    assert.equal((await owner.post('/users/me/subscriptions', { subscriptions: [{ name: 'ops' }], principals: [annId, benId, catId] })).status, 200);
+    const send = (c: ChatClient, content: string) => c.post('/messages', { type: 'stream', to: 'ops', topic: 'pager', content });
+    refused(await send(cat, 'help @*oncall*'), 'BAD_REQUEST', "You are not allowed to mention user group 'oncall'.");
+    assert.equal((await send(cat, 'fyi @_*oncall*')).status, 200);
+    const ok = await send(ann, 'help @*oncall*');
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    const seen = (await ben.get(`/messages/${ok.body.id}`)).body.message;
+    assert.match(seen.content, new RegExp(`data-user-group-id="${made.body.group_id}"`));
+    assert.ok(seen.flags.includes('mentioned'));
   });
 
   it('follows a user\'s life in group events: joining, role changes, deactivation, reactivation', async () => {

@@ -36,6 +36,13 @@ const FORBIDDEN: Partial<Record<GroupPermission, string[]>> = {
  */
 const REALM_GROUP_SETTINGS = { can_create_groups: 'role:members', can_manage_all_groups: 'role:owners' } as const;
 
+/** The realm's group permissions as register shows them (realm_can_create_groups ...): group ids. */
+export async function realmGroupSettings(db: Queryable<ChatTables>, realmId: number): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const [k, name] of Object.entries(REALM_GROUP_SETTINGS)) out[`realm_${k}`] = await systemGroupId(db, realmId, name);
+  return out;
+}
+
 export const MAX_GROUP_NAME_LENGTH = 100;
 export const MAX_GROUP_DESCRIPTION_LENGTH = 1024;
 
@@ -132,6 +139,16 @@ export async function groupForUpdate(db: Queryable<ChatTables>, realmId: number,
   const g = await groupById(db, realmId, id);
   if (g.is_system_group === 1 || !(await hasGroupPermission(db, realmId, user, g, settings))) throw insufficientPermission();
   return g;
+}
+
+/** Refuses a message that mentions (not silently) a group the sender is not in can_mention_group of. */
+export async function checkGroupMentions(db: Queryable<ChatTables>, realmId: number, sender: ChatUser, groupIds: number[]): Promise<void> {
+  if (!groupIds.length) return;
+  const nobody = await nobodyGroupId(db, realmId);
+  for (const id of groupIds) {
+    const g = await groupById(db, realmId, id);
+    if (!(await inGroupSetting(db, sender.id, groupSetting(g, 'can_mention_group', nobody)))) throw badRequest(`You are not allowed to mention user group '${g.name}'.`);
+  }
 }
 
 /** Active direct members (deactivated users are not members while deactivated: feature level 303). */

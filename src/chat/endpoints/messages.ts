@@ -14,6 +14,7 @@ import {
 } from '../domain/messages.js';
 import { unixSeconds } from '../../platform/clock.js';
 import { messageNotice } from '../events/notices.js';
+import { checkGroupMentions } from '../domain/user-groups.js';
 
 function mentions(r: ReturnType<typeof renderMessage>): boolean {
   return r.mentionedUserIds.length > 0 || r.mentionedGroupIds.length > 0 || r.streamWildcard || r.topicWildcard;
@@ -44,6 +45,7 @@ export const sendMessage = defineEndpoint({
     // Zulip's default: people's own messages start read; a bot's (an API integration's) do not.
     const ctx = await loadMarkdownContext(db.kysely, call.realm.id, me, content);
     const rendered = renderMessage(content, ctx);
+    await checkGroupMentions(db.kysely, call.realm.id, me, rendered.mentionedGroupIds);
     const o = {
       content, rendered: rendered.html, client: call.client, readBySender: p.read_by_sender ?? me.is_bot !== 1, nowSeconds: unixSeconds(clock),
       // Without a mention every recipient's bits are 0: skip the flagger (and the topic's participants it needs).

@@ -10,7 +10,7 @@ import { channelFields } from '../domain/channels.js';
 import { canSeeMetadata } from '../domain/channel-access.js';
 import { subscriptionObjects } from '../domain/subscriptions.js';
 import { isAdmin, isGuest, ROLE } from '../domain/roles.js';
-import { groupObjects } from '../domain/user-groups.js';
+import { groupObjects, realmGroupSettings } from '../domain/user-groups.js';
 import { linkifierObjects } from '../domain/linkifiers.js';
 import { realmEmojiObjects } from '../domain/realm-emoji.js';
 import { EMPTY_TOPIC_DISPLAY_NAME, MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/realm.js';
@@ -78,6 +78,7 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
       server_typing_stopped_wait_period_milliseconds: 5_000,
       server_typing_started_wait_period_milliseconds: 10_000,
     });
+    Object.assign(out, await realmGroupSettings(db, r.realm.id));
   }
   if (fetch.has('realm_user')) {
     const users = await db.selectFrom('chat_users').selectAll().where('realm_id', '=', r.realm.id).orderBy('id').execute();
