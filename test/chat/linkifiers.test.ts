@@ -2,7 +2,7 @@
 // named groups, Zulip's match boundaries, processing order, and where the renderer applies them.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { checkLinkifier, linkifyText } from '../../src/chat/domain/linkifiers.js';
+import { checkLinkifier, linkifyText, topicLinks } from '../../src/chat/domain/linkifiers.js';
 import { EMPTY_CONTEXT, renderMarkdown } from '../../src/chat/domain/markdown.js';
 import { ChatError } from '../../src/chat/errors.js';
 
@@ -57,4 +57,12 @@ it('renders linkifier links in text, not in code or inside links', () => {
   assert.equal(renderMarkdown('**#5** `#5`', ctx), `<p><strong>${link(href, '#5')}</strong> <code>#5</code></p>`);
   assert.equal(renderMarkdown('[about #5](https://e.example)', ctx), `<p>${link('https://e.example', 'about #5')}</p>`);
   assert.equal(renderMarkdown('see #5'), '<p>see #5</p>', 'no linkifiers, no links');
+});
+
+it('finds a topic\'s links: linkifier matches and bare URLs, in order', () => {
+  assert.deepEqual(topicLinks('see https://a.example/x?y=1, then #8', [issues]), [
+    { text: 'https://a.example/x?y=1', url: 'https://a.example/x?y=1' },
+    { text: '#8', url: 'https://github.com/zulip/zulip/issues/8' },
+  ]);
+  assert.deepEqual(topicLinks('plain topic', [issues]), []);
 });

@@ -164,3 +164,19 @@ export function linkifyText(text: string, linkifiers: CompiledLinkifier[]): Link
   }
   return pieces;
 }
+
+/** A bare URL in a topic; trailing punctuation stays out, as in running text. */
+const TOPIC_URL = /https?:\/\/[^\s<>"]+[^\s<>".,;:!?)\]'*]/g;
+
+/**
+ * A topic's links, in the order they appear: linkifier matches and bare URLs, as messages carry
+ * them in topic_links (topics are not Markdown, so clients draw these themselves).
+ */
+export function topicLinks(topic: string, linkifiers: CompiledLinkifier[]): { text: string; url: string }[] {
+  const out: { text: string; url: string }[] = [];
+  for (const piece of linkifyText(topic, linkifiers)) {
+    if (piece.href !== undefined) out.push({ text: piece.text, url: piece.href });
+    else for (const m of piece.text.matchAll(TOPIC_URL)) out.push({ text: m[0], url: m[0] });
+  }
+  return out;
+}

@@ -6,6 +6,7 @@ import type { ChatTables, ChatUser, Message, Realm, Stream } from '../tables.js'
 import { badRequest } from '../errors.js';
 import { FLAG, flagNames, HISTORICAL_FLAGS } from './flags.js';
 import { isMeMessage } from './markdown.js';
+import { compileLinkifiers, linkifierObjects, topicLinks } from './linkifiers.js';
 import { directKey, type NarrowQuery } from './narrow.js';
 import { displayTopic } from './topics.js';
 import { avatarUrlFor } from './users.js';
@@ -180,6 +181,8 @@ export async function messageObjects(db: Queryable<ChatTables>, realm: Realm, me
   const users = new Map((await db.selectFrom('chat_users').select(['id', 'email', 'full_name', 'delivery_email', 'avatar_version']).where('id', 'in', [...userIds]).execute()).map((u) => [u.id, u]));
   const streamIds = [...new Set(rows.map((r) => r.stream_id).filter((s): s is number => s !== null))];
   const streams = new Map(streamIds.length ? (await db.selectFrom('streams').select(['id', 'name']).where('id', 'in', streamIds).execute()).map((s) => [s.id, s.name]) : []);
+  // Topic links follow the realm's linkifiers as they are now, as Zulip computes them when it shows a message.
+  const linkifiers = streamIds.length ? compileLinkifiers(await linkifierObjects(db, realm.id)) : [];
   return rows.map((r) => {
     const sender = users.get(r.sender_id)!;
     const stream = r.stream_id !== null;
@@ -191,7 +194,7 @@ export async function messageObjects(db: Queryable<ChatTables>, realm: Realm, me
       timestamp: r.date_sent,
       client: r.client,
       subject: stream ? displayTopic(r.topic, p.allowEmptyTopicName) : '',
-      topic_links: [],
+      topic_links: stream ? topicLinks(r.topic, linkifiers) : [],
       is_me_message: isMeMessage(r.content),
       reactions: [],
       submessages: [],
