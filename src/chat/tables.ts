@@ -209,6 +209,7 @@ export interface ChatTables {
   chat_event_queues: SavedQueueRow;
   realm_linkifiers: RealmLinkifierRow;
   realm_emoji: RealmEmojiRow;
+  alert_words: { id: Generated<number>; realm_id: number; user_id: number; word: string; word_lower: string };
 }
 
 export type ChatUser = Selectable<ChatUserRow>;

@@ -18,6 +18,7 @@ import {
   updateUserGroupSubgroups,
 } from './user-groups.js';
 import { addLinkifier, deactivateCustomEmoji, getCustomEmoji, getLinkifiers, removeLinkifier, reorderLinkifiers, updateLinkifier } from './realm.js';
+import { addAlertWordsEndpoint, getAlertWords, removeAlertWordsEndpoint } from './alert-words.js';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './flags.js';
 
 export function allEndpoints(): Endpoint[] {
@@ -36,5 +37,6 @@ export function allEndpoints(): Endpoint[] {
     getUserGroups, createUserGroup, updateUserGroup, updateUserGroupMembers, updateUserGroupSubgroups, getUserGroupMembers, getUserGroupSubgroups,
     getIsUserGroupMember, deactivateUserGroup,
     getLinkifiers, addLinkifier, updateLinkifier, removeLinkifier, reorderLinkifiers, getCustomEmoji, deactivateCustomEmoji,
+    getAlertWords, addAlertWordsEndpoint, removeAlertWordsEndpoint,
   ];
 }

@@ -9,6 +9,9 @@ import { chatPresence } from './006_chat_presence.js';
 import { chatTopicIndex } from './007_chat_topic_index.js';
 import { chatSubscriptionSpans } from './008_chat_subscription_spans.js';
 import { chatEventQueues } from './009_chat_event_queues.js';
+import { chatAlertWords } from './010_chat_alert_words.js';
 import { chatRealmAdmin } from './014_chat_realm_admin.js';
 
-export const MIGRATIONS: Migration[] = [infraCore, dns, chatCore, chatUsers, chatSearch, chatPresence, chatTopicIndex, chatSubscriptionSpans, chatEventQueues, chatRealmAdmin];
+export const MIGRATIONS: Migration[] = [
+  infraCore, dns, chatCore, chatUsers, chatSearch, chatPresence, chatTopicIndex, chatSubscriptionSpans, chatEventQueues, chatAlertWords, chatRealmAdmin,
+];
