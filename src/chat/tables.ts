@@ -56,6 +56,35 @@ export interface UserGroupRow {
   is_system_group: number;
   deactivated: number;
   date_created: number;
+  creator_id: number | null;
+  /** Group-setting values as JSON (see domain/groups.ts); null for system groups, whose settings are fixed. */
+  can_add_members_group: string | null;
+  can_join_group: string | null;
+  can_leave_group: string | null;
+  can_manage_group: string | null;
+  can_mention_group: string | null;
+  can_remove_members_group: string | null;
+}
+
+/** A linkifier: a pattern (Python regex syntax) and an RFC 6570 URL template; applied by sort_order. */
+export interface RealmLinkifierRow {
+  id: Generated<number>;
+  realm_id: number;
+  pattern: string;
+  url_template: string;
+  sort_order: number;
+}
+
+/** A custom emoji; the image is in the file store under file_name. */
+export interface RealmEmojiRow {
+  id: Generated<number>;
+  realm_id: number;
+  name: string;
+  author_id: number | null;
+  file_name: string;
+  is_animated: number;
+  deactivated: number;
+  date_created: number;
 }
 
 export interface RecipientRow {
@@ -231,6 +260,8 @@ export interface ChatTables {
   user_presence: UserPresenceRow;
   user_status: UserStatusRow;
   chat_event_queues: SavedQueueRow;
+  realm_linkifiers: RealmLinkifierRow;
+  realm_emoji: RealmEmojiRow;
   alert_words: { id: Generated<number>; realm_id: number; user_id: number; word: string; word_lower: string };
   /** The settings JSON new users of the realm start with (only what an administrator set). */
   realm_user_settings_defaults: { realm_id: number; settings: string };
@@ -244,3 +275,4 @@ export type ChatUser = Selectable<ChatUserRow>;
 export type Realm = Selectable<RealmRow>;
 export type Stream = Selectable<StreamRow>;
 export type Message = Selectable<MessageRow>;
+export type UserGroup = Selectable<UserGroupRow>;

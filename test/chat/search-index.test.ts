@@ -39,7 +39,7 @@ await forEachEngine('chat search index', (engine) => {
     const insert = async (topic: string, content: string) => Number((await sql<{ id: number }>`insert into messages (realm_id, sender_id, recipient_id, topic, content, rendered_content, client, date_sent)
       values (${realm}, ${user}, ${rcpt}, ${topic}, ${content}, '', 'test', 0) returning id`.execute(k)).rows[0].id);
     const old = await insert('Ancient', 'written before the index');
-    assert.equal(await migrate(db, MIGRATIONS), MIGRATIONS.length);
+    assert.equal(await migrate(db, MIGRATIONS), Math.max(...MIGRATIONS.map((m) => m.version)));
     assert.deepEqual(await find(k, 'ancient before'), [old]);
     const fresh = await insert('new', 'written after');
     assert.deepEqual(await find(k, 'written'), [old, fresh]);

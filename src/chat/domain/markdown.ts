@@ -8,6 +8,7 @@
 import MarkdownIt from 'markdown-it';
 import katex from 'katex';
 import { emojiByChars, emojiByName, emojiPattern } from './emoji.js';
+import { linkifyText, type CompiledLinkifier } from './linkifiers.js';
 
 export interface MentionUser { id: number; full_name: string }
 export interface MentionGroup { id: number; name: string; memberIds: number[] }
@@ -22,6 +23,8 @@ export interface MarkdownContext {
   groups: Map<string, MentionGroup>;
   /** Channels by lowercased name. */
   channels: Map<string, LinkChannel>;
+  /** The realm's linkifiers, in their processing order. */
+  linkifiers?: CompiledLinkifier[];
 }
 
 export const EMPTY_CONTEXT: MarkdownContext = { usersByName: new Map(), usersById: new Map(), groups: new Map(), channels: new Map() };
@@ -221,6 +224,41 @@ md.inline.ruler.before('linkify', 'zulip_math', (state, silent) => {
   }
   state.pos = end + 2;
   return true;
+});
+
+// Linkifiers turn their patterns in plain text (not in code, and not inside a link already) into
+// links, as the earlier rules left it; each link renders like any other (target, title).
+md.core.ruler.after('linkify', 'zulip_linkifiers', (state) => {
+  const linkifiers = (state.env as RenderEnv).ctx?.linkifiers;
+  if (!linkifiers?.length) return;
+  for (const block of state.tokens) {
+    if (block.type !== 'inline' || !block.children) continue;
+    const out: typeof block.children = [];
+    let inLink = 0;
+    for (const t of block.children) {
+      if (t.type === 'link_open') inLink++;
+      else if (t.type === 'link_close') inLink--;
+      if (t.type !== 'text' || inLink > 0) {
+        out.push(t);
+        continue;
+      }
+      const pieces = linkifyText(t.content, linkifiers);
+      if (pieces.length === 1 && pieces[0].href === undefined) {
+        out.push(t);
+        continue;
+      }
+      for (const piece of pieces) {
+        if (piece.href === undefined) {
+          out.push(Object.assign(new state.Token('text', '', 0), { content: piece.text }));
+          continue;
+        }
+        const open = new state.Token('link_open', 'a', 1);
+        open.attrs = [['href', piece.href]];
+        out.push(open, Object.assign(new state.Token('text', '', 0), { content: piece.text }), new state.Token('link_close', 'a', -1));
+      }
+    }
+    block.children = out;
+  }
 });
 
 // Unicode emoji typed as characters become the same spans as :name:, as Zulip stores them.

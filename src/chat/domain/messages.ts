@@ -9,6 +9,7 @@ import type { ChatTables, ChatUser, Message, Realm, Stream } from '../tables.js'
 import { badRequest } from '../errors.js';
 import { FLAG, flagNames, flagNamesJson, HISTORICAL_FLAGS } from './flags.js';
 import { isMeMessage } from './markdown.js';
+import { compileLinkifiers, linkifierObjects, topicLinks } from './linkifiers.js';
 import { directKey, type NarrowQuery } from './narrow.js';
 import { displayTopic } from './topics.js';
 import { avatarUrlFor } from './users.js';
@@ -183,6 +184,8 @@ interface MessageRefs {
   users: Map<number, Pick<ChatUser, 'id' | 'email' | 'full_name' | 'delivery_email' | 'avatar_version'>>;
   streams: Map<number, string>;
   reactions: Awaited<ReturnType<typeof reactionsOf>>;
+  /** The realm's linkifiers as they are now: Zulip computes topic_links when it shows a message. */
+  linkifiers: ReturnType<typeof compileLinkifiers>;
 }
 
 async function messageRefs(db: Queryable<ChatTables>, rows: StoredMessage[]): Promise<MessageRefs> {
@@ -196,7 +199,8 @@ async function messageRefs(db: Queryable<ChatTables>, rows: StoredMessage[]): Pr
   // Only what a message object shows: whole user rows cost more than the messages themselves.
   const users = new Map((await db.selectFrom('chat_users').select(['id', 'email', 'full_name', 'delivery_email', 'avatar_version']).where('id', 'in', [...userIds]).execute()).map((u) => [u.id, u]));
   const streams = new Map(streamIds.size ? (await db.selectFrom('streams').select(['id', 'name']).where('id', 'in', [...streamIds]).execute()).map((s) => [s.id, s.name]) : []);
-  return { users, streams, reactions: await reactionsOf(db, rows.map((r) => Number(r.id))) };
+  const linkifiers = streamIds.size ? compileLinkifiers(await linkifierObjects(db, rows[0]!.realm_id)) : [];
+  return { users, streams, reactions: await reactionsOf(db, rows.map((r) => Number(r.id))), linkifiers };
 }
 
 /**
@@ -215,7 +219,7 @@ function sharedMessageObject(r: StoredMessage, refs: MessageRefs, realm: Realm, 
     timestamp: r.date_sent,
     client: r.client,
     subject: stream ? displayTopic(r.topic, p.allowEmptyTopicName) : '',
-    topic_links: [],
+    topic_links: stream ? topicLinks(r.topic, refs.linkifiers) : [],
     is_me_message: isMeMessage(r.content),
     reactions: refs.reactions.get(Number(r.id)) ?? [],
     submessages: [],

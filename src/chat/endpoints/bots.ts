@@ -2,7 +2,8 @@
 // with their own API key like any user.
 import Type from 'typebox';
 import { defineEndpoint, requireUser } from '../endpoint.js';
-import { realmBotAddNotice, realmUserAddNotice } from '../events/notices.js';
+import { realmBotAddNotice } from '../events/notices.js';
+import { joinedNotices } from '../events/realm-notices.js';
 import { badRequest } from '../errors.js';
 import { isGuest, ROLE } from '../domain/roles.js';
 import { avatarUrlFor, checkFullName, createUser, userByEmail } from '../domain/users.js';
@@ -37,7 +38,7 @@ export const createBot = defineEndpoint({
       if (sameName) throw badRequest('Name is already in use!');
       return createUser(trx, call.realm.id, { email, fullName, password: null, role: ROLE.member, isBot: true, botType: GENERIC_BOT, botOwnerId: me.id }, clock.now());
     }), async (made) => [
-      ...(await realmUserAddNotice(db.kysely, call.realm.id, made.user)),
+      ...(await joinedNotices(db.kysely, call.realm.id, made.user)),
       ...(await realmBotAddNotice(db.kysely, made.user, made.apiKey)),
     ]);
     return {

@@ -479,11 +479,11 @@ export async function defaultStreamIds(db: Queryable<ChatTables>, realmId: numbe
   return new Set(rows.map((r) => r.stream_id));
 }
 
-const GroupSettingValueSchema = Type.Union([
+export const GroupSettingValueSchema = Type.Union([
   Type.Integer(),
   Type.Object({ direct_members: Type.Array(Type.Integer()), direct_subgroups: Type.Array(Type.Integer()) }, { additionalProperties: false }),
 ]);
-const GroupSettingUpdateSchema = Type.Object({ new: GroupSettingValueSchema, old: Type.Optional(GroupSettingValueSchema) }, { additionalProperties: false });
+export const GroupSettingUpdateSchema = Type.Object({ new: GroupSettingValueSchema, old: Type.Optional(GroupSettingValueSchema) }, { additionalProperties: false });
 
 /**
  * The channel's group settings: whether role:everyone may hold each (Zulip 10's rules), and whether

@@ -14,6 +14,11 @@ import { deleteQueue, getEvents, registerQueue } from './events.js';
 import { getRealmPresence, getUserPresence, getUserStatus, updatePresence, updateStatus } from './presence.js';
 import { setEditTypingStatus, setTypingStatus } from './typing.js';
 import { addReaction, deleteMessageEndpoint, getMessageHistory, removeReaction, updateMessage } from './message-edits.js';
+import {
+  createUserGroup, deactivateUserGroup, getIsUserGroupMember, getUserGroupMembers, getUserGroups, getUserGroupSubgroups, updateUserGroup, updateUserGroupMembers,
+  updateUserGroupSubgroups,
+} from './user-groups.js';
+import { addLinkifier, deactivateCustomEmoji, getCustomEmoji, getLinkifiers, removeLinkifier, reorderLinkifiers, updateLinkifier } from './realm.js';
 import { addAlertWordsEndpoint, getAlertWords, removeAlertWordsEndpoint } from './alert-words.js';
 import { updateRealmUserSettingsDefaults, updateSettings } from './settings.js';
 import { createDrafts, deleteDraft, editDraft, getDrafts } from './drafts.js';
@@ -34,6 +39,9 @@ export function allEndpoints(): Endpoint[] {
     registerQueue, getEvents, deleteQueue,
     updatePresence, getRealmPresence, getUserPresence, updateStatus, getUserStatus,
     setTypingStatus, setEditTypingStatus,
+    getUserGroups, createUserGroup, updateUserGroup, updateUserGroupMembers, updateUserGroupSubgroups, getUserGroupMembers, getUserGroupSubgroups,
+    getIsUserGroupMember, deactivateUserGroup,
+    getLinkifiers, addLinkifier, updateLinkifier, removeLinkifier, reorderLinkifiers, getCustomEmoji, deactivateCustomEmoji,
     getAlertWords, addAlertWordsEndpoint, removeAlertWordsEndpoint,
     updateSettings, updateRealmUserSettingsDefaults,
     getDrafts, createDrafts, editDraft, deleteDraft,

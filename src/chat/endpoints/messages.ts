@@ -15,6 +15,7 @@ import {
 import { unixSeconds } from '../../platform/clock.js';
 import { messageNotice } from '../events/notices.js';
 import { cachedNarrow } from '../domain/reader-cache.js';
+import { checkGroupMentions } from '../domain/user-groups.js';
 
 export const sendMessage = defineEndpoint({
   method: 'POST',
@@ -41,6 +42,7 @@ export const sendMessage = defineEndpoint({
     // Zulip's default: people's own messages start read; a bot's (an API integration's) do not.
     const ctx = await loadMarkdownContext(db.kysely, call.realm.id, me, content);
     const rendered = renderMessage(content, ctx);
+    await checkGroupMentions(db.kysely, call.realm.id, me, rendered.mentionedGroupIds);
     const o = {
       content, rendered: rendered.html, client: call.client, readBySender: p.read_by_sender ?? me.is_bot !== 1, nowSeconds: unixSeconds(clock),
       // Without a mention every recipient's bits are 0: skip the flagger (and the topic's participants it needs).

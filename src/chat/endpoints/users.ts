@@ -12,9 +12,11 @@ import {
   activeHumanCount, activeOwnerCount, avatarUrlFor, checkFullName, createUser, isoWithOffset, setRole, userByApiEmail, userById, userObject,
 } from '../domain/users.js';
 import { checkDeactivation, checkRoleChange, checkSelfDeactivation } from '../domain/user-rules.js';
-import { realmBotActiveNotice, realmUserAddNotice, realmUserUpdateNotice } from '../events/notices.js';
+import { realmBotActiveNotice, realmUserUpdateNotice } from '../events/notices.js';
 import { peerNotice, sightNotices, visibleChannelIds } from '../events/channel-notices.js';
 import { unixSeconds } from '../../platform/clock.js';
+import { joinedNotices, userMembershipNotices } from '../events/realm-notices.js';
+import { directGroupIdsOf } from '../domain/user-groups.js';
 import type { Notice } from '../events/hub.js';
 
 const noSuchUser = () => new ChatError('BAD_REQUEST', 'No such user');
@@ -114,7 +116,7 @@ export const createUserEndpoint = defineEndpoint({
     const { db, clock } = call.services;
     const created = await call.services.events.write(
       () => db.transaction((trx) => createUser(trx, call.realm.id, { email: p.email, fullName: p.full_name, password: p.password, role: ROLE.member }, clock.now())),
-      async (made) => [...(await realmUserAddNotice(db.kysely, call.realm.id, made.user)), ...(await subscriberPeerNotices(db.kysely, made.user.id))],
+      async (made) => [...(await joinedNotices(db.kysely, call.realm.id, made.user)), ...(await subscriberPeerNotices(db.kysely, made.user.id))],
     );
     return { user_id: created.user.id };
   },
@@ -137,6 +139,8 @@ async function updateUser(call: ChatCall, targetId: number, p: UpdateUser): Prom
   const changes: Record<string, unknown>[] = [];
   // The channels the user could see before and after a role change (guests see fewer, administrators more).
   let sight: { before: Set<number>; after: Set<number> } | null = null;
+  // A role change moves the user between system groups: add_members / remove_members follow.
+  const groups = { before: [] as number[], after: [] as number[] };
   const work = () => db.transaction(async (trx) => {
     const target = await userById(trx, call.realm.id, targetId);
     if (!target) throw noSuchUser();
@@ -152,7 +156,9 @@ async function updateUser(call: ChatCall, targetId: number, p: UpdateUser): Prom
     }
     if (roleChanges) {
       const before = await visibleChannelIds(trx, target);
+      groups.before = await directGroupIdsOf(trx, target.id);
       await setRole(trx, call.realm.id, target.id, p.role!);
+      groups.after = await directGroupIdsOf(trx, target.id);
       changes.push({ role: p.role! });
       sight = { before, after: await visibleChannelIds(trx, { ...target, role: p.role! }) };
     }
@@ -160,6 +166,8 @@ async function updateUser(call: ChatCall, targetId: number, p: UpdateUser): Prom
   await call.services.events.write(work, async () => {
     const out = await updatesNotices(call, targetId, changes);
     if (sight) out.push(...(await sightNotices(db.kysely, targetId, sight.before, sight.after, unixSeconds(call.services.clock))));
+    out.push(...(await userMembershipNotices(db.kysely, call.realm.id, targetId,
+      groups.after.filter((g) => !groups.before.includes(g)), groups.before.filter((g) => !groups.after.includes(g)))));
     return out;
   });
   return {};
@@ -176,7 +184,8 @@ async function updatesNotices(call: ChatCall, userId: number, changes: Record<st
  * Who an activation change touched: the user and, on deactivation, their bots. Since feature level
  * 222 that is realm_user update is_active (and realm_bot update for bots), not remove/add. A
  * reactivated user is back in the subscriber lists of their channels: peer_add, as Zulip sends (on
- * deactivation clients drop the user from every list themselves, so no peer_remove is sent).
+ * deactivation clients drop the user from every list themselves, so no peer_remove is sent). A
+ * deactivated user leaves every group's member list while deactivated, and is back on reactivation.
  */
 async function activationNotices(call: ChatCall, userIds: number[], isActive: boolean): Promise<Notice[]> {
   const db = call.services.db.kysely;
@@ -186,6 +195,8 @@ async function activationNotices(call: ChatCall, userIds: number[], isActive: bo
     const user = (await userById(db, call.realm.id, id))!;
     if (user.is_bot === 1) out.push(...(await realmBotActiveNotice(db, user, isActive)));
     if (isActive) out.push(...(await subscriberPeerNotices(db, id)));
+    const groups = await directGroupIdsOf(db, id);
+    out.push(...(await userMembershipNotices(db, call.realm.id, id, isActive ? groups : [], isActive ? [] : groups)));
   }
   return out;
 }

@@ -76,7 +76,7 @@ export function flagsNotice(userId: number, op: 'add' | 'remove', flag: string, 
   }];
 }
 
-async function activeUsers(db: Queryable<ChatTables>, realmId: number): Promise<ChatUser[]> {
+export async function activeUsers(db: Queryable<ChatTables>, realmId: number): Promise<ChatUser[]> {
   return db.selectFrom('chat_users').selectAll().where('realm_id', '=', realmId).where('is_active', '=', 1).execute();
 }
 

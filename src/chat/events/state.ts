@@ -10,7 +10,10 @@ import { sealKey, unseal } from '../domain/api-keys.js';
 import { channelFields } from '../domain/channels.js';
 import { canSeeMetadata } from '../domain/channel-access.js';
 import { subscriptionObjects, withInheritedNotifications } from '../domain/subscriptions.js';
-import { isAdmin, isGuest, NOBODY_GROUP, ROLE } from '../domain/roles.js';
+import { isAdmin, isGuest, ROLE } from '../domain/roles.js';
+import { groupObjects, realmGroupSettings } from '../domain/user-groups.js';
+import { linkifierObjects } from '../domain/linkifiers.js';
+import { realmEmojiObjects } from '../domain/realm-emoji.js';
 import { EMPTY_TOPIC_DISPLAY_NAME, MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/realm.js';
 import { presenceAnswer, type PresenceStore } from '../domain/presence.js';
 import { allStatuses } from '../domain/user-status.js';
@@ -28,6 +31,7 @@ export const SUPPORTED_STATE = [
   'presence', 'recent_private_conversations', 'user_status', 'alert_words', 'starred_messages', 'custom_profile_fields', 'scheduled_messages',
   'realm_bot',
   'user_settings', 'update_display_settings', 'update_global_notifications', 'realm_user_settings_defaults', 'drafts', 'muted_users', 'user_topic', 'muted_topics',
+  'realm_user_groups', 'realm_linkifiers', 'realm_filters', 'realm_emoji',
 ] as const;
 
 /** Zulip's custom profile field types, by name: what an organization could configure. */
@@ -98,6 +102,7 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
       server_typing_stopped_wait_period_milliseconds: 5_000,
       server_typing_started_wait_period_milliseconds: 10_000,
     });
+    Object.assign(out, await realmGroupSettings(db, r.realm.id));
   }
   if (fetch.has('realm_user')) {
     const users = await db.selectFrom('chat_users').selectAll().where('realm_id', '=', r.realm.id).orderBy('id').execute();
@@ -165,11 +170,16 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
   if (fetch.has('default_streams')) {
     out.realm_default_streams = (await db.selectFrom('default_streams').select('stream_id').where('realm_id', '=', r.realm.id).orderBy('stream_id').execute()).map((d) => d.stream_id);
   }
-  if (fetch.has('user_groups')) {
-    const groups = await userGroups(db, r.realm.id);
-    // Deactivated groups only for clients that can handle them (include_deactivated_groups).
-    out.realm_user_groups = caps.include_deactivated_groups === true ? groups : groups.filter((g) => g.deactivated !== true);
+  // Zulip's key is realm_user_groups; Keel also took user_groups before it knew that.
+  if (fetch.has('realm_user_groups') || fetch.has('user_groups')) {
+    out.realm_user_groups = await groupObjects(db, r.realm.id, { includeDeactivated: caps.include_deactivated_groups === true });
   }
+  // Clients that do not understand URL templates get no linkifiers at all (feature level 176).
+  // Linkifiers use RFC 6570 URL templates: a client that did not say it reads them gets none.
+  if (fetch.has('realm_linkifiers')) out.realm_linkifiers = caps.linkifier_url_template === true ? await linkifierObjects(db, r.realm.id) : [];
+  // The legacy key is always empty since feature level 176.
+  if (fetch.has('realm_filters')) out.realm_filters = [];
+  if (fetch.has('realm_emoji')) out.realm_emoji = await realmEmojiObjects(db, r.realm.id);
   if (fetch.has('message')) {
     // The newest message the user received: a row of theirs, or a channel message in one of their spans.
     const max = (await sql<{ id: number }>`select m.id from messages m
@@ -191,8 +201,6 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
   if (fetch.has('custom_profile_fields')) Object.assign(out, { custom_profile_fields: [], custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES });
   // Scheduling messages is not built yet, so nobody has any.
   if (fetch.has('scheduled_messages')) out.scheduled_messages = [];
-  // Linkifiers use RFC 6570 URL templates: a client that did not say it reads them gets none.
-  if ('realm_linkifiers' in out && caps.linkifier_url_template !== true) out.realm_linkifiers = [];
   Object.assign(out, await preferencesState(db, r));
   return out;
 }
@@ -271,33 +279,4 @@ async function recentDirect(db: Queryable<ChatTables>, meId: number): Promise<Re
     join messages m on m.id = um.message_id join recipients r on r.id = m.recipient_id
     where um.user_id = ${meId} and m.stream_id is null group by r.direct_key order by max(m.id) desc limit 1000`.execute(db)).rows;
   return rows.map((x) => ({ max_message_id: Number(x.max_id), user_ids: x.direct_key.split(',').map(Number).filter((id) => id !== meId) }));
-}
-
-async function userGroups(db: Queryable<ChatTables>, realmId: number): Promise<Record<string, unknown>[]> {
-  const groups = await db.selectFrom('user_groups').selectAll().where('realm_id', '=', realmId).orderBy('id').execute();
-  const ids = groups.map((g) => g.id);
-  const members = ids.length ? await db.selectFrom('user_group_members').selectAll().where('group_id', 'in', ids).execute() : [];
-  const subgroups = ids.length ? await db.selectFrom('user_group_subgroups').selectAll().where('group_id', 'in', ids).execute() : [];
-  const nobody = groups.find((g) => g.name === NOBODY_GROUP.name)?.id ?? null;
-  return groups.map((g) => {
-    // Only system groups exist so far; Zulip lets nobody manage those.
-    const setting = nobody ?? g.id;
-    return {
-      id: g.id,
-      name: g.name,
-      description: g.description,
-      date_created: g.is_system_group === 1 ? null : g.date_created,
-      creator_id: null,
-      members: members.filter((m) => m.group_id === g.id).map((m) => m.user_id).sort((a, b) => a - b),
-      direct_subgroup_ids: subgroups.filter((s) => s.group_id === g.id).map((s) => s.subgroup_id).sort((a, b) => a - b),
-      is_system_group: g.is_system_group === 1,
-      can_add_members_group: setting,
-      can_join_group: setting,
-      can_leave_group: setting,
-      can_manage_group: setting,
-      can_mention_group: setting,
-      can_remove_members_group: setting,
-      deactivated: g.deactivated === 1,
-    };
-  });
 }

@@ -1,4 +1,4 @@
-// Every migration, in order. Add a new file with the next number; never edit one that has shipped.
+// Every migration, in order. Add a new file with the number you were given; never edit one that has shipped.
 import type { Migration } from '../migrate.js';
 import { infraCore } from './001_infra_core.js';
 import { dns } from './002_dns.js';
@@ -12,5 +12,9 @@ import { chatEventQueues } from './009_chat_event_queues.js';
 import { chatAlertWords } from './010_chat_alert_words.js';
 import { chatUserPrefs } from './011_chat_user_prefs.js';
 import { chatMessageEdits } from './012_chat_message_edits.js';
+import { chatRealmAdmin } from './013_chat_realm_admin.js';
 
-export const MIGRATIONS: Migration[] = [infraCore, dns, chatCore, chatUsers, chatSearch, chatPresence, chatTopicIndex, chatSubscriptionSpans, chatEventQueues, chatAlertWords, chatUserPrefs, chatMessageEdits];
+export const MIGRATIONS: Migration[] = [
+  infraCore, dns, chatCore, chatUsers, chatSearch, chatPresence, chatTopicIndex, chatSubscriptionSpans, chatEventQueues, chatAlertWords, chatUserPrefs,
+  chatMessageEdits, chatRealmAdmin,
+];

@@ -1,0 +1,157 @@
+// Organization settings: linkifiers (listing for everyone; adding, changing, removing and reordering
+// for administrators) and custom emoji (listing, deactivating). Each change publishes the whole
+// list again (realm_linkifiers, realm_emoji) after the commit, as Zulip does.
+import Type from 'typebox';
+import { defineEndpoint, requireUser, type ChatCall } from '../endpoint.js';
+import { adminRequired, badRequest, ChatError } from '../errors.js';
+import type { ChatTables } from '../tables.js';
+import type { Queryable } from '../../platform/db/database.js';
+import { isAdmin } from '../domain/roles.js';
+import { checkLinkifier, linkifierObjects } from '../domain/linkifiers.js';
+import { activeRealmEmoji, realmEmojiObjects } from '../domain/realm-emoji.js';
+import { linkifiersNotice, realmEmojiNotice } from '../events/realm-notices.js';
+
+function requireAdmin(call: ChatCall): void {
+  if (!isAdmin(requireUser(call).role)) throw adminRequired();
+}
+
+const linkifierNotFound = () => badRequest('Linkifier not found.');
+
+async function checkUnique(db: Queryable<ChatTables>, realmId: number, pattern: string, urlTemplate: string, exceptId?: number): Promise<void> {
+  const clash = await db.selectFrom('realm_linkifiers').select('id').where('realm_id', '=', realmId).where('pattern', '=', pattern).where('url_template', '=', urlTemplate).executeTakeFirst();
+  if (clash && clash.id !== exceptId) throw badRequest('Linkifier with this Pattern and URL template already exists.', { errors: { __all__: ['Linkifier with this Pattern and URL template already exists.'] } });
+}
+
+/** Runs a linkifier change for an administrator and sends realm_linkifiers once it is committed. */
+async function linkifierWrite<T>(call: ChatCall, work: (trx: Queryable<ChatTables>) => Promise<T>): Promise<T> {
+  requireAdmin(call);
+  const { db, events } = call.services;
+  return events.write(() => db.transaction(work), () => linkifiersNotice(db.kysely, call.realm.id));
+}
+
+export const getLinkifiers = defineEndpoint({
+  method: 'GET',
+  path: '/realm/linkifiers',
+  summary: 'Get linkifiers',
+  auth: 'user',
+  params: Type.Object({}),
+  async handler(call) {
+    return { linkifiers: await linkifierObjects(call.services.db.kysely, call.realm.id) };
+  },
+});
+
+const linkifierParams = { pattern: Type.String(), url_template: Type.String() };
+
+export const addLinkifier = defineEndpoint({
+  method: 'POST',
+  path: '/realm/filters',
+  summary: 'Add a linkifier',
+  auth: 'user',
+  params: Type.Object(linkifierParams),
+  async handler(call, p) {
+    const realmId = call.realm.id;
+    const id = await linkifierWrite(call, async (trx) => {
+      checkLinkifier(p.pattern, p.url_template);
+      await checkUnique(trx, realmId, p.pattern, p.url_template);
+      const last = await trx.selectFrom('realm_linkifiers').select((eb) => eb.fn.max('sort_order').as('max')).where('realm_id', '=', realmId).executeTakeFirst();
+      // New linkifiers go last (Zulip's default order).
+      const sort_order = last?.max === null || last?.max === undefined ? 0 : Number(last.max) + 1;
+      const row = await trx.insertInto('realm_linkifiers').values({ realm_id: realmId, pattern: p.pattern, url_template: p.url_template, sort_order }).returning('id').executeTakeFirstOrThrow();
+      return row.id;
+    });
+    return { id };
+  },
+});
+
+async function linkifierById(db: Queryable<ChatTables>, realmId: number, id: number) {
+  const row = await db.selectFrom('realm_linkifiers').select('id').where('realm_id', '=', realmId).where('id', '=', id).executeTakeFirst();
+  if (!row) throw linkifierNotFound();
+  return row;
+}
+
+export const updateLinkifier = defineEndpoint({
+  method: 'PATCH',
+  path: '/realm/filters/{filter_id}',
+  summary: 'Update a linkifier',
+  auth: 'user',
+  params: Type.Object({ filter_id: Type.Integer(), ...linkifierParams }),
+  async handler(call, p) {
+    await linkifierWrite(call, async (trx) => {
+      await linkifierById(trx, call.realm.id, p.filter_id);
+      checkLinkifier(p.pattern, p.url_template);
+      await checkUnique(trx, call.realm.id, p.pattern, p.url_template, p.filter_id);
+      await trx.updateTable('realm_linkifiers').set({ pattern: p.pattern, url_template: p.url_template }).where('id', '=', p.filter_id).execute();
+    });
+    return {};
+  },
+});
+
+export const removeLinkifier = defineEndpoint({
+  method: 'DELETE',
+  path: '/realm/filters/{filter_id}',
+  summary: 'Remove a linkifier',
+  auth: 'user',
+  params: Type.Object({ filter_id: Type.Integer() }),
+  async handler(call, p) {
+    await linkifierWrite(call, async (trx) => {
+      await linkifierById(trx, call.realm.id, p.filter_id);
+      await trx.deleteFrom('realm_linkifiers').where('id', '=', p.filter_id).execute();
+    });
+    return {};
+  },
+});
+
+export const reorderLinkifiers = defineEndpoint({
+  method: 'PATCH',
+  path: '/realm/linkifiers',
+  summary: 'Reorder linkifiers',
+  auth: 'user',
+  params: Type.Object({ ordered_linkifier_ids: Type.Array(Type.Integer()) }),
+  async handler(call, p) {
+    const ids = p.ordered_linkifier_ids;
+    await linkifierWrite(call, async (trx) => {
+      if (new Set(ids).size !== ids.length) throw badRequest('The ordered list must not contain duplicated linkifiers');
+      const existing = (await linkifierObjects(trx, call.realm.id)).map((l) => l.id);
+      if (existing.length !== ids.length || !ids.every((id) => existing.includes(id))) {
+        throw badRequest('The ordered list must enumerate all existing linkifiers exactly once');
+      }
+      for (const [i, id] of ids.entries()) await trx.updateTable('realm_linkifiers').set({ sort_order: i }).where('id', '=', id).execute();
+    });
+    return {};
+  },
+});
+
+export const getCustomEmoji = defineEndpoint({
+  method: 'GET',
+  path: '/realm/emoji',
+  summary: 'Get all custom emoji',
+  auth: 'user',
+  params: Type.Object({}),
+  async handler(call) {
+    return { emoji: await realmEmojiObjects(call.services.db.kysely, call.realm.id) };
+  },
+});
+
+export const deactivateCustomEmoji = defineEndpoint({
+  method: 'DELETE',
+  path: '/realm/emoji/{emoji_name}',
+  summary: 'Deactivate custom emoji',
+  auth: 'user',
+  params: Type.Object({ emoji_name: Type.String() }),
+  async handler(call, p) {
+    const me = requireUser(call);
+    const { db, events } = call.services;
+    await events.write(
+      () => db.transaction(async (trx) => {
+        const emoji = await activeRealmEmoji(trx, call.realm.id, p.emoji_name);
+        // Zulip answers a missing emoji with 404 since feature level 190.
+        if (!emoji) throw new ChatError('BAD_REQUEST', `Emoji '${p.emoji_name}' does not exist`, { status: 404 });
+        // Only administrators may remove someone else's emoji.
+        if (!isAdmin(me.role) && emoji.author_id !== me.id) throw new ChatError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator or emoji author');
+        await trx.updateTable('realm_emoji').set({ deactivated: 1 }).where('id', '=', emoji.id).execute();
+      }),
+      () => realmEmojiNotice(db.kysely, call.realm.id),
+    );
+    return {};
+  },
+});
