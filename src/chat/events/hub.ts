@@ -198,8 +198,9 @@ export class EventHub {
     const now = this.clock.now();
     const current = Math.floor(now / HEARTBEAT_SLOT_MS);
     let beat: SharedEvent | undefined;
-    for (const [slot, queues] of this.heartbeats) {
-      if (slot > current) continue;
+    const dueSlots = [...this.heartbeats.keys()].filter((slot) => slot <= current);
+    for (const slot of dueSlots) {
+      const queues = this.heartbeats.get(slot)!;
       this.heartbeats.delete(slot);
       for (const queue of queues) {
         if (queue.heartbeatSlot !== slot) continue; // filed again later, under that slot
@@ -209,11 +210,11 @@ export class EventHub {
           queue.heartbeatSlot = -1;
           queue.push((beat ??= new SharedEvent({ type: 'heartbeat' })));
         } else {
-          // Due later within this second: filed under the next one (the sweep runs every second).
-          const due = this.heartbeats.get(current + 1);
-          queue.heartbeatSlot = current + 1;
+          // Due later within this second: filed again, for the next sweep.
+          const due = this.heartbeats.get(current);
+          queue.heartbeatSlot = current;
           if (due) due.push(queue);
-          else this.heartbeats.set(current + 1, [queue]);
+          else this.heartbeats.set(current, [queue]);
         }
       }
     }
