@@ -6,6 +6,7 @@ import multipart from '@fastify/multipart';
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { LATER, type ChatCall, type ChatServices, type Endpoint, type LateAnswer } from './endpoint.js';
 import { ChatError } from './errors.js';
+import { stringifyWithText } from './json-text.js';
 import { decodeParams } from './params.js';
 import { ChatRouter } from './router.js';
 import { RequestCache } from './auth.js';
@@ -99,7 +100,7 @@ function lateAnswer(res: ServerResponse, services: ChatServices, ignored: string
 function send(reply: FastifyReply, status: number, body: Record<string, unknown>, headers: Record<string, string> = {}): string {
   reply.code(status).header('content-type', 'application/json');
   for (const [k, v] of Object.entries(headers)) reply.header(k, v);
-  return JSON.stringify(body);
+  return stringifyWithText(body);
 }
 
 export function createChatServer(services: ChatServices, endpoints: Endpoint[]): FastifyInstance {

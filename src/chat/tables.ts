@@ -9,6 +9,20 @@ export interface RealmRow {
   description: string;
   email_host: string;
   date_created: number;
+  // Who may edit, move and delete messages (migration 012). Limits in seconds, null for none;
+  // group settings as JSON group-setting values, null for Zulip's default group (message-rules.ts).
+  allow_message_editing: Generated<number>;
+  message_content_edit_limit_seconds: Generated<number | null>;
+  move_messages_within_stream_limit_seconds: Generated<number | null>;
+  move_messages_between_streams_limit_seconds: Generated<number | null>;
+  message_content_delete_limit_seconds: Generated<number | null>;
+  /** 'all', 'moves' or 'none'. */
+  message_edit_history_visibility_policy: Generated<string>;
+  can_move_messages_between_topics_group: Generated<string | null>;
+  can_move_messages_between_channels_group: Generated<string | null>;
+  can_resolve_topics_group: Generated<string | null>;
+  can_delete_any_message_group: Generated<string | null>;
+  can_delete_own_message_group: Generated<string | null>;
 }
 
 export interface ChatUserRow {
@@ -102,6 +116,21 @@ export interface MessageRow {
   client: string;
   /** Unix seconds. */
   date_sent: number;
+  /** JSON list of edit history entries, newest first (the message object's edit_history); null if never edited. */
+  edit_history: Generated<string | null>;
+  /** Unix seconds of the last content edit, and of the last move. */
+  last_edit_time: Generated<number | null>;
+  last_moved_time: Generated<number | null>;
+}
+
+export interface ReactionRow {
+  id: Generated<number>;
+  message_id: number;
+  user_id: number;
+  /** unicode_emoji, realm_emoji or zulip_extra_emoji. */
+  reaction_type: string;
+  emoji_code: string;
+  emoji_name: string;
 }
 
 export interface UserMessageRow {
@@ -161,6 +190,29 @@ export interface SavedQueueRow {
   saved_at: number;
 }
 
+/** A synchronised draft; `to_ids` is a JSON list (a channel id, or user ids). Unix seconds. */
+export interface DraftRow {
+  id: Generated<number>;
+  user_id: number;
+  /** '', 'stream' or 'private'. */
+  type: string;
+  to_ids: string;
+  topic: string;
+  content: string;
+  last_edit_time: number;
+}
+
+/** A topic's visibility policy for a user: 1 muted, 2 unmuted, 3 followed (0 is no row). */
+export interface UserTopicRow {
+  user_id: number;
+  stream_id: number;
+  topic: string;
+  topic_lower: string;
+  visibility_policy: number;
+  /** Unix seconds. */
+  last_updated: number;
+}
+
 export interface ChatTables {
   server_secrets: { name: string; value: string };
   realms: RealmRow;
@@ -174,11 +226,18 @@ export interface ChatTables {
   subscription_spans: SubscriptionSpanRow;
   messages: MessageRow;
   user_messages: UserMessageRow;
+  reactions: ReactionRow;
   default_streams: { realm_id: number; stream_id: number };
   user_presence: UserPresenceRow;
   user_status: UserStatusRow;
   chat_event_queues: SavedQueueRow;
   alert_words: { id: Generated<number>; realm_id: number; user_id: number; word: string; word_lower: string };
+  /** The settings JSON new users of the realm start with (only what an administrator set). */
+  realm_user_settings_defaults: { realm_id: number; settings: string };
+  drafts: DraftRow;
+  /** Unix seconds. */
+  muted_users: { user_id: number; muted_user_id: number; date_muted: number };
+  user_topics: UserTopicRow;
 }
 
 export type ChatUser = Selectable<ChatUserRow>;

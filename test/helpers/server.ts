@@ -65,7 +65,11 @@ export async function startServer(storage: Storage, extra: string[] = []): Promi
   let chatSecrets: ChatSecrets | undefined;
   let chatUrl = '';
   const infraUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`keel serve did not start in 30 s: ${stderr}`)), 30_000);
+    const timer = setTimeout(() => {
+      // A server that never started must not outlive the test (its pipes would keep the file running).
+      child.kill('SIGKILL');
+      reject(new Error(`keel serve did not start in 30 s: ${stderr}`));
+    }, 30_000);
     lines.on('line', (line) => {
       const msg = JSON.parse(line);
       if (msg.infra && typeof msg.infra === 'object') secrets = msg.infra;

@@ -2,6 +2,7 @@
 // Zulip's own emoji names grew from). Codes are the dash-joined lowercase codepoints Zulip uses in
 // `emoji-<code>` classes and reaction emoji_code, without the FE0F variation selector.
 import { createRequire } from 'node:module';
+import { badRequest } from '../errors.js';
 
 interface DataEntry { unified: string; non_qualified: string | null; short_name: string; short_names: string[] }
 
@@ -45,4 +46,54 @@ export function emojiByChars(chars: string): UnicodeEmoji | undefined {
 /** A fresh global regex matching any known emoji sequence. */
 export function emojiPattern(): RegExp {
   return new RegExp(load().pattern.source, 'gu');
+}
+
+/** An emoji as statuses and reactions name it: each reaction_type has its own namespace of codes. */
+export interface Emoji { emoji_name: string; emoji_code: string; reaction_type: string }
+
+export const REACTION_TYPES = ['unicode_emoji', 'realm_emoji', 'zulip_extra_emoji'] as const;
+
+/** The emoji Zulip ships beside Unicode's (zulip_extra_emoji). */
+const ZULIP_EXTRA_EMOJI = new Set(['zulip']);
+
+function unicodeCodeExists(code: string): boolean {
+  if (!/^[0-9a-f]+(-[0-9a-f]+)*$/.test(code)) return false;
+  return emojiByChars(toChars(code)) !== undefined;
+}
+
+/** An emoji by name alone: Zulip's own first, then Unicode's (no custom emoji exist yet). */
+export function emojiNamed(name: string): Emoji {
+  if (ZULIP_EXTRA_EMOJI.has(name)) return { emoji_name: name, emoji_code: name, reaction_type: 'zulip_extra_emoji' };
+  const found = emojiByName(name);
+  if (!found) throw badRequest(`Emoji '${name}' does not exist`);
+  return { emoji_name: name, emoji_code: found.code, reaction_type: 'unicode_emoji' };
+}
+
+/**
+ * Zulip's check_emoji_request: a name alone finds its code and type; otherwise name, code and type
+ * must agree (type defaults to unicode_emoji).
+ */
+export function checkEmojiRequest(name: string, code: string | undefined, type: string | undefined): Emoji {
+  if (code === undefined) {
+    const found = emojiNamed(name);
+    code = found.emoji_code;
+    type ??= found.reaction_type;
+  }
+  type ??= 'unicode_emoji';
+  switch (type) {
+    case 'unicode_emoji':
+      if (!unicodeCodeExists(code)) throw badRequest('Invalid emoji code.');
+      if (emojiByName(name)?.code !== code) throw badRequest('Invalid emoji name.');
+      break;
+    case 'zulip_extra_emoji':
+      if (!ZULIP_EXTRA_EMOJI.has(code)) throw badRequest('Invalid emoji code.');
+      if (name !== code) throw badRequest('Invalid emoji name.');
+      break;
+    case 'realm_emoji':
+      // Custom emoji cannot be uploaded yet, so no id names one.
+      throw badRequest('Invalid custom emoji.');
+    default:
+      throw badRequest('Invalid emoji type.');
+  }
+  return { emoji_name: name, emoji_code: code, reaction_type: type };
 }

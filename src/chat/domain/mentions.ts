@@ -58,6 +58,11 @@ export async function loadMarkdownContext(db: Queryable<ChatTables>, realmId: nu
   return ctx;
 }
 
+/** Whether rendering found any mention: without one every recipient's mention bits are 0. */
+export function hasMentions(r: Rendered): boolean {
+  return r.mentionedUserIds.length > 0 || r.mentionedGroupIds.length > 0 || r.streamWildcard || r.topicWildcard;
+}
+
 /** The mention flag bits a recipient gets from a rendered message. */
 export function mentionFlagger(r: Rendered, ctx: MarkdownContext): (userId: number, topicParticipants: Set<number>) => number {
   const mentioned = new Set(r.mentionedUserIds);

@@ -14,6 +14,7 @@ import { userByEmail, userById } from './users.js';
 import { isGuest } from './roles.js';
 import { highlightWords, parseSearch } from './search.js';
 import { flagsSql } from './receipt.js';
+import { followedSql, mutedSql, mutedTopicSql } from './muting.js';
 
 export interface NarrowTerm { operator: string; operand: unknown; negated: boolean }
 
@@ -35,6 +36,10 @@ export interface NarrowQuery {
   conditions: RawBuilder<unknown>[];
   /** Whether messages the caller never received may match (shared channel history). */
   history: boolean;
+  /** The channel a (non-negated) channel term confines the narrow to, of the caller's realm. */
+  channelId?: number;
+  /** The channels whose shared history the caller may read, when already known (reader-cache.ts). */
+  historyStreamIds?: readonly number[];
   /**
    * Present when the narrow has a search term: the words to highlight in match_content and
    * match_subject (those of non-negated terms; a negated search highlights nothing).
@@ -62,6 +67,7 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
   const conditions: RawBuilder<unknown>[] = [];
   let history = false;
   let search: Set<string> | undefined;
+  let channelId: number | undefined;
   const flags = flagsSql(me.id);
   for (const term of terms) {
     let cond: RawBuilder<unknown>;
@@ -73,6 +79,7 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
         const stream = byId ? await streamById(db, realmId, Number(operand)) : typeof operand === 'string' ? await streamByName(db, realmId, operand) : undefined;
         if (!stream || !(await canAccessContent(db, me, stream))) throw badNarrow('unknown channel');
         cond = sql`m.stream_id = ${stream.id}`;
+        if (!term.negated) channelId = stream.id;
         if (!term.negated && stream.history_public_to_subscribers === 1) history = true;
         break;
       }
@@ -122,8 +129,8 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
       }
       case 'in': {
         if (operand === 'all') cond = sql`1 = 1`;
-        // Without muting, the home view holds every message.
-        else if (operand === 'home') cond = sql`1 = 1`;
+        // The home view leaves out muted topics, and muted channels unless the narrow names a channel (Zulip's rule).
+        else if (operand === 'home') cond = terms.some((t) => t.operator === 'channel' || t.operator === 'stream') ? sql`not ${mutedTopicSql(me.id)}` : sql`not ${mutedSql(me.id)}`;
         else throw badNarrow(`unknown 'in' operand ${String(operand)}`);
         break;
       }
@@ -132,8 +139,7 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
           case 'link': cond = sql`m.rendered_content like ${'%<a %'}`; break;
           case 'image': cond = sql`m.rendered_content like ${'%class="message_inline_image"%'}`; break;
           case 'attachment': cond = sql`m.rendered_content like ${'%/user_uploads/%'}`; break;
-          // Reactions are not stored yet, so no message has one.
-          case 'reaction': cond = sql`1 = 0`; break;
+          case 'reaction': cond = sql`exists (select 1 from reactions r where r.message_id = m.id)`; break;
           default: throw badNarrow(`unknown 'has' operand ${String(operand)}`);
         }
         break;
@@ -163,9 +169,8 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
           case 'alerted': cond = sql`(${flags} & ${FLAG.has_alert_word}) <> 0`; break;
           // A resolved topic starts with the check mark and a space.
           case 'resolved': cond = sql`m.stream_id is not null and m.topic like ${'✔ %'}`; break;
-          // Nothing is followed or muted until topic/user settings exist: these match no message.
-          case 'followed':
-          case 'muted': cond = sql`1 = 0`; break;
+          case 'followed': cond = followedSql(me.id); break;
+          case 'muted': cond = mutedSql(me.id); break;
           default: throw badNarrow(`unknown 'is' operand ${String(operand)}`);
         }
         break;
@@ -183,5 +188,8 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
     }
     conditions.push(term.negated ? sql`not (${cond})` : cond);
   }
-  return search ? { conditions, history, search } : { conditions, history };
+  const out: NarrowQuery = { conditions, history };
+  if (search) out.search = search;
+  if (channelId !== undefined) out.channelId = channelId;
+  return out;
 }

@@ -1,8 +1,9 @@
 // Changing personal message flags (read, starred, collapsed) on a user's copies of messages.
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables } from '../tables.js';
-import { inSpan } from './receipt.js';
+import { flagsSql, inSpan, receivedSql } from './receipt.js';
+import { FLAG } from './flags.js';
 
 /** Sets or clears one flag bit on the user's copies; answers how many copies changed. */
 export async function setFlag(db: Queryable<ChatTables>, userId: number, messageIds: number[], bit: number, add: boolean): Promise<number> {
@@ -26,4 +27,11 @@ export async function setFlag(db: Queryable<ChatTables>, userId: number, message
     }
   }
   return changed;
+}
+
+/** The user's unread copies of the messages `m` matching `where`. */
+export async function unreadIds(db: Queryable<ChatTables>, userId: number, where: RawBuilder<unknown>): Promise<number[]> {
+  const rows = await sql<{ message_id: number }>`select m.id as message_id from messages m left join user_messages um on um.message_id = m.id and um.user_id = ${userId}
+    where ${receivedSql(userId)} and (${flagsSql(userId)} & ${FLAG.read}) = 0 and ${where}`.execute(db);
+  return rows.rows.map((r) => Number(r.message_id));
 }

@@ -3,21 +3,10 @@
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, UserStatusRow } from '../tables.js';
 import { badRequest } from '../errors.js';
-import { emojiByChars, emojiByName } from './emoji.js';
+import { checkEmojiRequest, type Emoji } from './emoji.js';
 import { booleanSetting } from './presence.js';
 
 export const MAX_STATUS_TEXT_LENGTH = 60;
-export const REACTION_TYPES = ['unicode_emoji', 'realm_emoji', 'zulip_extra_emoji'] as const;
-/** The emoji Zulip ships beside Unicode's (zulip_extra_emoji). */
-const ZULIP_EXTRA_EMOJI = new Set(['zulip']);
-
-export interface Emoji { emoji_name: string; emoji_code: string; reaction_type: string }
-
-function unicodeCodeExists(code: string): boolean {
-  if (!/^[0-9a-f]+(-[0-9a-f]+)*$/.test(code)) return false;
-  const chars = String.fromCodePoint(...code.split('-').map((h) => parseInt(h, 16)));
-  return emojiByChars(chars) !== undefined;
-}
 
 /**
  * Zulip's rules for a status emoji: "" clears it; a name alone finds its code and type; a code or
@@ -29,34 +18,7 @@ export function checkStatusEmoji(name: string | undefined, code: string | undefi
     return undefined;
   }
   if (name === '') return { emoji_name: '', emoji_code: '', reaction_type: 'unicode_emoji' };
-  if (code === undefined) {
-    if (ZULIP_EXTRA_EMOJI.has(name)) {
-      code = name;
-      type ??= 'zulip_extra_emoji';
-    } else {
-      const found = emojiByName(name);
-      if (!found) throw badRequest(`Emoji '${name}' does not exist`);
-      code = found.code;
-      type ??= 'unicode_emoji';
-    }
-  }
-  type ??= 'unicode_emoji';
-  switch (type) {
-    case 'unicode_emoji':
-      if (!unicodeCodeExists(code)) throw badRequest('Invalid emoji code.');
-      if (emojiByName(name)?.code !== code) throw badRequest('Invalid emoji name.');
-      break;
-    case 'zulip_extra_emoji':
-      if (!ZULIP_EXTRA_EMOJI.has(code)) throw badRequest('Invalid emoji code.');
-      if (name !== code) throw badRequest('Invalid emoji name.');
-      break;
-    case 'realm_emoji':
-      // Custom emoji cannot be uploaded yet, so no id names one.
-      throw badRequest('Invalid custom emoji.');
-    default:
-      throw badRequest('Invalid emoji type.');
-  }
-  return { emoji_name: name, emoji_code: code, reaction_type: type };
+  return checkEmojiRequest(name, code, type);
 }
 
 /** The UserStatus object: only what is set (away only when true, the emoji only with a name). */

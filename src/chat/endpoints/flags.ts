@@ -11,8 +11,8 @@ import { canAccessContent, streamById } from '../domain/channels.js';
 import { checkEditableFlag, FLAG, HISTORICAL_FLAGS } from '../domain/flags.js';
 import { buildNarrow, readNarrow, type RawNarrow } from '../domain/narrow.js';
 import { fetchByIds, fetchWindow, MAX_MESSAGES_PER_FETCH } from '../domain/messages.js';
-import { setFlag } from '../domain/read-state.js';
-import { flagsSql, receivedCondition, receivedSql } from '../domain/receipt.js';
+import { setFlag, unreadIds } from '../domain/read-state.js';
+import { receivedCondition } from '../domain/receipt.js';
 import { normaliseTopic } from '../domain/topics.js';
 import { NarrowTerm, parseAnchor } from './messages.js';
 import { flagsNotice } from '../events/notices.js';
@@ -123,12 +123,6 @@ export const updateMessageFlagsForNarrow = defineEndpoint({
     return call.services.events.write(work, () => flagsNotice(me.id, p.op, p.flag, changed));
   },
 });
-
-async function unreadIds(db: Queryable<ChatTables>, userId: number, where: ReturnType<typeof sql>): Promise<number[]> {
-  const rows = await sql<{ message_id: number }>`select m.id as message_id from messages m left join user_messages um on um.message_id = m.id and um.user_id = ${userId}
-    where ${receivedSql(userId)} and (${flagsSql(userId)} & ${FLAG.read}) = 0 and ${where}`.execute(db);
-  return rows.rows.map((r) => Number(r.message_id));
-}
 
 /** Marks the user's unread copies matching `where` as read, and tells their clients which. */
 async function markRead(services: ChatServices, userId: number, where: ReturnType<typeof sql>): Promise<void> {

@@ -13,7 +13,11 @@ import { getMessage, getMessages, matchesNarrow, renderMessageEndpoint, sendMess
 import { deleteQueue, getEvents, registerQueue } from './events.js';
 import { getRealmPresence, getUserPresence, getUserStatus, updatePresence, updateStatus } from './presence.js';
 import { setEditTypingStatus, setTypingStatus } from './typing.js';
+import { addReaction, deleteMessageEndpoint, getMessageHistory, removeReaction, updateMessage } from './message-edits.js';
 import { addAlertWordsEndpoint, getAlertWords, removeAlertWordsEndpoint } from './alert-words.js';
+import { updateRealmUserSettingsDefaults, updateSettings } from './settings.js';
+import { createDrafts, deleteDraft, editDraft, getDrafts } from './drafts.js';
+import { muteUser, unmuteUser, updateMutedTopic, updateUserTopic } from './muting.js';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './flags.js';
 
 export function allEndpoints(): Endpoint[] {
@@ -25,10 +29,14 @@ export function allEndpoints(): Endpoint[] {
     getStreamById, updateStream, archiveStream, getStreamMembers, getSubscriptionStatus, getStreamTopics, unsubscribeEndpoint, updateSubscriptionSettings,
     addDefaultStream, removeDefaultStream,
     sendMessage, getMessages, matchesNarrow, getMessage, renderMessageEndpoint,
+    updateMessage, deleteMessageEndpoint, getMessageHistory, addReaction, removeReaction,
     updateMessageFlags, updateMessageFlagsForNarrow, markAllAsRead, markStreamAsRead, markTopicAsRead,
     registerQueue, getEvents, deleteQueue,
     updatePresence, getRealmPresence, getUserPresence, updateStatus, getUserStatus,
     setTypingStatus, setEditTypingStatus,
     getAlertWords, addAlertWordsEndpoint, removeAlertWordsEndpoint,
+    updateSettings, updateRealmUserSettingsDefaults,
+    getDrafts, createDrafts, editDraft, deleteDraft,
+    muteUser, unmuteUser, updateUserTopic, updateMutedTopic,
   ];
 }

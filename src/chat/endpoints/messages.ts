@@ -5,19 +5,16 @@ import { badRequest, channelIdMissing, channelNameMissing, missingArgument } fro
 import type { ChatUser } from '../tables.js';
 import { canAccessContent, streamById, streamByName } from '../domain/channels.js';
 import { renderMessage } from '../domain/markdown.js';
-import { loadMarkdownContext, mentionFlagger } from '../domain/mentions.js';
+import { hasMentions, loadMarkdownContext, mentionFlagger } from '../domain/mentions.js';
 import { buildNarrow, readNarrow, type RawNarrow } from '../domain/narrow.js';
 import { displayTopic, normaliseBody, normaliseTopic } from '../domain/topics.js';
 import { userByEmail, userById } from '../domain/users.js';
 import {
-  fetchByIds, fetchWindow, idsMatching, LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH, matchFields, messageObjects, sendDirect, sendToChannel, type Found,
+  fetchByIds, fetchWindow, idsMatching, LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH, matchFields, messageObjects, messagesJson, sendDirect, sendToChannel, type Found,
 } from '../domain/messages.js';
 import { unixSeconds } from '../../platform/clock.js';
 import { messageNotice } from '../events/notices.js';
-
-function mentions(r: ReturnType<typeof renderMessage>): boolean {
-  return r.mentionedUserIds.length > 0 || r.mentionedGroupIds.length > 0 || r.streamWildcard || r.topicWildcard;
-}
+import { cachedNarrow } from '../domain/reader-cache.js';
 
 export const sendMessage = defineEndpoint({
   method: 'POST',
@@ -47,7 +44,7 @@ export const sendMessage = defineEndpoint({
     const o = {
       content, rendered: rendered.html, client: call.client, readBySender: p.read_by_sender ?? me.is_bot !== 1, nowSeconds: unixSeconds(clock),
       // Without a mention every recipient's bits are 0: skip the flagger (and the topic's participants it needs).
-      mentionBits: mentions(rendered) ? mentionFlagger(rendered, ctx) : undefined,
+      mentionBits: hasMentions(rendered) ? mentionFlagger(rendered, ctx) : undefined,
     };
     if (p.type === 'stream' || p.type === 'channel') {
       // A one-element list is the legacy way of naming the channel.
@@ -112,7 +109,7 @@ export const getMessages = defineEndpoint({
   async handler(call, p) {
     const me = requireUser(call);
     const db = call.services.db.kysely;
-    const narrow = await buildNarrow(db, call.services.db.engine, call.realm.id, me, readNarrow(p.narrow as RawNarrow));
+    const narrow = await cachedNarrow(call.services.db, call.services.clock, call.realm.id, me, p.narrow as RawNarrow);
     let found: Found;
     if (p.message_ids !== undefined) {
       const clash = (['anchor', 'include_anchor', 'use_first_unread_anchor', 'num_before', 'num_after'] as const).filter((k) => p[k] !== undefined);
@@ -130,7 +127,7 @@ export const getMessages = defineEndpoint({
       const anchor = p.use_first_unread_anchor ? null : parseAnchor(p.anchor!);
       found = await fetchWindow(db, call.realm.id, me, narrow, { anchor, numBefore: p.num_before, numAfter: p.num_after, includeAnchor: p.include_anchor ?? true });
     }
-    const messages = await messageObjects(db, call.realm, me, found.ids, {
+    const messages = await messagesJson(call.services.db, call.services.clock, call.realm, me, found.matches, {
       applyMarkdown: p.apply_markdown, clientGravatar: p.client_gravatar, allowEmptyTopicName: p.allow_empty_topic_name, search: narrow.search,
     });
     const out: Record<string, unknown> = { messages };

@@ -8,6 +8,7 @@ import { booleanSetting, OFFLINE_THRESHOLD_SECONDS, legacyInfo, presenceAnswer }
 import { checkStatusEmoji, MAX_STATUS_TEXT_LENGTH, statusObject } from '../domain/user-status.js';
 import { userByApiEmail, userById } from '../domain/users.js';
 import { presenceNotice, userStatusNotice, type StatusChange } from '../events/live-notices.js';
+import { userSettingNotices } from '../events/pref-notices.js';
 
 const noSuchUser = () => badRequest('No such user');
 
@@ -124,7 +125,9 @@ export const updateStatus = defineEndpoint({
         .execute();
     }), async () => {
       const receivers = await db.kysely.selectFrom('chat_users').select('id').where('realm_id', '=', call.realm.id).where('is_active', '=', 1).execute();
-      return [userStatusNotice(me.id, change, receivers.map((r) => Number(r.id)))];
+      const status = userStatusNotice(me.id, change, receivers.map((r) => Number(r.id)));
+      // The setting `away` changed is announced like any other (Zulip: do_change_user_setting).
+      return p.away === undefined ? [status] : [...userSettingNotices(me, 'presence_enabled', !p.away), status];
     });
     return {};
   },

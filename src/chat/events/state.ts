@@ -5,22 +5,29 @@ import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser, Realm } from '../tables.js';
 import { FLAG } from '../domain/flags.js';
 import { displayTopic } from '../domain/topics.js';
-import { avatarUrlFor, userObject } from '../domain/users.js';
+import { avatarUrlFor, botObject, userObject } from '../domain/users.js';
+import { sealKey, unseal } from '../domain/api-keys.js';
 import { channelFields } from '../domain/channels.js';
 import { canSeeMetadata } from '../domain/channel-access.js';
-import { subscriptionObjects } from '../domain/subscriptions.js';
+import { subscriptionObjects, withInheritedNotifications } from '../domain/subscriptions.js';
 import { isAdmin, isGuest, NOBODY_GROUP, ROLE } from '../domain/roles.js';
 import { EMPTY_TOPIC_DISPLAY_NAME, MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/realm.js';
 import { presenceAnswer, type PresenceStore } from '../domain/presence.js';
 import { allStatuses } from '../domain/user-status.js';
 import { ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from '../version.js';
 import { receivedSql } from '../domain/receipt.js';
+import { messageSettings, registerFields } from '../domain/message-rules.js';
 import { alertWords } from '../domain/alert-words.js';
+import { legacySettingsFields, realmDefaultsObject, userSettingsObject } from '../domain/user-settings.js';
+import { draftsOf, MAX_DRAFTS_IN_REGISTER } from '../domain/drafts.js';
+import { mutedTopicsOf, mutedUsersOf, userTopicsOf } from '../domain/muting.js';
 
 /** The fetch_event_types this slice fills in; others are ignored, as Zulip ignores unknown ones. */
 export const SUPPORTED_STATE = [
   'zulip_version', 'realm', 'realm_user', 'subscription', 'message', 'update_message_flags', 'stream', 'default_streams', 'user_groups',
   'presence', 'recent_private_conversations', 'user_status', 'alert_words', 'starred_messages', 'custom_profile_fields', 'scheduled_messages',
+  'realm_bot',
+  'user_settings', 'update_display_settings', 'update_global_notifications', 'realm_user_settings_defaults', 'drafts', 'muted_users', 'user_topic', 'muted_topics',
 ] as const;
 
 /** Zulip's custom profile field types, by name: what an organization could configure. */
@@ -46,16 +53,22 @@ export interface StateRequest {
   clientGravatar: boolean;
   includeSubscribers: boolean;
   emptyTopicName: boolean;
+  /** The queue's client_capabilities (archived_channels, notification_settings_null, ...). */
+  capabilities: Record<string, boolean>;
   nowMs: number;
   /** Presence lives in memory, not in the tables db reads. */
   presence: PresenceStore;
   slimPresence: boolean;
   presenceHistoryLimitDays?: number;
+  /** The client_capabilities flag: without it, settings also come as the legacy top-level fields. */
+  userSettingsObject: boolean;
 }
 
 export async function initialState(db: Queryable<ChatTables>, r: StateRequest): Promise<Record<string, unknown>> {
   const { me, fetch } = r;
   const now = Math.floor(r.nowMs / 1000);
+  const caps = r.capabilities;
+  const archived = caps.archived_channels === true;
   // Always present, whatever was asked: clients read these to know whom they talk to.
   const out: Record<string, unknown> = {
     zulip_version: ZULIP_VERSION,
@@ -79,9 +92,8 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
       server_presence_offline_threshold_seconds: 140,
       // -1 is Zulip's "keep forever" (the realm has no retention policy).
       realm_message_retention_days: -1,
-      realm_allow_message_editing: true,
-      realm_allow_edit_history: true,
-      realm_message_content_edit_limit_seconds: 600,
+      // Who may edit, move and delete messages (domain/message-rules.ts).
+      ...registerFields(await messageSettings(db, r.realm.id)),
       server_typing_started_expiry_period_milliseconds: 45_000,
       server_typing_stopped_wait_period_milliseconds: 5_000,
       server_typing_started_wait_period_milliseconds: 10_000,
@@ -90,6 +102,9 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
   if (fetch.has('realm_user')) {
     const users = await db.selectFrom('chat_users').selectAll().where('realm_id', '=', r.realm.id).orderBy('id').execute();
     const viewer = { id: me.id, role: me.role };
+    // user_avatar_url_field_optional lets a server leave avatar_url out "at its sole discretion" (Zulip
+    // does for long-idle users of huge realms, whose clients then ask GET /avatar/{user_id}); Keel
+    // serves no such route, so it always sends the URL.
     const shown = (u: ChatUser) => userObject(u, { clientGravatar: r.clientGravatar, includeProfileFields: true, viewer });
     Object.assign(out, {
       realm_users: users.filter((u) => u.is_active === 1).map(shown),
@@ -110,12 +125,19 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
     });
   }
   if (fetch.has('subscription') || fetch.has('stream')) {
-    const streams = await db.selectFrom('streams').selectAll().where('realm_id', '=', r.realm.id).where('is_archived', '=', 0).orderBy('name_lower').execute();
+    // Archived channels only for clients that declared archived_channels (Zulip 10, feature levels 315 and 362).
+    let q = db.selectFrom('streams').selectAll().where('realm_id', '=', r.realm.id);
+    if (!archived) q = q.where('is_archived', '=', 0);
+    const streams = await q.orderBy('name_lower').execute();
     const visible = [];
     for (const s of streams) if (await canSeeMetadata(db, me, s)) visible.push(s);
     if (fetch.has('subscription')) {
-      const subscriptions = await subscriptionObjects(db, me.id, now, { active: true, includeSubscribers: r.includeSubscribers });
-      const unsubscribed = await subscriptionObjects(db, me.id, now, { active: false, includeSubscribers: r.includeSubscribers });
+      const own = async (active: boolean) => {
+        const subs = await subscriptionObjects(db, me.id, now, { active, includeSubscribers: r.includeSubscribers, includeArchived: archived });
+        return caps.notification_settings_null === true ? subs : withInheritedNotifications(subs, me);
+      };
+      const subscriptions = await own(true);
+      const unsubscribed = await own(false);
       const known = new Set([...subscriptions, ...unsubscribed].map((s) => s.stream_id));
       const never = [];
       for (const s of visible) {
@@ -132,10 +154,22 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
       out.streams = list;
     }
   }
+  if (fetch.has('realm_bot')) {
+    // The bots the user may administer: all of them for administrators, else their own.
+    let q = db.selectFrom('chat_users').selectAll().where('realm_id', '=', r.realm.id).where('is_bot', '=', 1);
+    if (!isAdmin(me.role)) q = q.where('bot_owner_id', '=', me.id);
+    const bots = await q.orderBy('id').execute();
+    const key = bots.length ? await sealKey(db) : '';
+    out.realm_bots = bots.map((b) => botObject(b, unseal(key, b.api_key_sealed)));
+  }
   if (fetch.has('default_streams')) {
     out.realm_default_streams = (await db.selectFrom('default_streams').select('stream_id').where('realm_id', '=', r.realm.id).orderBy('stream_id').execute()).map((d) => d.stream_id);
   }
-  if (fetch.has('user_groups')) out.realm_user_groups = await userGroups(db, r.realm.id);
+  if (fetch.has('user_groups')) {
+    const groups = await userGroups(db, r.realm.id);
+    // Deactivated groups only for clients that can handle them (include_deactivated_groups).
+    out.realm_user_groups = caps.include_deactivated_groups === true ? groups : groups.filter((g) => g.deactivated !== true);
+  }
   if (fetch.has('message')) {
     // The newest message the user received: a row of theirs, or a channel message in one of their spans.
     const max = (await sql<{ id: number }>`select m.id from messages m
@@ -157,6 +191,35 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
   if (fetch.has('custom_profile_fields')) Object.assign(out, { custom_profile_fields: [], custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES });
   // Scheduling messages is not built yet, so nobody has any.
   if (fetch.has('scheduled_messages')) out.scheduled_messages = [];
+  // Linkifiers use RFC 6570 URL templates: a client that did not say it reads them gets none.
+  if ('realm_linkifiers' in out && caps.linkifier_url_template !== true) out.realm_linkifiers = [];
+  Object.assign(out, await preferencesState(db, r));
+  return out;
+}
+
+const PREFERENCE_STATE = [
+  'user_settings', 'update_display_settings', 'update_global_notifications', 'realm_user_settings_defaults', 'drafts', 'muted_users', 'user_topic', 'muted_topics',
+];
+
+/** The user's own preferences: settings, the realm's defaults, drafts, muted users and topics. */
+async function preferencesState(db: Queryable<ChatTables>, r: StateRequest): Promise<Record<string, unknown>> {
+  const { fetch } = r;
+  const out: Record<string, unknown> = {};
+  if (!PREFERENCE_STATE.some((t) => fetch.has(t))) return out;
+  // The row as committed now: the authenticated one may predate a settings change.
+  const me = (await db.selectFrom('chat_users').selectAll().where('id', '=', r.me.id).executeTakeFirst()) ?? r.me;
+  if (fetch.has('user_settings')) out.user_settings = userSettingsObject(me);
+  if (!r.userSettingsObject) {
+    if (fetch.has('update_display_settings')) Object.assign(out, legacySettingsFields(me, 'display'));
+    if (fetch.has('update_global_notifications')) Object.assign(out, legacySettingsFields(me, 'notification'));
+  }
+  if (fetch.has('realm_user_settings_defaults')) out.realm_user_settings_defaults = await realmDefaultsObject(db, r.realm.id);
+  if (fetch.has('drafts')) out.drafts = await draftsOf(db, me.id, MAX_DRAFTS_IN_REGISTER);
+  if (fetch.has('muted_users')) out.muted_users = await mutedUsersOf(db, me.id);
+  if (fetch.has('user_topic')) {
+    out.user_topics = (await userTopicsOf(db, me.id)).map((t) => ({ ...t, topic_name: displayTopic(t.topic_name, r.emptyTopicName) }));
+  }
+  if (fetch.has('muted_topics')) out.muted_topics = (await mutedTopicsOf(db, me.id)).map(([s, t, at]) => [s, displayTopic(t, r.emptyTopicName), at]);
   return out;
 }
 

@@ -8,7 +8,7 @@ import { sql, type Selectable, type Transaction } from 'kysely';
 import { defineCommand, requirePrincipal, type Call, type Command } from '../command.js';
 import { badParam, InfraError, notFound } from '../errors.js';
 import { unixSeconds } from '../../platform/clock.js';
-import type { Database, Queryable } from '../../platform/db/database.js';
+import { isUniqueViolation, type Database, type Queryable } from '../../platform/db/database.js';
 import type { DnsDomainRow, DnsRecordRow, InfraTables } from '../tables.js';
 import {
   checkLookup, checkRecord, checkZoneName, checkZoneRules, isZoneFileForm, pick, Problems, RECORD_TYPES, serialBase,
@@ -119,11 +119,6 @@ function positiveId(raw: unknown): number | undefined {
   if (typeof raw === 'number' && Number.isInteger(raw) && raw > 0) return raw;
   if (typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) && Number(raw) > 0) return Number(raw);
   return undefined;
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  const code = (err as { code?: unknown }).code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
 /**

@@ -1,6 +1,9 @@
 // One Database interface over two engines: SQLite (embedded default) and PostgreSQL.
 // Handlers write one Kysely query that runs unchanged on both; engine-specific SQL stays in this folder.
-import { AliasNode, Kysely, TableNode, type InsertQueryNode, type UpdateQueryNode, type KyselyPlugin, type OperationNode, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type Transaction, type UnknownRow } from 'kysely';
+import {
+  AliasNode, Kysely, TableNode, type CompiledQuery, type InsertQueryNode, type UpdateQueryNode, type KyselyPlugin, type OperationNode, type PluginTransformQueryArgs,
+  type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type Transaction, type UnknownRow,
+} from 'kysely';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -33,6 +36,12 @@ export interface Database<S> {
 }
 
 export class DatabaseError extends Error {}
+
+/** Whether a write failed on a unique constraint (a concurrent writer got there first), on either engine. */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
 
 export type Queryable<S> = Kysely<S> | Transaction<S>;
 
@@ -126,6 +135,16 @@ const directReaders = new WeakMap<object, DirectReader>();
 /** The direct reader of a store's query builder (the `kysely` of a Database), if its engine has one. */
 export function directReaderOf(kysely: object): DirectReader | undefined {
   return directReaders.get(kysely);
+}
+
+/**
+ * Runs a compiled query the caller knows only reads (a select, also one written as raw SQL): on the
+ * direct reader when the store has one and it may run now, else through Kysely.
+ */
+export async function runRead<R>(db: Kysely<any> | Transaction<any>, query: CompiledQuery<R>): Promise<R[]> {
+  const rows = directReaderOf(db)?.(query.sql, query.parameters);
+  if (rows) return rows as R[];
+  return (await db.executeQuery<R>(query)).rows;
 }
 
 export function wrap<S>(

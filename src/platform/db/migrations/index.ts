@@ -10,5 +10,7 @@ import { chatTopicIndex } from './007_chat_topic_index.js';
 import { chatSubscriptionSpans } from './008_chat_subscription_spans.js';
 import { chatEventQueues } from './009_chat_event_queues.js';
 import { chatAlertWords } from './010_chat_alert_words.js';
+import { chatUserPrefs } from './011_chat_user_prefs.js';
+import { chatMessageEdits } from './012_chat_message_edits.js';
 
-export const MIGRATIONS: Migration[] = [infraCore, dns, chatCore, chatUsers, chatSearch, chatPresence, chatTopicIndex, chatSubscriptionSpans, chatEventQueues, chatAlertWords];
+export const MIGRATIONS: Migration[] = [infraCore, dns, chatCore, chatUsers, chatSearch, chatPresence, chatTopicIndex, chatSubscriptionSpans, chatEventQueues, chatAlertWords, chatUserPrefs, chatMessageEdits];

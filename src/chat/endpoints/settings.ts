@@ -1,0 +1,167 @@
+// Personal settings: PATCH /settings (preferences, full name, email and password) and the realm's
+// defaults for new users, PATCH /realm/user_settings_defaults (administrators). Each changed
+// setting is one event after the commit, as Zulip sends them.
+import Type, { type TSchema } from 'typebox';
+import { defineEndpoint, requireUser, type ChatCall } from '../endpoint.js';
+import { adminRequired, badRequest } from '../errors.js';
+import { isAdmin } from '../domain/roles.js';
+import { checkFullName, userByEmail, userById } from '../domain/users.js';
+import { canSeeRealEmail } from '../domain/user-rules.js';
+import { hashPassword, verifyPassword } from '../../platform/auth/passwords.js';
+import {
+  checkSetting, DEFAULTS_SETTING_NAMES, realmDefaultsStored, saveRealmDefaults, SETTING_NAMES, SETTINGS, settingOf, storedSettings, type SettingValue,
+} from '../domain/user-settings.js';
+import { realmUserUpdateNotice } from '../events/notices.js';
+import { realmDefaultsNotice, userSettingNotices } from '../events/pref-notices.js';
+import type { Notice } from '../events/hub.js';
+
+function settingParams(names: string[]): Record<string, TSchema> {
+  const out: Record<string, TSchema> = {};
+  for (const name of names) {
+    const kind = SETTINGS[name].kind;
+    out[name] = Type.Optional(kind === 'boolean' ? Type.Boolean() : kind === 'integer' ? Type.Integer() : Type.String());
+  }
+  return out;
+}
+
+/** The settings a request carries, each checked; nothing is written before all pass. */
+function requested(p: Record<string, unknown>, names: string[]): [string, SettingValue][] {
+  const out: [string, SettingValue][] = [];
+  for (const name of names) if (p[name] !== undefined) out.push([name, checkSetting(name, p[name] as SettingValue)]);
+  return out;
+}
+
+/** Zulip's password rule (PASSWORD_MIN_LENGTH 6, and not guessable: one repeated character is). */
+function checkPasswordStrength(password: string): void {
+  if ([...password].length < 6 || new Set(password).size < 3) throw badRequest('New password is too weak!');
+}
+
+const EMAIL = /^[^\s@<>()",;:\\]+@[^\s@<>()",;:\\]+\.[^\s@<>()",;:\\]+$/;
+
+export const updateSettings = defineEndpoint({
+  method: 'PATCH',
+  path: '/settings',
+  summary: 'Update settings',
+  auth: 'user',
+  params: Type.Object({
+    full_name: Type.Optional(Type.String()),
+    email: Type.Optional(Type.String()),
+    old_password: Type.String({ default: '' }),
+    new_password: Type.String({ default: '' }),
+    ...settingParams(SETTING_NAMES),
+  }),
+  async handler(call, p) {
+    const me = requireUser(call);
+    const { db, events, log } = call.services;
+    const wanted = requested(p as Record<string, unknown>, SETTING_NAMES);
+    const fullName = p.full_name === undefined ? undefined : checkFullName(p.full_name);
+    if (p.new_password !== '') {
+      if (!me.password_hash || !(await verifyPassword(me.password_hash, p.old_password))) throw badRequest('Wrong password!');
+      checkPasswordStrength(p.new_password);
+    }
+    const newEmail = p.email?.trim();
+    if (newEmail !== undefined && newEmail !== me.delivery_email) {
+      if (!EMAIL.test(newEmail)) throw badRequest('Invalid address.');
+      if (await userByEmail(db.kysely, call.realm.id, newEmail)) throw badRequest('Already has an account.');
+    }
+    const passwordHash = p.new_password !== '' ? await hashPassword(p.new_password) : null;
+    const changed: [string, SettingValue][] = [];
+    let nameChanged = false;
+    let visibilityBefore = 0;
+    await events.write(
+      () => db.transaction(async (trx) => {
+        const user = (await userById(trx, call.realm.id, me.id))!;
+        const settings = storedSettings(user.settings);
+        visibilityBefore = settingOf(user, 'email_address_visibility') as number;
+        let timezone: string | undefined;
+        for (const [name, value] of wanted) {
+          // Zulip announces (and records) only real changes.
+          if (settingOf(user, name) === value) continue;
+          changed.push([name, value]);
+          if (name === 'timezone') timezone = value as string;
+          else settings[name] = value;
+        }
+        nameChanged = fullName !== undefined && fullName !== user.full_name;
+        if (changed.length || nameChanged || passwordHash) {
+          await trx.updateTable('chat_users').set({
+            settings: JSON.stringify(settings),
+            ...(timezone !== undefined ? { timezone } : {}),
+            ...(nameChanged ? { full_name: fullName } : {}),
+            ...(passwordHash ? { password_hash: passwordHash } : {}),
+          }).where('id', '=', me.id).execute();
+        }
+        // Turning synchronisation off deletes the stored drafts, without events (Zulip's rule).
+        if (changed.some(([n, v]) => n === 'enable_drafts_synchronization' && v === false)) {
+          await trx.deleteFrom('drafts').where('user_id', '=', me.id).execute();
+        }
+      }),
+      () => settingsNotices(call, changed, nameChanged ? fullName! : undefined, visibilityBefore),
+    );
+    // Keel sends no mail, so the confirmation Zulip mails to the new address cannot be delivered:
+    // the address stays as it is, and the request is logged for an operator.
+    if (newEmail !== undefined && newEmail !== me.delivery_email) log.info('chat email change requested', { userId: me.id, newEmail });
+    return {};
+  },
+});
+
+/** Who gains or loses sight of the user's real address: delivery_email, or null, as Zulip tells them. */
+async function deliveryEmailNotices(call: ChatCall, before: number, after: number): Promise<Notice[]> {
+  const me = requireUser(call);
+  const viewers = await call.services.db.kysely.selectFrom('chat_users').select(['id', 'role']).where('realm_id', '=', call.realm.id).where('is_active', '=', 1).execute();
+  const gain: number[] = [];
+  const lose: number[] = [];
+  for (const v of viewers) {
+    const viewer = { id: Number(v.id), role: v.role };
+    const saw = canSeeRealEmail(viewer, me.id, before, me.is_bot === 1);
+    const sees = canSeeRealEmail(viewer, me.id, after, me.is_bot === 1);
+    if (sees && !saw) gain.push(viewer.id);
+    if (saw && !sees) lose.push(viewer.id);
+  }
+  const notice = (userIds: number[], email: string | null): Notice =>
+    ({ type: 'realm_user', userIds, render: () => ({ type: 'realm_user', op: 'update', person: { user_id: me.id, delivery_email: email } }) });
+  return [...(gain.length ? [notice(gain, me.delivery_email)] : []), ...(lose.length ? [notice(lose, null)] : [])];
+}
+
+async function settingsNotices(call: ChatCall, changed: [string, SettingValue][], fullName: string | undefined, visibilityBefore: number): Promise<Notice[]> {
+  const me = requireUser(call);
+  const db = call.services.db.kysely;
+  const out: Notice[] = [];
+  if (fullName !== undefined) out.push(...(await realmUserUpdateNotice(db, call.realm.id, me.id, { full_name: fullName })));
+  for (const [name, value] of changed) {
+    out.push(...userSettingNotices(me, name, value));
+    // Others see a user's time zone in the user object.
+    if (name === 'timezone') out.push(...(await realmUserUpdateNotice(db, call.realm.id, me.id, { timezone: value })));
+    if (name === 'email_address_visibility') out.push(...(await deliveryEmailNotices(call, visibilityBefore, value as number)));
+  }
+  return out;
+}
+
+export const updateRealmUserSettingsDefaults = defineEndpoint({
+  method: 'PATCH',
+  path: '/realm/user_settings_defaults',
+  summary: 'Update realm-level defaults of user settings',
+  auth: 'user',
+  params: Type.Object(settingParams(DEFAULTS_SETTING_NAMES)),
+  async handler(call, p) {
+    if (!isAdmin(requireUser(call).role)) throw adminRequired();
+    const { db, events } = call.services;
+    const wanted = requested(p as Record<string, unknown>, DEFAULTS_SETTING_NAMES);
+    const changed: [string, SettingValue][] = [];
+    await events.write(
+      () => db.transaction(async (trx) => {
+        const stored = await realmDefaultsStored(trx, call.realm.id);
+        for (const [name, value] of wanted) {
+          if ((stored[name] ?? SETTINGS[name].fallback) === value) continue;
+          stored[name] = value;
+          changed.push([name, value]);
+        }
+        if (changed.length) await saveRealmDefaults(trx, call.realm.id, stored);
+      }),
+      async () => {
+        const users = await db.kysely.selectFrom('chat_users').select('id').where('realm_id', '=', call.realm.id).where('is_active', '=', 1).execute();
+        return changed.map(([name, value]) => realmDefaultsNotice(users.map((u) => Number(u.id)), name, value));
+      },
+    );
+    return {};
+  },
+});
