@@ -94,21 +94,11 @@ function startChat(ctx: Context, config: Config): { app: FastifyInstance; events
     },
     allEndpoints(),
   );
-  // The listener's close drops idle keep-alive sockets once, when it starts, while the polls it just
-  // answered are still being written: their sockets would then hold the close for the keep-alive
-  // timeout (65 s). Answers written during the close ask the client to close the connection instead.
-  let closing = false;
-  app.addHook('onSend', (_req, reply, payload, done) => {
-    if (closing) reply.header('connection', 'close');
-    done(null, payload);
-  });
   return {
     app,
     events,
-    close: () => {
-      closing = true;
-      return app.close();
-    },
+    // Answers written during the close ask clients to close their connection (chat/http.ts).
+    close: () => app.close(),
     url: () => {
       const a = app.server.address();
       if (a && typeof a !== 'string') actual = { host: config.chatListen.host, port: a.port };

@@ -47,8 +47,10 @@ export class RequestCache {
 
   constructor(db: Database<ChatTables>, clock: Clock) {
     this.db = db;
-    this.realms = new ReadCache(db, clock, { maxEntries: 1 });
-    this.users = new ReadCache(db, clock);
+    // Each cache is emptied by writes to its own table only: a message sent must not send every
+    // user's next request (a thousand re-polls after a message to a busy channel) to the store.
+    this.realms = new ReadCache({ writeGeneration: () => db.writeGeneration('realms') }, clock, { maxEntries: 1 });
+    this.users = new ReadCache({ writeGeneration: () => db.writeGeneration('chat_users') }, clock);
   }
 
   realm(): Realm | Promise<Realm | undefined> {

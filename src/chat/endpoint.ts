@@ -34,9 +34,28 @@ export interface ChatCall {
   /** Client name, from the `client` parameter or the User-Agent (Zulip's rule). */
   client: string;
   ip: string;
-  /** Aborted when the client goes away before the answer is written (frees a parked poll). */
+  /** Aborted when the client goes away before the answer is written. */
   signal: AbortSignal;
+  /**
+   * Takes the answer out of the framework's hands, for one that may come much later (a parked
+   * long-poll): the handler returns LATER and writes the answer through what this gives, which
+   * holds only the response. `gone` runs if the client goes away before that.
+   */
+  later(gone: () => void): LateAnswer;
 }
+
+/** An answer a handler writes when it is ready (see ChatCall.later). */
+export interface LateAnswer {
+  /**
+   * Writes the success answer once what it may acknowledge is durable. `fields` is the JSON text of
+   * the fields beside result and msg, without braces (`"events":[...],"queue_id":"..."`), so that
+   * pieces serialized once can be shared by many answers.
+   */
+  send(fields: string): void;
+}
+
+/** What a handler that called call.later() returns. */
+export const LATER: ChatResult = Object.freeze({});
 
 /** A successful answer's fields beside result and msg. */
 export type ChatResult = Record<string, unknown>;

@@ -3,14 +3,14 @@
 // their declared types, runs the handler and writes Zulip's envelope with Zulip's HTTP statuses.
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
-import type { ServerResponse } from 'node:http';
-import type { ChatCall, ChatServices, Endpoint } from './endpoint.js';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { LATER, type ChatCall, type ChatServices, type Endpoint, type LateAnswer } from './endpoint.js';
 import { ChatError } from './errors.js';
 import { stringifyWithText } from './json-text.js';
 import { decodeParams } from './params.js';
 import { ChatRouter } from './router.js';
 import { RequestCache } from './auth.js';
-import { answerWhenDurable } from '../platform/http/durable.js';
+import { answerWhenDurable, endWhenDurable } from '../platform/http/durable.js';
 
 const BODY_LIMIT = 25 * 1024 * 1024;
 const PREFIX = '/api/v1';
@@ -66,6 +66,37 @@ function goneSignal(res: ServerResponse): AbortSignal {
   return gone.signal;
 }
 
+const INTERNAL_ERROR = JSON.stringify({ result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' });
+
+/**
+ * A late answer (ChatCall.later), written straight to the response in Zulip's envelope once the
+ * store is flushed: the framework's objects for the request are not needed for it. `gone` runs if
+ * the client goes away first.
+ */
+function lateAnswer(res: ServerResponse, services: ChatServices, ignored: string[], closing: () => boolean, gone: () => void): LateAnswer {
+  const head = `{"result":"success","msg":"",${ignored.length ? `"ignored_parameters_unsupported":${JSON.stringify(ignored)},` : ''}`;
+  if (res.destroyed && !res.writableFinished) process.nextTick(gone); // gone already: once the handler has parked
+  else {
+    res.on('close', () => {
+      if (!res.writableFinished) gone();
+    });
+  }
+  return {
+    send(fields) {
+      const body = `${head}${fields}}`;
+      const headers: OutgoingHttpHeaders = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+      if (closing()) headers.connection = 'close';
+      endWhenDurable(res, () => services.db.synced(), headers, body, (err) => {
+        services.log.error('chat answer not durable', { error: (err as Error).stack });
+        return { status: 500, body: INTERNAL_ERROR };
+      }).catch((err: unknown) => {
+        services.log.error('chat answer failed', { error: (err as Error).stack });
+        res.destroy();
+      });
+    },
+  };
+}
+
 function send(reply: FastifyReply, status: number, body: Record<string, unknown>, headers: Record<string, string> = {}): string {
   reply.code(status).header('content-type', 'application/json');
   for (const [k, v] of Object.entries(headers)) reply.header(k, v);
@@ -83,10 +114,19 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[]):
   });
   app.server.maxRequestsPerSocket = 0;
   app.server.headersTimeout = 60_000;
-  // Parked polls end at shutdown rather than holding the close up until their heartbeat.
+  // Parked polls end at shutdown rather than holding the close up until their heartbeat. The
+  // listener's close (right after this hook) drops idle keep-alive sockets once, while the polls
+  // just answered are still being written: their sockets would then hold the close for the
+  // keep-alive timeout (65 s). Answers written from here on ask the client to close the connection.
+  let closing = false;
   app.addHook('preClose', (done) => {
+    closing = true;
     services.events.close();
     done();
+  });
+  app.addHook('onSend', (_req, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
   // Presence not yet written reaches the store before the database is closed.
   app.addHook('onClose', async () => {
@@ -99,7 +139,7 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[]):
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, _body, done) => done(null, undefined));
   void app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fileSize: BODY_LIMIT, fields: 1000 } });
 
-  async function handle(req: FastifyRequest, reply: FastifyReply): Promise<string> {
+  async function handle(req: FastifyRequest, reply: FastifyReply): Promise<string | undefined> {
     const url = splitTarget(req.url);
     try {
       const path = url.pathname.slice(PREFIX.length) || '/';
@@ -122,8 +162,13 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[]):
           Object.defineProperty(this, 'signal', { value: signal });
           return signal;
         },
+        later(gone) {
+          reply.hijack();
+          return lateAnswer(reply.raw, services, ignored, () => closing, gone);
+        },
       };
       const result = await endpoint.handler(call, values);
+      if (result === LATER) return undefined;
       const body: Record<string, unknown> = { result: 'success', msg: '', ...result };
       if (ignored.length) body.ignored_parameters_unsupported = ignored;
       return send(reply, 200, body);

@@ -117,6 +117,26 @@ await forEachEngine('chat events', (engine) => {
     assert.deepEqual((await drain(bob, qb.queue_id, eb.at(-1)!.id)), [], 'bob is not in the direct conversation');
   });
 
+  it('shares one message event among the queues that see it alike, and only among those', async () => {
+    const [a1, b1, b2, bHtml, o1] = await Promise.all([
+      register(alice, { event_types: ['message'] }), register(bob, { event_types: ['message'] }), register(bob, { event_types: ['message'] }),
+      register(bob, { event_types: ['message'], apply_markdown: true }), register(owner, { event_types: ['message'] }),
+    ]);
+    const id = await send(owner, { type: 'stream', to: 'general', topic: 'shared', content: 'one **serialization**', queue_id: o1.queue_id, local_id: '3.5' });
+    const held = (q: Ev, userId: number) => chat.events.queueOf(q.queue_id, userId).events.at(-1)!;
+    assert.equal(held(a1, aliceId).shared, held(b1, bobId).shared, 'two users with the same flags and options');
+    assert.equal(held(b1, bobId).shared, held(b2, bobId).shared);
+    assert.notEqual(held(bHtml, bobId).shared, held(b1, bobId).shared, 'HTML content is another rendering');
+    assert.notEqual(held(o1, ownerId).shared, held(b1, bobId).shared, "the sender's flags (read) and local echo");
+    const [ea, eb, eHtml, eo] = await Promise.all([drain(alice, a1.queue_id), drain(bob, b1.queue_id), drain(bob, bHtml.queue_id), drain(owner, o1.queue_id)]);
+    // Each queue numbers the shared event itself.
+    assert.deepEqual([ea, eb, eHtml, eo].map((l) => l.map((e) => [e.id, e.message.id])), [[[0, id]], [[0, id]], [[0, id]], [[0, id]]]);
+    assert.equal(eb[0].message.content, 'one **serialization**');
+    assert.equal(eHtml[0].message.content, '<p>one <strong>serialization</strong></p>');
+    assert.equal(eo[0].local_message_id, '3.5');
+    assert.equal('local_message_id' in eb[0], false);
+  });
+
   it('filters by event_types, narrow and all_public_streams', async () => {
     const onlyFlags = await register(alice, { event_types: ['update_message_flags'] });
     const narrowed = await register(alice, { event_types: ['message'], narrow: [['stream', 'General'], ['topic', 'wanted']] });

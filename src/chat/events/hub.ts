@@ -1,11 +1,15 @@
 // The in-process event bus and the registry of event queues: writes publish notices after their
 // commit, each queue takes what its filters accept, parked long-polls wake; a sweep on the
 // injectable clock sends heartbeats to polls parked too long and drops queues nobody polls.
+// A publish renders each notice once per distinct rendering (render() returning the same object
+// for several queues shares it, and its JSON, among them), so a message to a busy channel costs
+// one serialization, not one per receiving queue. Parked polls are filed by heartbeat second, so
+// the sweep looks only at the polls that are due.
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import type { Logger } from '../../platform/log.js';
 import { ChatError } from '../errors.js';
-import { EventQueue, type MessageFacts, type QueueOptions, type WireEvent } from './queue.js';
+import { EventQueue, SharedEvent, type EventBody, type MessageFacts, type QueueOptions, type Waiter } from './queue.js';
 import { SnapshotGate } from './gate.js';
 
 /** Something that happened, published once after its commit and rendered per receiving queue. */
@@ -13,8 +17,11 @@ export interface Notice {
   type: string;
   /** The users whose queues may receive it. */
   userIds: readonly number[];
-  /** The event as one queue receives it (without id); null leaves that queue out. */
-  render(queue: EventQueue): (Record<string, unknown> & { type: string }) | null;
+  /**
+   * The event as one queue receives it (without id); null leaves that queue out. Returning the same
+   * object for queues that see the event alike shares it (and its serialization); it is never changed.
+   */
+  render(queue: EventQueue): EventBody | null;
   /** Message events: what narrows filter on, the receivers' flags, and the public channel if any. */
   message?: { facts: MessageFacts; flagsFor(userId: number): string[]; publicStreamId: number | null };
 }
@@ -30,6 +37,13 @@ export interface HubTimings {
 
 export const DEFAULT_TIMINGS: HubTimings = { heartbeatMs: 50_000, idleMs: 10 * 60_000, sweepEveryMs: 1_000 };
 
+/** Parked polls are filed by the second their heartbeat is due in. */
+const HEARTBEAT_SLOT_MS = 1_000;
+/** Idle queues are looked for this often (expiry is 10 minutes: seconds late do not matter). */
+const IDLE_SCAN_EVERY_MS = 10_000;
+
+const NO_FLAGS: string[] = [];
+
 export const badEventQueueId = (queueId: string) =>
   new ChatError('BAD_EVENT_QUEUE_ID', `Bad event queue ID: ${queueId}`, { extra: { queue_id: queueId } });
 
@@ -41,6 +55,9 @@ export class EventHub {
   private readonly queues = new Map<string, EventQueue>();
   private readonly byUser = new Map<number, Set<EventQueue>>();
   private readonly allPublic = new Set<EventQueue>();
+  /** Heartbeat slot -> queues parked with a heartbeat due in it (some since re-parked or answered: checked when due). */
+  private readonly heartbeats = new Map<number, EventQueue[]>();
+  private lastIdleScan: number;
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
 
@@ -48,6 +65,7 @@ export class EventHub {
     this.clock = clock;
     this.log = log;
     this.timings = { ...DEFAULT_TIMINGS, ...timings };
+    this.lastIdleScan = clock.now();
     if (this.timings.sweepEveryMs > 0) {
       this.timer = setInterval(() => this.sweep(), this.timings.sweepEveryMs);
       // The sweep alone must not keep a process alive.
@@ -92,41 +110,42 @@ export class EventHub {
     this.byUser.get(queue.options.userId)?.delete(queue);
     if (this.byUser.get(queue.options.userId)?.size === 0) this.byUser.delete(queue.options.userId);
     this.allPublic.delete(queue);
-    queue.parked?.resolve([]);
-    queue.parked = null;
+    queue.release();
   }
 
   /**
-   * Answers at once when events are pending or dont_block is set; otherwise parks until an event,
-   * the heartbeat, or the client going away (the signal), which frees the poll and keeps the events.
+   * Answers at once when events are pending or dont_block is set; otherwise parks the waiter until
+   * an event or the heartbeat. A client that goes away calls abandon(), which keeps the events.
    */
-  poll(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean, signal: AbortSignal): Promise<WireEvent[]> {
-    queue.lastActivity = this.clock.now();
+  poll(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean, waiter: Waiter): void {
+    const now = this.clock.now();
+    queue.lastActivity = now;
     if (lastEventId !== undefined) queue.acknowledge(lastEventId);
     // After close() nothing would wake a parked poll (the sweep is stopped) and the shutdown waits
     // for every request: a poll that got this far during it answers at once.
-    if (queue.events.length || dontBlock || this.closed) return Promise.resolve([...queue.events]);
+    if (queue.events.length || dontBlock || this.closed) {
+      waiter.deliver(queue.events);
+      return;
+    }
     // One poll per queue: a newer one (a client that retried) replaces the older, which ends empty.
-    queue.parked?.resolve([]);
-    return new Promise((resolve) => {
-      const onAbort = () => {
-        if (queue.parked === poll) queue.parked = null;
-        // The client went away now: idle time starts here, not at the poll's start.
-        queue.lastActivity = this.clock.now();
-        resolve([]);
-      };
-      const poll = {
-        deadline: this.clock.now() + this.timings.heartbeatMs,
-        resolve: (events: WireEvent[]) => {
-          signal.removeEventListener('abort', onAbort);
-          queue.lastActivity = this.clock.now();
-          resolve(events);
-        },
-      };
-      queue.parked = poll;
-      if (signal.aborted) onAbort();
-      else signal.addEventListener('abort', onAbort, { once: true });
-    });
+    queue.release();
+    queue.parked = waiter;
+    queue.heartbeatAt = now + this.timings.heartbeatMs;
+    const slot = Math.floor(queue.heartbeatAt / HEARTBEAT_SLOT_MS);
+    if (queue.heartbeatSlot !== slot) {
+      queue.heartbeatSlot = slot;
+      const due = this.heartbeats.get(slot);
+      if (due) due.push(queue);
+      else this.heartbeats.set(slot, [queue]);
+    }
+  }
+
+  /** The client of a parked poll went away: the poll is freed, the events stay for the next one. */
+  abandon(queue: EventQueue, waiter: Waiter): void {
+    if (queue.parked !== waiter) return;
+    queue.parked = null;
+    // Idle time starts now, not at the poll's start.
+    queue.lastActivity = this.clock.now();
   }
 
   /** Runs a write and publishes its notices after it committed; see SnapshotGate for why both hold the gate. */
@@ -144,35 +163,66 @@ export class EventHub {
   }
 
   publish(notices: Notice[]): void {
+    // Each queue is woken once, with everything this publish gave it.
+    const touched = new Set<EventQueue>();
     for (const n of notices) {
+      const renderings = new Map<EventBody, SharedEvent>();
+      const offer = (queue: EventQueue, flags: string[]) => {
+        if (!queue.wantsType(n.type)) return;
+        if (n.message && !queue.acceptsMessage(n.message.facts, flags)) return;
+        const body = n.render(queue);
+        if (!body) return;
+        let shared = renderings.get(body);
+        if (!shared) renderings.set(body, (shared = new SharedEvent(body)));
+        queue.add(shared);
+        touched.add(queue);
+      };
       const receivers = new Set<number>(n.userIds);
       for (const userId of receivers) {
-        for (const queue of this.byUser.get(userId) ?? []) this.offer(queue, n, n.message?.flagsFor(userId) ?? []);
+        const mine = this.byUser.get(userId);
+        if (!mine) continue;
+        const flags = n.message?.flagsFor(userId) ?? NO_FLAGS;
+        for (const queue of mine) offer(queue, flags);
       }
       if (n.message?.publicStreamId != null) {
         for (const queue of this.allPublic) {
-          if (!receivers.has(queue.options.userId)) this.offer(queue, n, []);
+          if (!receivers.has(queue.options.userId)) offer(queue, NO_FLAGS);
         }
       }
     }
+    for (const queue of touched) queue.wake();
   }
 
-  private offer(queue: EventQueue, n: Notice, flags: string[]): void {
-    if (!queue.wantsType(n.type)) return;
-    if (n.message && !queue.acceptsMessage(n.message.facts, flags)) return;
-    const event = n.render(queue);
-    if (event) queue.push(event);
-  }
-
-  /** Heartbeats for polls parked past their deadline; discards queues idle past idleMs. */
+  /** Heartbeats for polls parked past their deadline; discards queues idle past idleMs (looked for every 10 s). */
   sweep(): void {
     const now = this.clock.now();
-    for (const queue of [...this.queues.values()]) {
-      if (queue.parked) {
-        if (now >= queue.parked.deadline) queue.push({ type: 'heartbeat' });
-      } else if (now - queue.lastActivity >= this.timings.idleMs) {
-        this.remove(queue);
+    const current = Math.floor(now / HEARTBEAT_SLOT_MS);
+    let beat: SharedEvent | undefined;
+    const dueSlots = [...this.heartbeats.keys()].filter((slot) => slot <= current);
+    for (const slot of dueSlots) {
+      const queues = this.heartbeats.get(slot)!;
+      this.heartbeats.delete(slot);
+      for (const queue of queues) {
+        if (queue.heartbeatSlot !== slot) continue; // filed again later, under that slot
+        if (!queue.parked) {
+          queue.heartbeatSlot = -1;
+        } else if (now >= queue.heartbeatAt) {
+          queue.heartbeatSlot = -1;
+          queue.push((beat ??= new SharedEvent({ type: 'heartbeat' })));
+        } else {
+          // Due later within this second: filed again, for the next sweep.
+          const due = this.heartbeats.get(current);
+          queue.heartbeatSlot = current;
+          if (due) due.push(queue);
+          else this.heartbeats.set(current, [queue]);
+        }
       }
+    }
+    if (now - this.lastIdleScan < IDLE_SCAN_EVERY_MS) return;
+    this.lastIdleScan = now;
+    // Deleting the entry being visited is safe while iterating a Map.
+    for (const queue of this.queues.values()) {
+      if (!queue.parked && now - queue.lastActivity >= this.timings.idleMs) this.remove(queue);
     }
   }
 
@@ -184,9 +234,7 @@ export class EventHub {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    for (const queue of this.queues.values()) {
-      queue.parked?.resolve([]);
-      queue.parked = null;
-    }
+    for (const queue of this.queues.values()) queue.release();
+    this.heartbeats.clear();
   }
 }

@@ -11,6 +11,7 @@ import { channelFields } from '../domain/channels.js';
 import { ROLE } from '../domain/roles.js';
 import { subscriptionObjects, withInheritedNotifications } from '../domain/subscriptions.js';
 import type { Notice } from './hub.js';
+import type { EventBody } from './queue.js';
 import { channelViewers, streamUpdateNotice } from './channel-notices.js';
 
 /** Where a sender asked for local echo: the queue that sent it, and the client's own id for it. */
@@ -26,6 +27,7 @@ export async function messageNotice(db: Queryable<ChatTables>, realm: Realm, sen
   // Flags travel beside the message in an event, one list per receiver.
   const { flags: _ignored, ...base } = html;
   const stream = row.stream_id === null ? undefined : await db.selectFrom('streams').select(['name', 'invite_only']).where('id', '=', row.stream_id).executeTakeFirst();
+  const renderings = new Map<string, EventBody>();
   const direct = Array.isArray(base.display_recipient) ? (base.display_recipient as { id: number }[]).map((u) => u.id) : null;
   const out: Notice[] = row.stream_id === null ? [] : await firstMessageNotice(db, row.stream_id, row.recipient_id, messageId);
   out.push({
@@ -38,16 +40,24 @@ export async function messageNotice(db: Queryable<ChatTables>, realm: Realm, sen
     },
     render(queue) {
       const o = queue.options;
+      // Only the sending client's own queue learns which of its local echoes this message replaces.
+      const echoed = echo !== null && queue.id === echo.queueId && o.userId === sender.id;
+      const userFlags = flags.get(o.userId) ?? [];
+      const emptyTopicName = o.capabilities.empty_topic_name === true;
+      // Queues that see the message alike share one event (the hub serializes it once for all).
+      const key = echoed ? null : `${+o.applyMarkdown}${+o.clientGravatar}${+emptyTopicName}${userFlags.join(',')}`;
+      const seen = key === null ? undefined : renderings.get(key);
+      if (seen) return seen;
       const message: Record<string, unknown> = {
         ...base,
         content: o.applyMarkdown ? base.content : row.content,
         content_type: o.applyMarkdown ? 'text/html' : 'text/x-markdown',
         avatar_url: avatarUrlFor(sender, o.clientGravatar),
-        subject: row.stream_id === null ? '' : displayTopic(row.topic, o.capabilities.empty_topic_name === true),
+        subject: row.stream_id === null ? '' : displayTopic(row.topic, emptyTopicName),
       };
-      const event: Record<string, unknown> & { type: string } = { type: 'message', message, flags: flags.get(o.userId) ?? [] };
-      // Only the sending client's own queue learns which of its local echoes this message replaces.
-      if (echo && queue.id === echo.queueId && o.userId === sender.id) event.local_message_id = echo.localId;
+      const event: EventBody = { type: 'message', message, flags: userFlags };
+      if (echoed) event.local_message_id = echo.localId;
+      else renderings.set(key!, event);
       return event;
     },
   });

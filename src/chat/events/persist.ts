@@ -12,7 +12,7 @@ import type { ChatTables, SavedQueueRow } from '../tables.js';
 import type { NarrowTerm } from '../domain/narrow.js';
 import { ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from '../version.js';
 import type { EventHub } from './hub.js';
-import { EventQueue, type WireEvent } from './queue.js';
+import { EventQueue, QueuedEvent, SharedEvent, eventsJson, type EventBody, type WireEvent } from './queue.js';
 
 /** Rows per INSERT: 14 columns each stays far below SQLite's bound on variables per statement. */
 const BATCH = 200;
@@ -31,7 +31,7 @@ export function queueRow(queue: EventQueue, savedAt: number): SavedQueueRow {
     client_capabilities: JSON.stringify(o.capabilities),
     acknowledged_id: queue.acknowledgedId,
     next_event_id: queue.nextId,
-    events: JSON.stringify(queue.events),
+    events: eventsJson(queue.events),
     last_activity: queue.lastActivity,
     saved_at: savedAt,
   };
@@ -53,7 +53,7 @@ export function queueFromRow(row: SavedQueueRow): EventQueue {
     },
     Number(row.last_activity),
   );
-  queue.events = JSON.parse(row.events) as WireEvent[];
+  queue.events = (JSON.parse(row.events) as WireEvent[]).map(({ id, ...body }) => new QueuedEvent(id, new SharedEvent(body as EventBody)));
   // Ids go on from where they were: the client's next last_event_id refers to the old numbering.
   queue.nextId = Number(row.next_event_id);
   queue.acknowledgedId = Number(row.acknowledged_id);
@@ -79,7 +79,7 @@ export async function saveQueues(hub: EventHub, db: Database<ChatTables>, nowMs:
 }
 
 /** What a restored queue receives last (Zulip sends it to every queue its restarted server kept). */
-export function restartEvent(serverGeneration: number): Record<string, unknown> & { type: string } {
+export function restartEvent(serverGeneration: number): EventBody {
   return {
     type: 'restart',
     zulip_version: ZULIP_VERSION,
@@ -99,7 +99,7 @@ export async function restoreQueues(
   hub: EventHub, db: Database<ChatTables>, nowMs: number, log: Logger,
 ): Promise<{ restored: number; expired: number }> {
   const rows = await db.kysely.deleteFrom('chat_event_queues').returningAll().execute();
-  const restart = restartEvent(Math.floor(nowMs / 1000));
+  const restart = new SharedEvent(restartEvent(Math.floor(nowMs / 1000)));
   let restored = 0;
   let expired = 0;
   for (const row of rows) {

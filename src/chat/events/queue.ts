@@ -2,7 +2,60 @@
 // capabilities, presentation), the events waiting for the client, and at most one parked poll.
 import type { NarrowTerm } from '../domain/narrow.js';
 
+/** An event as a client receives it. */
 export type WireEvent = Record<string, unknown> & { id: number; type: string };
+/** An event as published: everything but the id, which each queue gives it. */
+export type EventBody = Record<string, unknown> & { type: string };
+
+/**
+ * One rendering of an event, shared by every queue that receives exactly it (a message to a channel
+ * reaches a thousand queues as a handful of renderings) and serialized once: a queue holds it with
+ * its own id, spliced in front of the JSON when an answer is written. Never changed once made.
+ */
+export class SharedEvent {
+  readonly body: EventBody;
+  private tail: string | undefined;
+
+  constructor(body: EventBody) {
+    this.body = body;
+  }
+
+  /** The body's JSON after its opening brace (a body always has `type`, so it is never `}` alone). */
+  jsonTail(): string {
+    return (this.tail ??= JSON.stringify(this.body).slice(1));
+  }
+}
+
+/** An event waiting in one queue: its id there and the shared rendering. */
+export class QueuedEvent {
+  readonly id: number;
+  readonly shared: SharedEvent;
+
+  constructor(id: number, shared: SharedEvent) {
+    this.id = id;
+    this.shared = shared;
+  }
+
+  get type(): string {
+    return this.shared.body.type;
+  }
+
+  /** The event's JSON as the client receives it, `id` first. */
+  json(): string {
+    return `{"id":${this.id},${this.shared.jsonTail()}`;
+  }
+
+  wire(): WireEvent {
+    return { ...this.shared.body, id: this.id };
+  }
+}
+
+/** The JSON array of events, as an answer or a saved queue carries them. */
+export function eventsJson(events: readonly QueuedEvent[]): string {
+  let out = '[';
+  for (let i = 0; i < events.length; i++) out += (i ? ',' : '') + events[i].json();
+  return out + ']';
+}
 
 /** What a message event's filter looks at, known without a database read. */
 export interface MessageFacts {
@@ -28,23 +81,32 @@ export interface QueueOptions {
   capabilities: Record<string, boolean>;
 }
 
-export interface ParkedPoll {
-  /** When the heartbeat is due (clock milliseconds). */
-  deadline: number;
-  resolve(events: WireEvent[]): void;
+/** Whoever waits for a queue's events: a parked long-poll. */
+export interface Waiter {
+  /**
+   * Called once, with the events to answer with (none: the poll ends empty). The list is the queue's
+   * own: read it at once, it changes with the next event.
+   */
+  deliver(events: readonly QueuedEvent[]): void;
 }
+
+const NO_EVENTS: readonly QueuedEvent[] = [];
 
 export class EventQueue {
   readonly id: string;
   readonly options: QueueOptions;
   /** Events not yet acknowledged, in id order. */
-  events: WireEvent[] = [];
+  events: QueuedEvent[] = [];
   nextId = 0;
   /** The highest id the client acknowledged (-1: none); kept so a restored queue is the same queue. */
   acknowledgedId = -1;
   /** Clock milliseconds of the registration or the last poll: expiry counts from here. */
   lastActivity: number;
-  parked: ParkedPoll | null = null;
+  /** The parked poll, if any, and when its heartbeat is due (clock milliseconds). */
+  parked: Waiter | null = null;
+  heartbeatAt = 0;
+  /** The heartbeat slot (hub.ts) this queue was last filed under, so a re-park in the same slot files it once. */
+  heartbeatSlot = -1;
 
   constructor(id: string, options: QueueOptions, now: number) {
     this.id = id;
@@ -57,9 +119,14 @@ export class EventQueue {
   }
 
   /** Adds an event, numbered by this queue, and hands everything pending to a parked poll. */
-  push(event: Record<string, unknown> & { type: string }): void {
-    this.events.push({ ...event, id: this.nextId++ });
+  push(event: EventBody | SharedEvent): void {
+    this.add(event instanceof SharedEvent ? event : new SharedEvent(event));
     this.wake();
+  }
+
+  /** Adds an event without waking the poll: the hub wakes each queue once a whole publish is in. */
+  add(event: SharedEvent): void {
+    this.events.push(new QueuedEvent(this.nextId++, event));
   }
 
   /** Forgets the events the client acknowledged (ids up to lastEventId). */
@@ -74,7 +141,14 @@ export class EventQueue {
     this.parked = null;
     // The events stay queued until the next poll acknowledges them: an answer lost on the way
     // to a client that went away is sent again.
-    poll.resolve([...this.events]);
+    poll.deliver(this.events);
+  }
+
+  /** Ends the parked poll, if any, with no events. */
+  release(): void {
+    const poll = this.parked;
+    this.parked = null;
+    poll?.deliver(NO_EVENTS);
   }
 
   wantsType(type: string): boolean {

@@ -1,6 +1,9 @@
 // One Database interface over two engines: SQLite (embedded default) and PostgreSQL.
 // Handlers write one Kysely query that runs unchanged on both; engine-specific SQL stays in this folder.
-import { Kysely, type CompiledQuery, type KyselyPlugin, type OperationNode, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type Transaction, type UnknownRow } from 'kysely';
+import {
+  AliasNode, Kysely, TableNode, type CompiledQuery, type InsertQueryNode, type UpdateQueryNode, type KyselyPlugin, type OperationNode, type PluginTransformQueryArgs,
+  type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type Transaction, type UnknownRow,
+} from 'kysely';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -21,8 +24,14 @@ export interface Database<S> {
    * Changes whenever a statement that may write starts or finishes through this handle, and whenever
    * a transaction ends. An in-process cache of rows notes it before reading and treats its entry as
    * stale once it moved; writes by other processes or nodes are not seen here.
+   *
+   * With a table, it moves only for statements that may write that table (an insert into it, an
+   * update of it; any delete, raw statement or other kind, since foreign keys may cascade) and for
+   * the end of a transaction that ran one: a cache of one table's rows is not emptied by every
+   * write to the others. (No table has triggers; one that writes another table would have to be
+   * counted here.)
    */
-  writeGeneration(): number;
+  writeGeneration(table?: string): number;
   close(): Promise<void>;
 }
 
@@ -45,25 +54,70 @@ function mayWrite(node: RootOperationNode | OperationNode): boolean {
   return true;
 }
 
+/** The one table a writing statement may change, or null when that is not known (it may be any). */
+function writtenTable(node: RootOperationNode | OperationNode): string | null {
+  // A WITH clause may hold writes of its own; deletes may cascade through foreign keys.
+  if ('with' in node && node.with) return null;
+  let target: OperationNode | undefined;
+  if (node.kind === 'InsertQueryNode') target = (node as InsertQueryNode).into;
+  else if (node.kind === 'UpdateQueryNode') target = (node as UpdateQueryNode).table;
+  if (target && AliasNode.is(target)) target = target.node;
+  return target && TableNode.is(target) ? target.table.identifier.name : null;
+}
+
 /**
  * Counts writing statements as they start and again as they finish (a reader that began in between
- * saw the old row), so the generation moves past any read that could have missed the write.
+ * saw the old row), so the generation moves past any read that could have missed the write; the
+ * same per table (`everything` counts the statements whose table is not known).
  */
 class WriteCounter implements KyselyPlugin {
   generation = 0;
-  private readonly running = new WeakSet<object>();
+  private everything = 0;
+  private readonly tables = new Map<string, number>();
+  private readonly running = new WeakMap<object, string | null>();
+  private openTransactions = 0;
+  /** Tables written while a transaction was open: moved again when one ends (its writes show from the commit). */
+  private readonly inTransactions = new Set<string | null>();
+
+  tableGeneration(table: string): number {
+    return this.everything + (this.tables.get(table) ?? 0);
+  }
+
+  private moved(table: string | null): void {
+    this.generation++;
+    if (table === null) this.everything++;
+    else this.tables.set(table, (this.tables.get(table) ?? 0) + 1);
+  }
 
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     if (mayWrite(args.node)) {
-      this.generation++;
-      this.running.add(args.queryId);
+      const table = writtenTable(args.node);
+      this.moved(table);
+      this.running.set(args.queryId, table);
+      if (this.openTransactions > 0) this.inTransactions.add(table);
     }
     return args.node;
   }
 
   async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    if (this.running.delete(args.queryId)) this.generation++;
+    const table = this.running.get(args.queryId);
+    if (table !== undefined) {
+      this.running.delete(args.queryId);
+      this.moved(table);
+    }
     return args.result;
+  }
+
+  transactionStarted(): void {
+    this.openTransactions++;
+  }
+
+  transactionEnded(): void {
+    this.openTransactions--;
+    this.generation++;
+    // Which open transaction wrote what is not known here: every table any of them wrote moves.
+    for (const table of this.inTransactions) this.moved(table);
+    if (this.openTransactions === 0) this.inTransactions.clear();
   }
 }
 
@@ -109,14 +163,15 @@ export function wrap<S>(
     location,
     kysely: counted,
     async transaction(fn) {
+      writes.transactionStarted();
       try {
         return await counted.transaction().execute(fn);
       } finally {
         // Others see a transaction's writes only from its commit on, so they are new again now.
-        writes.generation++;
+        writes.transactionEnded();
       }
     },
-    writeGeneration: () => writes.generation,
+    writeGeneration: (table) => (table === undefined ? writes.generation : writes.tableGeneration(table)),
     synced,
     async close() {
       await kysely.destroy();

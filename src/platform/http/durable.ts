@@ -10,23 +10,29 @@ export function answerWhenDurable(app: FastifyInstance, synced: () => Promise<vo
   });
 }
 
+/** What to send instead when the flush failed: a body (status 200, the Infra envelope) or a status and body. */
+export type DurableFailure = string | { status: number; body: string };
+
 /**
  * Writes a whole answer once `synced()` resolves, in one `res.end`. If the flush fails nothing that
- * answer might acknowledge is promised: `onFailure` gives the body sent instead.
+ * answer might acknowledge is promised: `onFailure` gives the answer sent instead.
  */
 export async function endWhenDurable(
   res: ServerResponse,
   synced: () => Promise<void>,
   headers: OutgoingHttpHeaders,
   body: string,
-  onFailure: (err: unknown) => string,
+  onFailure: (err: unknown) => DurableFailure,
+  status = 200,
 ): Promise<void> {
   try {
     await synced();
   } catch (err) {
-    body = onFailure(err);
+    const failed = onFailure(err);
+    if (typeof failed === 'string') body = failed;
+    else ({ status, body } = failed);
     headers = { ...headers, 'content-length': Buffer.byteLength(body) };
   }
-  res.writeHead(200, headers);
+  res.writeHead(status, headers);
   res.end(body);
 }

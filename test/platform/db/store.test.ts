@@ -108,4 +108,28 @@ await forEachEngine('store', (engine) => {
     await db.transaction(async (trx) => trx.selectFrom('things').selectAll().execute());
     assert.ok(db.writeGeneration() > afterWrite);
   });
+
+  it("moves a table's write generation on writes that may touch that table only", async () => {
+    const moved = async (what: string, write: () => Promise<unknown>, expect: { things: boolean; other: boolean }) => {
+      const before = { things: db.writeGeneration('things'), other: db.writeGeneration('other_table') };
+      await write();
+      assert.equal(db.writeGeneration('things') !== before.things, expect.things, `${what}: things`);
+      assert.equal(db.writeGeneration('other_table') !== before.other, expect.other, `${what}: another table`);
+    };
+    await moved('a read', () => db.kysely.selectFrom('things').selectAll().execute(), { things: false, other: false });
+    await moved('an insert', () => db.kysely.insertInto('things').values({ name: 'g1' } as never).execute(), { things: true, other: false });
+    await moved('an update through an alias', () => db.kysely.updateTable('things as t').set({ name: 'g2' } as never).where('t.name', '=', 'g1').execute(), { things: true, other: false });
+    await moved('a transaction', () => db.transaction((trx) => trx.insertInto('things').values({ name: 'g3' } as never).execute()), { things: true, other: false });
+    await moved('a read-only transaction', () => db.transaction((trx) => trx.selectFrom('things').selectAll().execute()), { things: false, other: false });
+    // Foreign keys may cascade a delete anywhere; raw SQL names its tables in text.
+    await moved('a delete', () => db.kysely.deleteFrom('things').where('name', '=', 'g3').execute(), { things: true, other: true });
+    await moved('raw SQL', () => sql`update things set name = 'g4' where name = 'g2'`.execute(db.kysely), { things: true, other: true });
+    // Another table's cache read during a transaction that writes it sees the change once it ends.
+    let during = 0;
+    await db.transaction(async (trx) => {
+      await trx.insertInto('things').values({ name: 'g5' } as never).execute();
+      during = db.writeGeneration('things');
+    });
+    assert.notEqual(db.writeGeneration('things'), during, 'moved again at the commit');
+  });
 });
