@@ -57,7 +57,7 @@ export const registerQueue = defineEndpoint({
       });
       try {
         const state = await initialState(db.kysely, {
-          realm: call.realm, realmUrl: call.services.realmUrl(), me, fetch, clientGravatar: p.client_gravatar, includeSubscribers: p.include_subscribers,
+          realm: call.realm, realmUrl: call.services.realmUrl(call.realm), me, fetch, clientGravatar: p.client_gravatar, includeSubscribers: p.include_subscribers,
           emptyTopicName: capabilities.empty_topic_name === true, nowMs: clock.now(),
           presence: call.services.presence, slimPresence: p.slim_presence, presenceHistoryLimitDays: p.presence_history_limit_days,
         });
@@ -82,7 +82,7 @@ export const getEvents = defineEndpoint({
   }),
   async handler(call, p) {
     const { events } = call.services;
-    const queue = events.queueOf(p.queue_id, requireUser(call).id);
+    const queue = events.queueOf(p.queue_id, requireUser(call).id, call.realm.id);
     const list = await events.poll(queue, p.last_event_id, p.dont_block, call.signal);
     return { events: list, queue_id: queue.id };
   },
@@ -96,7 +96,7 @@ export const deleteQueue = defineEndpoint({
   params: Type.Object({ queue_id: Type.String() }),
   async handler(call, p) {
     const { events } = call.services;
-    events.remove(events.queueOf(p.queue_id, requireUser(call).id));
+    events.remove(events.queueOf(p.queue_id, requireUser(call).id, call.realm.id));
     return {};
   },
 });
