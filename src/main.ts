@@ -28,7 +28,7 @@ commands:
             with its owner (secrets printed once)
   migrate   bring the database schema up to date
 ${ADMIN_USAGE}
-            create a chat user or bot and print its id, email and API key once
+            create a chat realm (with its owner), user or bot and print its id, email and API key once
   help      show this text
 
 options (each can also be set by the environment variable shown):
