@@ -178,6 +178,7 @@ export interface ChatTables {
   user_presence: UserPresenceRow;
   user_status: UserStatusRow;
   chat_event_queues: SavedQueueRow;
+  alert_words: { id: Generated<number>; realm_id: number; user_id: number; word: string; word_lower: string };
 }
 
 export type ChatUser = Selectable<ChatUserRow>;

@@ -14,6 +14,7 @@ import { checkCanPost } from './channel-access.js';
 import { subscriberIds } from './channels.js';
 import { escapeHtml, highlightHtml } from './search.js';
 import { flagsSql, receivedSql, spansOf } from './receipt.js';
+import { usersAlerted } from './alert-words.js';
 
 /** Zulip's stand-in for "after every message": the anchor `newest` and huge numbers become this. */
 export const LARGER_THAN_MAX_MESSAGE_ID = 10_000_000_000_000_000;
@@ -53,7 +54,12 @@ async function store(db: Queryable<ChatTables>, realmId: number, sender: ChatUse
   const users = [...new Set([...receivers, sender.id])];
   const participants = o.mentionBits && streamId !== null ? await topicParticipants(db, streamId, topic) : new Set(users);
   participants.add(sender.id);
-  const rows = users.map((user_id) => ({ user_id, message_id: msg.id, flags: (user_id === sender.id && o.readBySender ? FLAG.read : 0) | (o.mentionBits?.(user_id, participants) ?? 0) }));
+  const alerted = await usersAlerted(db, realmId, o.content, users.filter((id) => id !== sender.id));
+  const rows = users.map((user_id) => ({
+    user_id,
+    message_id: msg.id,
+    flags: (user_id === sender.id && o.readBySender ? FLAG.read : 0) | (o.mentionBits?.(user_id, participants) ?? 0) | (alerted.has(user_id) ? FLAG.has_alert_word : 0),
+  }));
   // A channel's subscribers receive through their subscription spans (receipt.ts): rows only for
   // the sender and for flags other than the default.
   await db.insertInto('user_messages').values(streamId === null ? rows : rows.filter((r) => r.user_id === sender.id || r.flags !== 0)).execute();

@@ -13,6 +13,7 @@ import { getMessage, getMessages, matchesNarrow, renderMessageEndpoint, sendMess
 import { deleteQueue, getEvents, registerQueue } from './events.js';
 import { getRealmPresence, getUserPresence, getUserStatus, updatePresence, updateStatus } from './presence.js';
 import { setEditTypingStatus, setTypingStatus } from './typing.js';
+import { addAlertWordsEndpoint, getAlertWords, removeAlertWordsEndpoint } from './alert-words.js';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './flags.js';
 
 export function allEndpoints(): Endpoint[] {
@@ -28,5 +29,6 @@ export function allEndpoints(): Endpoint[] {
     registerQueue, getEvents, deleteQueue,
     updatePresence, getRealmPresence, getUserPresence, updateStatus, getUserStatus,
     setTypingStatus, setEditTypingStatus,
+    getAlertWords, addAlertWordsEndpoint, removeAlertWordsEndpoint,
   ];
 }

@@ -124,3 +124,8 @@ export async function realmUserUpdateNotice(db: Queryable<ChatTables>, realmId: 
   if (!viewers.includes(userId)) viewers.push(userId);
   return [{ type: 'realm_user', userIds: viewers, render: () => ({ type: 'realm_user', op: 'update', person: { user_id: userId, ...change } }) }];
 }
+
+/** alert_words, to the user's own clients: the whole list after a change. */
+export function alertWordsNotice(userId: number, words: string[]): Notice[] {
+  return [{ type: 'alert_words', userIds: [userId], render: () => ({ type: 'alert_words', alert_words: words }) }];
+}

@@ -15,12 +15,25 @@ import { presenceAnswer, type PresenceStore } from '../domain/presence.js';
 import { allStatuses } from '../domain/user-status.js';
 import { ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from '../version.js';
 import { receivedSql } from '../domain/receipt.js';
+import { alertWords } from '../domain/alert-words.js';
 
 /** The fetch_event_types this slice fills in; others are ignored, as Zulip ignores unknown ones. */
 export const SUPPORTED_STATE = [
   'zulip_version', 'realm', 'realm_user', 'subscription', 'message', 'update_message_flags', 'stream', 'default_streams', 'user_groups',
-  'presence', 'recent_private_conversations', 'user_status',
+  'presence', 'recent_private_conversations', 'user_status', 'alert_words', 'starred_messages', 'custom_profile_fields', 'scheduled_messages',
 ] as const;
+
+/** Zulip's custom profile field types, by name: what an organization could configure. */
+const CUSTOM_PROFILE_FIELD_TYPES = {
+  SHORT_TEXT: { id: 1, name: 'Text (short)' },
+  LONG_TEXT: { id: 2, name: 'Text (long)' },
+  SELECT: { id: 3, name: 'List of options' },
+  DATE: { id: 4, name: 'Date picker' },
+  URL: { id: 5, name: 'Link' },
+  USER: { id: 6, name: 'Users' },
+  EXTERNAL_ACCOUNT: { id: 7, name: 'External account' },
+  PRONOUNS: { id: 8, name: 'Pronouns' },
+};
 
 /** Long-poll client timeout: above the heartbeat interval, as Zulip promises. */
 export const LONGPOLL_TIMEOUT_SECONDS = 90;
@@ -136,6 +149,14 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
   }
   if (fetch.has('user_status')) out.user_status = await allStatuses(db, r.realm.id);
   if (fetch.has('recent_private_conversations')) out.recent_private_conversations = await recentDirect(db, me.id);
+  if (fetch.has('alert_words')) out.alert_words = await alertWords(db, me.id);
+  if (fetch.has('starred_messages')) {
+    out.starred_messages = (await sql<{ id: number }>`select message_id as id from user_messages where user_id = ${me.id} and (flags & ${FLAG.starred}) <> 0 order by message_id`.execute(db)).rows.map((x) => Number(x.id));
+  }
+  // No organization defines custom profile fields yet (no endpoint creates them): the types exist.
+  if (fetch.has('custom_profile_fields')) Object.assign(out, { custom_profile_fields: [], custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES });
+  // Scheduling messages is not built yet, so nobody has any.
+  if (fetch.has('scheduled_messages')) out.scheduled_messages = [];
   return out;
 }
 

@@ -63,15 +63,31 @@ class WriteCounter implements KyselyPlugin {
 
 const ALREADY_DURABLE = Promise.resolve();
 
+/**
+ * Runs a compiled read at once, bypassing Kysely's driver (its connection mutex and plugin hooks cost
+ * several promise hops, as much as a point lookup itself); undefined when it may not (SQLite with a
+ * transaction open on the one connection, whose uncommitted rows a bypassing read would see).
+ */
+export type DirectReader = (sql: string, parameters: readonly unknown[]) => unknown[] | undefined;
+
+const directReaders = new WeakMap<object, DirectReader>();
+
+/** The direct reader of a store's query builder (the `kysely` of a Database), if its engine has one. */
+export function directReaderOf(kysely: object): DirectReader | undefined {
+  return directReaders.get(kysely);
+}
+
 export function wrap<S>(
   engine: Engine,
   location: string,
   kysely: Kysely<S>,
   onClose: () => Promise<void>,
   synced: () => Promise<void> = () => ALREADY_DURABLE,
+  directReader?: DirectReader,
 ): Database<S> {
   const writes = new WriteCounter();
   const counted = kysely.withPlugin(writes);
+  if (directReader) directReaders.set(counted, directReader);
   return {
     engine,
     location,

@@ -23,8 +23,11 @@ export function openSqlite<S>(file: string): Database<S> {
     throw new DatabaseError(`cannot open SQLite database ${file}: ${(err as Error).message}`);
   }
   const flusher = new WalFlusher(`${file}-wal`);
-  const kysely = new Kysely<S>({ dialect: new SqliteDialect({ database: reusingStatements(raw, () => flusher.markDirty()) }) });
-  return wrap('sqlite', file, kysely, async () => flusher.close(), () => flusher.synced());
+  const statements = reusingStatements(raw, () => flusher.markDirty());
+  const kysely = new Kysely<S>({ dialect: new SqliteDialect({ database: statements }) });
+  // Reads only (the caller compiled a select); never inside another request's open transaction.
+  const directRead = (sql: string, parameters: readonly unknown[]) => (raw.inTransaction ? undefined : (statements.prepare(sql).all(parameters) as unknown[]));
+  return wrap('sqlite', file, kysely, async () => flusher.close(), () => flusher.synced(), directRead);
 }
 
 /** Group commit: one fsync of the WAL file covers every write made before it started. */

@@ -75,6 +75,28 @@ await forEachEngine('store', (engine) => {
     assert.deepEqual(await byName(db.kysely, 'nothing', 0), []);
   });
 
+  it('never lets a prepared read see another caller\'s uncommitted transaction', async () => {
+    // SQLite runs prepared selects straight on its one connection when no transaction is open; while
+    // one is, the read must wait its turn like any other query and see only committed rows.
+    const byName = preparedQuery((k: Kysely<T>, name: string) => k.selectFrom('things').select('name').where('name', '=', name));
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let inserted!: () => void;
+    const insertedYet = new Promise<void>((r) => (inserted = r));
+    const trx = db.transaction(async (t) => {
+      await t.insertInto('things').values({ name: 'uncommitted' } as never).execute();
+      inserted();
+      await held;
+      throw new Error('rolled back on purpose');
+    });
+    await insertedYet;
+    const during = byName(db.kysely, 'uncommitted');
+    release();
+    await assert.rejects(trx, /rolled back on purpose/);
+    assert.deepEqual(await during, [], 'the read saw a row that was never committed');
+    assert.deepEqual(await byName(db.kysely, 'a'), [{ name: 'a' }]);
+  });
+
   it('moves the write generation on writes and transactions, not on reads', async () => {
     const before = db.writeGeneration();
     await db.kysely.selectFrom('things').selectAll().execute();

@@ -9,5 +9,6 @@ import { chatPresence } from './006_chat_presence.js';
 import { chatTopicIndex } from './007_chat_topic_index.js';
 import { chatSubscriptionSpans } from './008_chat_subscription_spans.js';
 import { chatEventQueues } from './009_chat_event_queues.js';
+import { chatAlertWords } from './010_chat_alert_words.js';
 
-export const MIGRATIONS: Migration[] = [infraCore, dns, chatCore, chatUsers, chatSearch, chatPresence, chatTopicIndex, chatSubscriptionSpans, chatEventQueues];
+export const MIGRATIONS: Migration[] = [infraCore, dns, chatCore, chatUsers, chatSearch, chatPresence, chatTopicIndex, chatSubscriptionSpans, chatEventQueues, chatAlertWords];

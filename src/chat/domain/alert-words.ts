@@ -1,0 +1,71 @@
+// Alert words: a user's words or phrases that flag a message containing them (has_alert_word, the
+// is:alerted narrow). Matching follows Zulip: case-insensitive, on the message source, and only where
+// the word stands apart: at the start or after a space, newline or opening punctuation, and at the
+// end or before a space, newline or closing punctuation ("cat" alerts in "the cat." but not "cats").
+import type { Queryable } from '../../platform/db/database.js';
+import type { ChatTables } from '../tables.js';
+import { badRequest } from '../errors.js';
+
+export const MAX_ALERT_WORD_LENGTH = 100;
+
+const BEFORE = new Set([' ', '\n', '(', '"', '.', ',', "'", ';', '[', '*', '`', '>']);
+const AFTER = new Set([' ', '\n', ')', '"', '?', ':', '.', ',', "'", ';', ']', '!', '*', '`']);
+
+/** The words as Zulip takes them: each at most 100 characters, then trimmed, empty ones dropped. */
+export function cleanAlertWords(words: string[]): string[] {
+  words.forEach((w, i) => {
+    if (w.length > MAX_ALERT_WORD_LENGTH) throw badRequest(`alert_words[${i}] is too long (limit: ${MAX_ALERT_WORD_LENGTH} characters)`);
+  });
+  return words.map((w) => w.trim()).filter((w) => w !== '');
+}
+
+/** The user's alert words, in the order they were added. */
+export async function alertWords(db: Queryable<ChatTables>, userId: number): Promise<string[]> {
+  return (await db.selectFrom('alert_words').select('word').where('user_id', '=', userId).orderBy('id').execute()).map((r) => r.word);
+}
+
+/** Adds words not already there (ignoring case); the first spelling given is kept. */
+export async function addAlertWords(db: Queryable<ChatTables>, realmId: number, userId: number, words: string[]): Promise<void> {
+  const have = new Set((await alertWords(db, userId)).map((w) => w.toLowerCase()));
+  const rows = [];
+  for (const word of words) {
+    const lower = word.toLowerCase();
+    if (have.has(lower)) continue;
+    have.add(lower);
+    rows.push({ realm_id: realmId, user_id: userId, word, word_lower: lower });
+  }
+  if (rows.length) await db.insertInto('alert_words').values(rows).execute();
+}
+
+/** Removes the words, ignoring case; words the user does not have are ignored. */
+export async function removeAlertWords(db: Queryable<ChatTables>, userId: number, words: string[]): Promise<void> {
+  const lower = [...new Set(words.map((w) => w.toLowerCase()))];
+  if (lower.length) await db.deleteFrom('alert_words').where('user_id', '=', userId).where('word_lower', 'in', lower).execute();
+}
+
+/** Whether `word` (lowercase) occurs in `text` (lowercase) standing apart, as the header describes. */
+export function containsAlertWord(text: string, word: string): boolean {
+  for (let at = text.indexOf(word); at !== -1; at = text.indexOf(word, at + 1)) {
+    const end = at + word.length;
+    if ((at === 0 || BEFORE.has(text[at - 1]!)) && (end >= text.length || AFTER.has(text[end]!))) return true;
+  }
+  return false;
+}
+
+/**
+ * The users among `candidates` with an alert word in `content`. The sender is never alerted by their
+ * own message, so the caller leaves them out.
+ */
+export async function usersAlerted(db: Queryable<ChatTables>, realmId: number, content: string, candidates: Iterable<number>): Promise<Set<number>> {
+  const wanted = new Set(candidates);
+  const alerted = new Set<number>();
+  if (!wanted.size) return alerted;
+  const rows = await db.selectFrom('alert_words').select(['user_id', 'word_lower']).where('realm_id', '=', realmId).execute();
+  if (!rows.length) return alerted;
+  const text = content.toLowerCase();
+  for (const r of rows) {
+    const userId = Number(r.user_id);
+    if (wanted.has(userId) && !alerted.has(userId) && containsAlertWord(text, r.word_lower)) alerted.add(userId);
+  }
+  return alerted;
+}
