@@ -62,14 +62,12 @@ await forEachEngine('chat realms', (engine) => {
     const me = await beta.get('/users/me');
     assert.deepEqual([me.status, me.body.user_id, me.body.role], [200, made.userId, 100]);
 
-    // Each `keel` run costs seconds: the independent ones run side by side.
-    const [taken, badEmail, text, u, nowhere] = await Promise.all([
-      admin(['create-realm', '--name', 'Gamma', '--subdomain', 'beta', '--owner-email', 'g@gamma.example']),
-      admin(['create-realm', '--name', 'Gamma', '--subdomain', 'gamma', '--owner-email', 'not-an-email']),
-      admin(['create-realm', '--name', 'Delta', '--subdomain', 'delta', '--owner-email', 'd@delta.example']),
-      admin(['create-user', '--realm', 'beta', '--email', 'bea@beta.example', '--full-name', 'Bea', '--json']),
-      admin(['create-user', '--realm', 'nowhere', '--email', 'x@example.com', '--full-name', 'X']),
-    ]);
+    // One after the other: concurrent writers on one SQLite file may be refused (database is locked).
+    const taken = await admin(['create-realm', '--name', 'Gamma', '--subdomain', 'beta', '--owner-email', 'g@gamma.example']);
+    const badEmail = await admin(['create-realm', '--name', 'Gamma', '--subdomain', 'gamma', '--owner-email', 'not-an-email']);
+    const text = await admin(['create-realm', '--name', 'Delta', '--subdomain', 'delta', '--owner-email', 'd@delta.example']);
+    const u = await admin(['create-user', '--realm', 'beta', '--email', 'bea@beta.example', '--full-name', 'Bea', '--json']);
+    const nowhere = await admin(['create-user', '--realm', 'nowhere', '--email', 'x@example.com', '--full-name', 'X']);
     // Refused input: one line, exit 2, nothing made (test/chat/subdomains.test.ts pins the subdomain rules).
     assert.deepEqual([taken.code, taken.stderr], [2, 'keel: Subdomain already in use. Please choose a different one.\n']);
     assert.deepEqual([badEmail.code, badEmail.stderr], [2, "keel: Invalid email 'not-an-email'\n"]);
@@ -88,10 +86,8 @@ await forEachEngine('chat realms', (engine) => {
     bea = on(betaHost, bMade.email, bMade.apiKey);
     beaId = bMade.userId;
     assert.equal((await bea.get('/users/me')).body.user_id, beaId);
-    const [bot, stray] = await Promise.all([
-      admin(['create-bot', '--realm', 'beta', '--owner-email', 'bea@beta.example', '--full-name', 'Beta Bot', '--short-name', 'helper', '--json']),
-      admin(['create-bot', '--realm', 'beta', '--owner-email', server.chatSecrets!.email, '--full-name', 'Stray', '--short-name', 'stray']),
-    ]);
+    const bot = await admin(['create-bot', '--realm', 'beta', '--owner-email', 'bea@beta.example', '--full-name', 'Beta Bot', '--short-name', 'helper', '--json']);
+    const stray = await admin(['create-bot', '--realm', 'beta', '--owner-email', server.chatSecrets!.email, '--full-name', 'Stray', '--short-name', 'stray']);
     assert.equal(bot.code, 0, bot.stderr);
     assert.equal(JSON.parse(bot.stdout).email, `helper-bot@beta.${ROOT}`, "a bot's address is under its realm's host");
     assert.deepEqual([stray.code, stray.stderr], [2, `keel: no active user has the email ${server.chatSecrets!.email}\n`], "the first realm's owner is nobody in beta");
