@@ -6,6 +6,7 @@ import multipart from '@fastify/multipart';
 import type { ServerResponse } from 'node:http';
 import type { ChatCall, ChatServices, Endpoint } from './endpoint.js';
 import { ChatError } from './errors.js';
+import { stringifyWithText } from './json-text.js';
 import { decodeParams } from './params.js';
 import { ChatRouter } from './router.js';
 import { RequestCache } from './auth.js';
@@ -68,7 +69,7 @@ function goneSignal(res: ServerResponse): AbortSignal {
 function send(reply: FastifyReply, status: number, body: Record<string, unknown>, headers: Record<string, string> = {}): string {
   reply.code(status).header('content-type', 'application/json');
   for (const [k, v] of Object.entries(headers)) reply.header(k, v);
-  return JSON.stringify(body);
+  return stringifyWithText(body);
 }
 
 export function createChatServer(services: ChatServices, endpoints: Endpoint[]): FastifyInstance {

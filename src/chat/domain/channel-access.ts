@@ -17,6 +17,8 @@ export async function isSubscribed(db: Queryable<ChatTables>, userId: number, st
  */
 export async function canAccessContent(db: Queryable<ChatTables>, user: ChatUser, stream: Stream): Promise<boolean> {
   if (stream.is_web_public === 1) return true;
+  // Decided without a query where the subscription does not matter (a member and a public channel).
+  if (stream.invite_only === 0 && !isGuest(user.role)) return true;
   if (await isSubscribed(db, user.id, stream.id)) return true;
   if (isGuest(user.role)) return false;
   if (stream.invite_only === 0) return true;

@@ -25,6 +25,18 @@ export function flagNames(bits: number): string[] {
   return [...names];
 }
 
+const JSON_BY_BITS = new Map<number, string>();
+
+/** The JSON of flagNames(bits), for answers assembled as text. */
+export function flagNamesJson(bits: number): string {
+  let json = JSON_BY_BITS.get(bits);
+  if (json === undefined) {
+    json = JSON.stringify(flagNames(bits));
+    JSON_BY_BITS.set(bits, json);
+  }
+  return json;
+}
+
 function computeFlagNames(bits: number): string[] {
   const names = (Object.entries(FLAG) as [string, number][]).filter(([, bit]) => (bits & bit) !== 0).map(([name]) => name);
   // The legacy name stays for clients older than feature level 224.

@@ -35,6 +35,10 @@ export interface NarrowQuery {
   conditions: RawBuilder<unknown>[];
   /** Whether messages the caller never received may match (shared channel history). */
   history: boolean;
+  /** The channel a (non-negated) channel term confines the narrow to, of the caller's realm. */
+  channelId?: number;
+  /** The channels whose shared history the caller may read, when already known (reader-cache.ts). */
+  historyStreamIds?: readonly number[];
   /**
    * Present when the narrow has a search term: the words to highlight in match_content and
    * match_subject (those of non-negated terms; a negated search highlights nothing).
@@ -62,6 +66,7 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
   const conditions: RawBuilder<unknown>[] = [];
   let history = false;
   let search: Set<string> | undefined;
+  let channelId: number | undefined;
   const flags = flagsSql(me.id);
   for (const term of terms) {
     let cond: RawBuilder<unknown>;
@@ -73,6 +78,7 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
         const stream = byId ? await streamById(db, realmId, Number(operand)) : typeof operand === 'string' ? await streamByName(db, realmId, operand) : undefined;
         if (!stream || !(await canAccessContent(db, me, stream))) throw badNarrow('unknown channel');
         cond = sql`m.stream_id = ${stream.id}`;
+        if (!term.negated) channelId = stream.id;
         if (!term.negated && stream.history_public_to_subscribers === 1) history = true;
         break;
       }
@@ -183,5 +189,8 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
     }
     conditions.push(term.negated ? sql`not (${cond})` : cond);
   }
-  return search ? { conditions, history, search } : { conditions, history };
+  const out: NarrowQuery = { conditions, history };
+  if (search) out.search = search;
+  if (channelId !== undefined) out.channelId = channelId;
+  return out;
 }

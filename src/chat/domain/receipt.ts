@@ -7,7 +7,8 @@
 // the (user_id, message_id) index: that scattering capped sends at a few hundred a second.
 import { sql, type RawBuilder } from 'kysely';
 import type { Queryable } from '../../platform/db/database.js';
-import type { ChatTables } from '../tables.js';
+import type { ChatTables, ChatUser } from '../tables.js';
+import { isGuest } from './roles.js';
 import { HISTORICAL_FLAGS } from './flags.js';
 
 /** Holds when the channel message aliased `m` was sent while the user was subscribed. */
@@ -64,8 +65,26 @@ export async function spanHolders(db: Queryable<ChatTables>, streamId: number, m
   return rows.map((r) => r.user_id);
 }
 
+/** Whether the user received a message, decided in JS over rows already loaded. */
+export type Received = (m: { id: number; stream_id: number | null }) => boolean;
+
+export const NOTHING_RECEIVED: Received = () => false;
+
 /** The spans of a user, for deciding receipt in JS over rows already loaded. */
-export async function spansOf(db: Queryable<ChatTables>, userId: number): Promise<(m: { id: number; stream_id: number | null }) => boolean> {
+export async function spansOf(db: Queryable<ChatTables>, userId: number): Promise<Received> {
   const spans = await db.selectFrom('subscription_spans').select(['stream_id', 'after_message_id', 'until_message_id']).where('user_id', '=', userId).execute();
   return (m) => m.stream_id !== null && spans.some((s) => s.stream_id === m.stream_id && s.after_message_id < m.id && (s.until_message_id === null || m.id <= s.until_message_id));
+}
+
+/** Channels whose whole history the user may read: public ones (not for guests), and subscribed ones sharing history. */
+export async function historyStreamIds(db: Queryable<ChatTables>, realmId: number, me: ChatUser): Promise<number[]> {
+  const rows = await db
+    .selectFrom('streams')
+    .leftJoin('subscriptions', (j) => j.onRef('subscriptions.stream_id', '=', 'streams.id').on('subscriptions.user_id', '=', me.id).on('subscriptions.active', '=', 1))
+    .select(['streams.id', 'streams.invite_only', 'streams.history_public_to_subscribers', 'subscriptions.id as sub'])
+    .where('streams.realm_id', '=', realmId)
+    .execute();
+  return rows
+    .filter((r) => (r.invite_only === 0 && !isGuest(me.role)) || (r.sub !== null && r.history_public_to_subscribers === 1))
+    .map((r) => r.id);
 }

@@ -1,12 +1,35 @@
 // The subscription object (a channel with the user's own settings for it), as GET
 // /users/me/subscriptions, POST /register and subscription events show it.
 import type { Queryable } from '../../platform/db/database.js';
-import type { ChatTables } from '../tables.js';
+import type { ChatTables, ChatUser } from '../tables.js';
 import { channelFields, subscriberIds } from './channels.js';
+import { booleanSetting } from './presence.js';
+
+/** The per-channel notification settings, and the user setting (with Zulip's default) each inherits when null. */
+const INHERITED = [
+  ['desktop_notifications', 'enable_stream_desktop_notifications', false],
+  ['email_notifications', 'enable_stream_email_notifications', false],
+  ['push_notifications', 'enable_stream_push_notifications', false],
+  ['audible_notifications', 'enable_stream_audible_notifications', false],
+  ['wildcard_mentions_notify', 'wildcard_mentions_notify', true],
+] as const;
+
+/**
+ * For clients without the notification_settings_null capability: a channel setting left null
+ * (inherit) is sent as the user's own setting it inherits, as Zulip does for old clients.
+ */
+export function withInheritedNotifications(subs: Record<string, unknown>[], user: Pick<ChatUser, 'settings'>): Record<string, unknown>[] {
+  return subs.map((sub) => {
+    const out = { ...sub };
+    for (const [field, setting, fallback] of INHERITED) if (out[field] === null) out[field] = booleanSetting(user, setting, fallback);
+    return out;
+  });
+}
 
 /** The user's subscription rows, active ones or those left (unsubscribed), by channel name. */
 export async function subscriptionObjects(
-  db: Queryable<ChatTables>, userId: number, nowSeconds: number, o: { active: boolean; streamIds?: number[]; includeSubscribers: boolean },
+  db: Queryable<ChatTables>, userId: number, nowSeconds: number,
+  o: { active: boolean; streamIds?: number[]; includeSubscribers: boolean; includeArchived?: boolean },
 ): Promise<Record<string, unknown>[]> {
   if (o.streamIds && !o.streamIds.length) return [];
   let q = db
@@ -21,6 +44,8 @@ export async function subscriptionObjects(
     .where('subscriptions.user_id', '=', userId)
     .where('subscriptions.active', '=', o.active ? 1 : 0);
   if (o.streamIds) q = q.where('streams.id', 'in', o.streamIds);
+  // Archived channels only for clients that declared archived_channels (register passes it).
+  if (o.includeArchived === false) q = q.where('streams.is_archived', '=', 0);
   const rows = await q.orderBy('streams.name_lower').execute();
   const bool = (v: number | null) => (v === null ? null : v === 1);
   const out = [];

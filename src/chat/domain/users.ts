@@ -38,7 +38,13 @@ export function emailVisibility(user: ChatUser): number {
 
 export interface Viewer { id: number; role: number }
 
-export function userObject(user: ChatUser, opts: { clientGravatar: boolean; includeProfileFields: boolean; viewer?: Viewer }): Record<string, unknown> {
+export interface UserObjectOptions {
+  clientGravatar: boolean;
+  includeProfileFields: boolean;
+  viewer?: Viewer;
+}
+
+export function userObject(user: ChatUser, opts: UserObjectOptions): Record<string, unknown> {
   const seesEmail = !opts.viewer || canSeeRealEmail(opts.viewer, user.id, emailVisibility(user), user.is_bot === 1);
   const out: Record<string, unknown> = {
     user_id: user.id,
@@ -61,6 +67,15 @@ export function userObject(user: ChatUser, opts: { clientGravatar: boolean; incl
   if (user.is_bot === 1) out.bot_owner_id = user.bot_owner_id;
   else if (opts.includeProfileFields) out.profile_data = {};
   return out;
+}
+
+/** The Bot object of realm_bot events and register's realm_bots (generic bots: no services). */
+export function botObject(bot: ChatUser, apiKey: string): Record<string, unknown> {
+  return {
+    email: bot.email, user_id: bot.id, full_name: bot.full_name, bot_type: bot.bot_type, is_active: bot.is_active === 1, api_key: apiKey,
+    default_sending_stream: null, default_events_register_stream: null, default_all_public_streams: false,
+    avatar_url: avatarUrlFor(bot, false), services: [], owner_id: bot.bot_owner_id,
+  };
 }
 
 export async function userById(db: Queryable<ChatTables>, realmId: number, id: number): Promise<ChatUser | undefined> {

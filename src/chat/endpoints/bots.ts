@@ -2,7 +2,7 @@
 // with their own API key like any user.
 import Type from 'typebox';
 import { defineEndpoint, requireUser } from '../endpoint.js';
-import { realmUserAddNotice } from '../events/notices.js';
+import { realmBotAddNotice, realmUserAddNotice } from '../events/notices.js';
 import { badRequest } from '../errors.js';
 import { isGuest, ROLE } from '../domain/roles.js';
 import { avatarUrlFor, checkFullName, createUser, userByEmail } from '../domain/users.js';
@@ -36,7 +36,10 @@ export const createBot = defineEndpoint({
         .where('is_active', '=', 1).where('full_name', '=', fullName).executeTakeFirst();
       if (sameName) throw badRequest('Name is already in use!');
       return createUser(trx, call.realm.id, { email, fullName, password: null, role: ROLE.member, isBot: true, botType: GENERIC_BOT, botOwnerId: me.id }, clock.now());
-    }), (made) => realmUserAddNotice(db.kysely, call.realm.id, made.user));
+    }), async (made) => [
+      ...(await realmUserAddNotice(db.kysely, call.realm.id, made.user)),
+      ...(await realmBotAddNotice(db.kysely, made.user, made.apiKey)),
+    ]);
     return {
       user_id: created.user.id,
       api_key: created.apiKey,

@@ -7,6 +7,7 @@ import { adminRequired, badRequest, channelNameMissing, ChatError } from '../err
 import type { Updateable } from 'kysely';
 import type { ChatTables, ChatUser, Stream, StreamRow } from '../tables.js';
 import type { Queryable } from '../../platform/db/database.js';
+import type { Notice } from '../events/hub.js';
 import {
   channelFields, channelPrivacy, checkChannelDescription, checkChannelName, createStream, parseRetentionDays, streamById, streamByName, subscribe, subscriberIds,
 } from '../domain/channels.js';
@@ -16,6 +17,9 @@ import { checkGroupSettingUpdate, checkGroupSettingValue, inGroupSetting, parseG
 import { displayTopic } from '../domain/topics.js';
 import { subscriptionObjects } from '../domain/subscriptions.js';
 import { streamCreateNotices, subscriptionAddNotices, subscriptionRemoveNotices } from '../events/notices.js';
+import {
+  defaultStreamsNotice, hideNotice, peerNotice, revealNotices, streamArchivedNotice, streamUpdateNotice, subscriptionUpdateNotice, channelViewers,
+} from '../events/channel-notices.js';
 import { isAdmin, isGuest, ROLE } from '../domain/roles.js';
 import { userByEmail, userById } from '../domain/users.js';
 import { unixSeconds } from '../../platform/clock.js';
@@ -46,6 +50,9 @@ export const subscribeEndpoint = defineEndpoint({
     // What the transaction did, for the events published after it commits.
     const created: Stream[] = [];
     const added = new Map<number, number[]>();
+    // Channels a target could not see before this subscription (private ones; public ones for a
+    // guest): they get stream create, as Zulip sends for previously inaccessible channels.
+    const revealed = new Map<number, number[]>();
     const work = () => db.transaction(async (trx) => {
       if (p.can_send_message_group !== undefined) {
         await checkGroupSettingValue(trx, call.realm.id, 'can_send_message_group', p.can_send_message_group, { allowNobody: true });
@@ -86,6 +93,9 @@ export const subscribeEndpoint = defineEndpoint({
       }
       for (const stream of streams) {
         for (const t of targets) {
+          if (!created.includes(stream) && !(await canSeeMetadata(trx, t, stream))) {
+            (revealed.get(t.id) ?? revealed.set(t.id, []).get(t.id)!).push(stream.id);
+          }
           const isNew = await subscribe(trx, t.id, stream.id);
           (isNew ? subscribed : already)[String(t.id)] ??= [];
           (isNew ? subscribed : already)[String(t.id)].push(stream.name);
@@ -96,10 +106,15 @@ export const subscribeEndpoint = defineEndpoint({
       if (!p.authorization_errors_fatal) out.unauthorized = unauthorized;
       return out;
     });
-    return events.write(work, async () => [
-      ...(await streamCreateNotices(db.kysely, call.realm.id, created, now)),
-      ...(await subscriptionAddNotices(db.kysely, added, now)),
-    ]);
+    return events.write(work, async () => {
+      const out = await streamCreateNotices(db.kysely, created, now);
+      for (const [userId, ids] of revealed) {
+        for (const id of ids) out.push(...(await revealNotices(db.kysely, (await streamById(db.kysely, call.realm.id, id))!, [userId], now, { peers: false })));
+      }
+      out.push(...(await subscriptionAddNotices(db.kysely, added, now)));
+      for (const [stream, userIds] of await usersByChannel(db.kysely, call.realm.id, added)) out.push(...(await peerNotice(db.kysely, 'peer_add', stream, userIds)));
+      return out;
+    });
   },
 });
 
@@ -206,14 +221,20 @@ export const archiveStream = defineEndpoint({
   params: Type.Object({ stream_id: Type.Integer() }),
   async handler(call, p) {
     const me = requireUser(call);
-    await call.services.db.transaction(async (trx) => {
+    const db = call.services.db;
+    const work = () => db.transaction(async (trx) => {
       const stream = await visibleStream(trx, call.realm.id, me, p.stream_id);
       if (!(await canAdminister(trx, me, stream))) throw badRequest('You do not have permission to administer this channel.');
       if (stream.is_archived === 1) throw badRequest('Channel is already deactivated');
       await trx.updateTable('streams').set({ is_archived: 1 }).where('id', '=', stream.id).execute();
       // An archived channel is no longer offered to new users.
-      await trx.deleteFrom('default_streams').where('stream_id', '=', stream.id).execute();
+      const wasDefault = await trx.deleteFrom('default_streams').where('stream_id', '=', stream.id).executeTakeFirst();
+      return { stream: { ...stream, is_archived: 1 }, wasDefault: Number(wasDefault.numDeletedRows) > 0 };
     });
+    await call.services.events.write(work, async ({ stream, wasDefault }) => [
+      ...(await streamArchivedNotice(db.kysely, stream)),
+      ...(wasDefault ? await defaultStreamsNotice(db.kysely, call.realm.id) : []),
+    ]);
     return {};
   },
 });
@@ -333,9 +354,31 @@ export const unsubscribeEndpoint = defineEndpoint({
       }
       return { removed, not_removed: notRemoved };
     });
-    return call.services.events.write(work, () => subscriptionRemoveNotices(gone));
+    return call.services.events.write(work, async () => {
+      const db = call.services.db.kysely;
+      const out = subscriptionRemoveNotices(gone);
+      const left = new Map([...gone].map(([userId, streams]) => [userId, streams.map((s) => s.id)]));
+      const channels = await usersByChannel(db, call.realm.id, left);
+      for (const [stream, userIds] of channels) out.push(...(await peerNotice(db, 'peer_remove', stream, userIds)));
+      // Leaving a private channel (a public one, for a guest) takes away the sight of it: stream delete.
+      for (const [stream, userIds] of channels) {
+        const blind = [];
+        for (const userId of userIds) if (!(await canSeeMetadata(db, (await userById(db, call.realm.id, userId))!, stream))) blind.push(userId);
+        out.push(...hideNotice([stream.id], blind));
+      }
+      return out;
+    });
   },
 });
+
+/** Turns user -> channel ids into (channel as it is now, its user ids), for the peer notices. */
+async function usersByChannel(db: Queryable<ChatTables>, realmId: number, m: Map<number, number[]>): Promise<[Stream, number[]][]> {
+  const users = new Map<number, number[]>();
+  for (const [userId, streamIds] of m) for (const id of streamIds) (users.get(id) ?? users.set(id, []).get(id)!).push(userId);
+  const out: [Stream, number[]][] = [];
+  for (const [id, userIds] of users) out.push([(await streamById(db, realmId, id))!, userIds]);
+  return out;
+}
 
 const SUB_PROPERTIES = ['color', 'is_muted', 'in_home_view', 'pin_to_top', 'desktop_notifications', 'audible_notifications', 'push_notifications', 'email_notifications', 'wildcard_mentions_notify'] as const;
 type SubProperty = (typeof SUB_PROPERTIES)[number];
@@ -350,9 +393,12 @@ export const updateSubscriptionSettings = defineEndpoint({
   }),
   async handler(call, p) {
     const me = requireUser(call);
-    await call.services.db.transaction(async (trx) => {
+    // What each entry changed, as its subscription update events.
+    const notices: Notice[] = [];
+    const work = () => call.services.db.transaction(async (trx) => {
       // Every entry is checked before any is applied: a bad one changes nothing.
       const changes: { streamId: number; set: Record<string, number | string> }[] = [];
+      const told = (streamId: number, property: string, value: unknown) => notices.push(subscriptionUpdateNotice(me.id, streamId, property, value));
       for (const entry of p.subscription_data) {
         const prop = entry.property as SubProperty;
         if (!SUB_PROPERTIES.includes(prop)) throw badRequest(`Unknown subscription property: ${entry.property}`);
@@ -362,17 +408,26 @@ export const updateSubscriptionSettings = defineEndpoint({
         if (prop === 'color') {
           if (typeof entry.value !== 'string' || !/^#[0-9a-fA-F]{6}$/.test(entry.value)) throw badRequest('color is not a valid hex color code', { var_name: 'color' });
           changes.push({ streamId: stream.id, set: { color: entry.value.toLowerCase() } });
+          told(stream.id, 'color', entry.value.toLowerCase());
           continue;
         }
         if (typeof entry.value !== 'boolean') throw badRequest(`${prop} is not a boolean`, { var_name: prop });
-        // in_home_view is the legacy inverse of is_muted.
-        if (prop === 'in_home_view') changes.push({ streamId: stream.id, set: { is_muted: entry.value ? 0 : 1 } });
-        else changes.push({ streamId: stream.id, set: { [prop]: entry.value ? 1 : 0 } });
+        if (prop === 'in_home_view' || prop === 'is_muted') {
+          // in_home_view is the legacy inverse of is_muted; Zulip announces both (feature level 139), legacy first.
+          const muted = prop === 'is_muted' ? entry.value : !entry.value;
+          changes.push({ streamId: stream.id, set: { is_muted: muted ? 1 : 0 } });
+          told(stream.id, 'in_home_view', !muted);
+          told(stream.id, 'is_muted', muted);
+        } else {
+          changes.push({ streamId: stream.id, set: { [prop]: entry.value ? 1 : 0 } });
+          told(stream.id, prop, entry.value);
+        }
       }
       for (const c of changes) {
         await trx.updateTable('subscriptions').set(c.set).where('user_id', '=', me.id).where('stream_id', '=', c.streamId).execute();
       }
     });
+    await call.services.events.write(work, () => notices);
     // Zulip stopped echoing subscription_data at feature level 111; the documented answer is bare.
     return {};
   },
@@ -387,13 +442,15 @@ export const addDefaultStream = defineEndpoint({
   async handler(call, p) {
     const me = requireUser(call);
     if (!isAdmin(me.role)) throw adminRequired();
-    await call.services.db.transaction(async (trx) => {
+    const work = () => call.services.db.transaction(async (trx) => {
       const stream = await visibleStream(trx, call.realm.id, me, p.stream_id);
       if (stream.invite_only === 1) throw badRequest('Private channels cannot be made default.');
       if (stream.is_archived === 1) throw invalidChannelId();
       const had = await trx.selectFrom('default_streams').select('stream_id').where('realm_id', '=', call.realm.id).where('stream_id', '=', stream.id).executeTakeFirst();
       if (!had) await trx.insertInto('default_streams').values({ realm_id: call.realm.id, stream_id: stream.id }).execute();
+      return !had;
     });
+    await call.services.events.write(work, async (changed) => (changed ? defaultStreamsNotice(call.services.db.kysely, call.realm.id) : []));
     return {};
   },
 });
@@ -407,10 +464,12 @@ export const removeDefaultStream = defineEndpoint({
   async handler(call, p) {
     const me = requireUser(call);
     if (!isAdmin(me.role)) throw adminRequired();
-    await call.services.db.transaction(async (trx) => {
+    const work = () => call.services.db.transaction(async (trx) => {
       const stream = await visibleStream(trx, call.realm.id, me, p.stream_id);
-      await trx.deleteFrom('default_streams').where('realm_id', '=', call.realm.id).where('stream_id', '=', stream.id).execute();
+      const gone = await trx.deleteFrom('default_streams').where('realm_id', '=', call.realm.id).where('stream_id', '=', stream.id).executeTakeFirst();
+      return Number(gone.numDeletedRows) > 0;
     });
+    await call.services.events.write(work, async (changed) => (changed ? defaultStreamsNotice(call.services.db.kysely, call.realm.id) : []));
     return {};
   },
 });
@@ -461,7 +520,8 @@ export const updateStream = defineEndpoint({
   }),
   async handler(call, p) {
     const me = requireUser(call);
-    await call.services.db.transaction(async (trx) => {
+    const { db, clock, events } = call.services;
+    const work = () => db.transaction(async (trx) => {
       const stream = await visibleStream(trx, call.realm.id, me, p.stream_id);
       if (!(await canAdminister(trx, me, stream))) throw badRequest('You do not have permission to administer this channel.');
       // Every check runs before anything is written: a refused request changes nothing.
@@ -514,14 +574,50 @@ export const updateStream = defineEndpoint({
       const willBeDefault = defaultChange ?? (await defaultStreamIds(trx, call.realm.id)).has(stream.id);
       if (willBePrivate && willBeDefault) throw badRequest('A default channel cannot be private.');
 
+      // Who could see the channel before: a change of privacy or of its groups may show or hide it.
+      const viewersBefore = await channelViewers(trx, stream);
       if (Object.keys(set).length) await trx.updateTable('streams').set(set).where('id', '=', stream.id).execute();
-      if (defaultChange === true) {
-        const had = (await defaultStreamIds(trx, call.realm.id)).has(stream.id);
-        if (!had) await trx.insertInto('default_streams').values({ realm_id: call.realm.id, stream_id: stream.id }).execute();
-      } else if (defaultChange === false) {
+      const wasDefault = (await defaultStreamIds(trx, call.realm.id)).has(stream.id);
+      if (defaultChange === true && !wasDefault) {
+        await trx.insertInto('default_streams').values({ realm_id: call.realm.id, stream_id: stream.id }).execute();
+      } else if (defaultChange === false && wasDefault) {
         await trx.deleteFrom('default_streams').where('realm_id', '=', call.realm.id).where('stream_id', '=', stream.id).execute();
       }
+      return { before: stream, set, viewersBefore, defaultsChanged: defaultChange !== undefined && defaultChange !== wasDefault };
     });
+    await events.write(work, (r) => streamUpdateNotices(db.kysely, r, unixSeconds(clock)));
     return {};
   },
 });
+
+interface StreamChange { before: Stream; set: Updateable<StreamRow>; viewersBefore: number[]; defaultsChanged: boolean }
+
+/**
+ * The events of a PATCH /streams: stream create or delete for those who gained or lost sight of the
+ * channel, then one stream update per changed property to those who saw it before and after, in
+ * Zulip's shapes (a rename carries the old name; privacy is one invite_only event with the history
+ * and web-public companions), and default_streams when that list changed.
+ */
+async function streamUpdateNotices(db: Queryable<ChatTables>, c: StreamChange, nowSeconds: number): Promise<Notice[]> {
+  const stream = (await streamById(db, c.before.realm_id, c.before.id))!;
+  const before = new Set(c.viewersBefore);
+  const after = await channelViewers(db, stream);
+  const both = after.filter((id) => before.has(id));
+  const out: Notice[] = [
+    ...(await revealNotices(db, stream, after.filter((id) => !before.has(id)), nowSeconds, { peers: true })),
+    ...hideNotice([stream.id], c.viewersBefore.filter((id) => !after.includes(id))),
+  ];
+  const update = (property: string, value: unknown, extra?: Record<string, unknown>) => out.push(streamUpdateNotice(stream, property === 'name' ? c.before.name : stream.name, property, value, both, extra));
+  const { set } = c;
+  if (set.name !== undefined) update('name', stream.name);
+  if (set.description !== undefined) update('description', stream.description, { rendered_description: stream.rendered_description });
+  if (set.invite_only !== undefined) {
+    update('invite_only', stream.invite_only === 1, { history_public_to_subscribers: stream.history_public_to_subscribers === 1, is_web_public: stream.is_web_public === 1 });
+  }
+  if (set.message_retention_days !== undefined) update('message_retention_days', stream.message_retention_days);
+  for (const key of Object.keys(CHANNEL_GROUP_SETTINGS) as ChannelGroupSetting[]) {
+    if (set[key] !== undefined) update(key, parseGroupSetting(stream[key]));
+  }
+  if (c.defaultsChanged) out.push(...(await defaultStreamsNotice(db, stream.realm_id)));
+  return out;
+}

@@ -58,7 +58,7 @@ export const registerQueue = defineEndpoint({
       try {
         const state = await initialState(db.kysely, {
           realm: call.realm, realmUrl: call.services.realmUrl(call.realm), me, fetch, clientGravatar: p.client_gravatar, includeSubscribers: p.include_subscribers,
-          emptyTopicName: capabilities.empty_topic_name === true, nowMs: clock.now(),
+          emptyTopicName: capabilities.empty_topic_name === true, capabilities, nowMs: clock.now(),
           presence: call.services.presence, slimPresence: p.slim_presence, presenceHistoryLimitDays: p.presence_history_limit_days,
         });
         return { queue_id: queue.id, last_event_id: queue.lastEventId, ...state };

@@ -10,10 +10,11 @@ import { buildNarrow, readNarrow, type RawNarrow } from '../domain/narrow.js';
 import { displayTopic, normaliseBody, normaliseTopic } from '../domain/topics.js';
 import { userByEmail, userById } from '../domain/users.js';
 import {
-  fetchByIds, fetchWindow, idsMatching, LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH, matchFields, messageObjects, sendDirect, sendToChannel, type Found,
+  fetchByIds, fetchWindow, idsMatching, LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH, matchFields, messageObjects, messagesJson, sendDirect, sendToChannel, type Found,
 } from '../domain/messages.js';
 import { unixSeconds } from '../../platform/clock.js';
 import { messageNotice } from '../events/notices.js';
+import { cachedNarrow } from '../domain/reader-cache.js';
 
 function mentions(r: ReturnType<typeof renderMessage>): boolean {
   return r.mentionedUserIds.length > 0 || r.mentionedGroupIds.length > 0 || r.streamWildcard || r.topicWildcard;
@@ -112,7 +113,7 @@ export const getMessages = defineEndpoint({
   async handler(call, p) {
     const me = requireUser(call);
     const db = call.services.db.kysely;
-    const narrow = await buildNarrow(db, call.services.db.engine, call.realm.id, me, readNarrow(p.narrow as RawNarrow));
+    const narrow = await cachedNarrow(call.services.db, call.services.clock, call.realm.id, me, p.narrow as RawNarrow);
     let found: Found;
     if (p.message_ids !== undefined) {
       const clash = (['anchor', 'include_anchor', 'use_first_unread_anchor', 'num_before', 'num_after'] as const).filter((k) => p[k] !== undefined);
@@ -130,7 +131,7 @@ export const getMessages = defineEndpoint({
       const anchor = p.use_first_unread_anchor ? null : parseAnchor(p.anchor!);
       found = await fetchWindow(db, call.realm.id, me, narrow, { anchor, numBefore: p.num_before, numAfter: p.num_after, includeAnchor: p.include_anchor ?? true });
     }
-    const messages = await messageObjects(db, call.realm, me, found.ids, {
+    const messages = await messagesJson(call.services.db, call.services.clock, call.realm, me, found.matches, {
       applyMarkdown: p.apply_markdown, clientGravatar: p.client_gravatar, allowEmptyTopicName: p.allow_empty_topic_name, search: narrow.search,
     });
     const out: Record<string, unknown> = { messages };

@@ -12,7 +12,9 @@ import {
   activeHumanCount, activeOwnerCount, avatarUrlFor, checkFullName, createUser, isoWithOffset, setRole, userByApiEmail, userById, userObject,
 } from '../domain/users.js';
 import { checkDeactivation, checkRoleChange, checkSelfDeactivation } from '../domain/user-rules.js';
-import { realmUserAddNotice, realmUserUpdateNotice } from '../events/notices.js';
+import { realmBotActiveNotice, realmUserAddNotice, realmUserUpdateNotice } from '../events/notices.js';
+import { peerNotice, sightNotices, visibleChannelIds } from '../events/channel-notices.js';
+import { unixSeconds } from '../../platform/clock.js';
 import type { Notice } from '../events/hub.js';
 
 const noSuchUser = () => new ChatError('BAD_REQUEST', 'No such user');
@@ -112,7 +114,7 @@ export const createUserEndpoint = defineEndpoint({
     const { db, clock } = call.services;
     const created = await call.services.events.write(
       () => db.transaction((trx) => createUser(trx, call.realm.id, { email: p.email, fullName: p.full_name, password: p.password, role: ROLE.member }, clock.now())),
-      (made) => realmUserAddNotice(db.kysely, call.realm.id, made.user),
+      async (made) => [...(await realmUserAddNotice(db.kysely, call.realm.id, made.user)), ...(await subscriberPeerNotices(db.kysely, made.user.id))],
     );
     return { user_id: created.user.id };
   },
@@ -133,6 +135,8 @@ async function updateUser(call: ChatCall, targetId: number, p: UpdateUser): Prom
   if (!isAdmin(me.role)) throw adminRequired();
   const { db } = call.services;
   const changes: Record<string, unknown>[] = [];
+  // The channels the user could see before and after a role change (guests see fewer, administrators more).
+  let sight: { before: Set<number>; after: Set<number> } | null = null;
   const work = () => db.transaction(async (trx) => {
     const target = await userById(trx, call.realm.id, targetId);
     if (!target) throw noSuchUser();
@@ -147,11 +151,17 @@ async function updateUser(call: ChatCall, targetId: number, p: UpdateUser): Prom
       changes.push({ full_name: fullName });
     }
     if (roleChanges) {
+      const before = await visibleChannelIds(trx, target);
       await setRole(trx, call.realm.id, target.id, p.role!);
       changes.push({ role: p.role! });
+      sight = { before, after: await visibleChannelIds(trx, { ...target, role: p.role! }) };
     }
   });
-  await call.services.events.write(work, () => updatesNotices(call, targetId, changes));
+  await call.services.events.write(work, async () => {
+    const out = await updatesNotices(call, targetId, changes);
+    if (sight) out.push(...(await sightNotices(db.kysely, targetId, sight.before, sight.after, unixSeconds(call.services.clock))));
+    return out;
+  });
   return {};
 }
 
@@ -162,10 +172,30 @@ async function updatesNotices(call: ChatCall, userId: number, changes: Record<st
   return out;
 }
 
-/** Who an activation change touched: the user and, on deactivation, their bots. */
+/**
+ * Who an activation change touched: the user and, on deactivation, their bots. Since feature level
+ * 222 that is realm_user update is_active (and realm_bot update for bots), not remove/add. A
+ * reactivated user is back in the subscriber lists of their channels: peer_add, as Zulip sends (on
+ * deactivation clients drop the user from every list themselves, so no peer_remove is sent).
+ */
 async function activationNotices(call: ChatCall, userIds: number[], isActive: boolean): Promise<Notice[]> {
+  const db = call.services.db.kysely;
   const out: Notice[] = [];
-  for (const id of userIds) out.push(...(await realmUserUpdateNotice(call.services.db.kysely, call.realm.id, id, { is_active: isActive })));
+  for (const id of userIds) {
+    out.push(...(await realmUserUpdateNotice(db, call.realm.id, id, { is_active: isActive })));
+    const user = (await userById(db, call.realm.id, id))!;
+    if (user.is_bot === 1) out.push(...(await realmBotActiveNotice(db, user, isActive)));
+    if (isActive) out.push(...(await subscriberPeerNotices(db, id)));
+  }
+  return out;
+}
+
+/** peer_add for every channel the user is subscribed to: they just joined (or came back to) its subscriber list. */
+async function subscriberPeerNotices(db: Queryable<ChatTables>, userId: number): Promise<Notice[]> {
+  const streams = await db.selectFrom('subscriptions').innerJoin('streams', 'streams.id', 'subscriptions.stream_id').selectAll('streams')
+    .where('subscriptions.user_id', '=', userId).where('subscriptions.active', '=', 1).orderBy('streams.id').execute();
+  const out: Notice[] = [];
+  for (const s of streams) out.push(...(await peerNotice(db, 'peer_add', s, [userId])));
   return out;
 }
 

@@ -6,11 +6,12 @@ import { flagNames } from '../domain/flags.js';
 import { spanHolders } from '../domain/receipt.js';
 import { messageObjects } from '../domain/messages.js';
 import { displayTopic } from '../domain/topics.js';
-import { avatarUrlFor, userObject } from '../domain/users.js';
-import { canSeeMetadata } from '../domain/channel-access.js';
+import { avatarUrlFor, botObject, userObject } from '../domain/users.js';
 import { channelFields } from '../domain/channels.js';
-import { subscriptionObjects } from '../domain/subscriptions.js';
+import { ROLE } from '../domain/roles.js';
+import { subscriptionObjects, withInheritedNotifications } from '../domain/subscriptions.js';
 import type { Notice } from './hub.js';
+import { channelViewers, streamUpdateNotice } from './channel-notices.js';
 
 /** Where a sender asked for local echo: the queue that sent it, and the client's own id for it. */
 export interface LocalEcho { queueId: string; localId: string }
@@ -19,7 +20,7 @@ export interface LocalEcho { queueId: string; localId: string }
 export async function messageNotice(db: Queryable<ChatTables>, realm: Realm, sender: ChatUser, messageId: number, echo: LocalEcho | null): Promise<Notice[]> {
   // Who received a copy, with their flags: exactly the users who may see the message now. Rows where
   // the flags differ from the default, and every subscriber whose span holds it (domain/receipt.ts).
-  const row = await db.selectFrom('messages').select(['content', 'topic', 'stream_id']).where('id', '=', messageId).executeTakeFirstOrThrow();
+  const row = await db.selectFrom('messages').select(['content', 'topic', 'stream_id', 'recipient_id']).where('id', '=', messageId).executeTakeFirstOrThrow();
   const copies = await db.selectFrom('user_messages').select(['user_id', 'flags']).where('message_id', '=', messageId).execute();
   const flags = new Map(copies.map((c) => [c.user_id, flagNames(c.flags)]));
   if (row.stream_id !== null) {
@@ -30,7 +31,8 @@ export async function messageNotice(db: Queryable<ChatTables>, realm: Realm, sen
   const { flags: _ignored, ...base } = html;
   const stream = row.stream_id === null ? undefined : await db.selectFrom('streams').select(['name', 'invite_only']).where('id', '=', row.stream_id).executeTakeFirst();
   const direct = Array.isArray(base.display_recipient) ? (base.display_recipient as { id: number }[]).map((u) => u.id) : null;
-  return [{
+  const out: Notice[] = row.stream_id === null ? [] : await firstMessageNotice(db, row.stream_id, row.recipient_id, messageId);
+  out.push({
     type: 'message',
     userIds: [...flags.keys()],
     message: {
@@ -53,7 +55,19 @@ export async function messageNotice(db: Queryable<ChatTables>, realm: Realm, sen
       if (echo && queue.id === echo.queueId && o.userId === sender.id) event.local_message_id = echo.localId;
       return event;
     },
-  }];
+  });
+  return out;
+}
+
+/**
+ * The channel's first message: its first_message_id changed from null, which Zulip announces with a
+ * stream update since feature level 256. One indexed look-up for an earlier message in the channel.
+ */
+async function firstMessageNotice(db: Queryable<ChatTables>, streamId: number, recipientId: number, messageId: number): Promise<Notice[]> {
+  const earlier = await db.selectFrom('messages').select('id').where('recipient_id', '=', recipientId).where('id', '<', messageId).limit(1).executeTakeFirst();
+  if (earlier) return [];
+  const stream = await db.selectFrom('streams').selectAll().where('id', '=', streamId).executeTakeFirstOrThrow();
+  return [streamUpdateNotice(stream, stream.name, 'first_message_id', messageId, await channelViewers(db, stream))];
 }
 
 /** update_message_flags for the user's other clients; both `op` and the legacy `operation`. */
@@ -72,24 +86,37 @@ async function activeUsers(db: Queryable<ChatTables>, realmId: number): Promise<
 }
 
 /** stream create, to every active user who may know the channel exists. */
-export async function streamCreateNotices(db: Queryable<ChatTables>, realmId: number, streams: Stream[], nowSeconds: number): Promise<Notice[]> {
-  const users = await activeUsers(db, realmId);
+export async function streamCreateNotices(db: Queryable<ChatTables>, streams: Stream[], nowSeconds: number): Promise<Notice[]> {
   const out: Notice[] = [];
   for (const s of streams) {
     const fields = await channelFields(db, s, nowSeconds);
-    const who: number[] = [];
-    for (const u of users) if (await canSeeMetadata(db, u, s)) who.push(u.id);
+    const who = await channelViewers(db, s);
     out.push({ type: 'stream', userIds: who, render: () => ({ type: 'stream', op: 'create', streams: [fields] }) });
   }
   return out;
 }
 
-/** subscription add, to each user who was just subscribed, with their subscription objects. */
+/**
+ * subscription add, to each user who was just subscribed, with their subscription objects: archived
+ * channels only for clients that declared archived_channels, and inherited notification settings
+ * filled in for clients without notification_settings_null.
+ */
 export async function subscriptionAddNotices(db: Queryable<ChatTables>, added: Map<number, number[]>, nowSeconds: number): Promise<Notice[]> {
   const out: Notice[] = [];
   for (const [userId, streamIds] of added) {
+    const user = await db.selectFrom('chat_users').select('settings').where('id', '=', userId).executeTakeFirstOrThrow();
     const subscriptions = await subscriptionObjects(db, userId, nowSeconds, { active: true, streamIds, includeSubscribers: true });
-    out.push({ type: 'subscription', userIds: [userId], render: () => ({ type: 'subscription', op: 'add', subscriptions }) });
+    const inherited = withInheritedNotifications(subscriptions, user);
+    out.push({
+      type: 'subscription',
+      userIds: [userId],
+      render: (queue) => {
+        const caps = queue.options.capabilities;
+        let subs = caps.notification_settings_null === true ? subscriptions : inherited;
+        if (caps.archived_channels !== true) subs = subs.filter((sub) => sub.is_archived !== true);
+        return subs.length ? { type: 'subscription', op: 'add', subscriptions: subs } : null;
+      },
+    });
   }
   return out;
 }
@@ -113,7 +140,9 @@ export async function realmUserAddNotice(db: Queryable<ChatTables>, realmId: num
     render: (queue) => ({
       type: 'realm_user',
       op: 'add',
-      person: userObject(user, { clientGravatar: queue.options.clientGravatar, includeProfileFields: true, viewer: { id: queue.options.userId, role: roles.get(queue.options.userId)! } }),
+      person: userObject(user, {
+        clientGravatar: queue.options.clientGravatar, includeProfileFields: true, viewer: { id: queue.options.userId, role: roles.get(queue.options.userId)! },
+      }),
     }),
   }];
 }
@@ -123,6 +152,26 @@ export async function realmUserUpdateNotice(db: Queryable<ChatTables>, realmId: 
   const viewers = (await activeUsers(db, realmId)).map((v) => v.id);
   if (!viewers.includes(userId)) viewers.push(userId);
   return [{ type: 'realm_user', userIds: viewers, render: () => ({ type: 'realm_user', op: 'update', person: { user_id: userId, ...change } }) }];
+}
+
+/** Who administers a bot: its owner and the realm's active administrators (Zulip's bot_owner_user_ids). */
+async function botAdministrators(db: Queryable<ChatTables>, bot: ChatUser): Promise<number[]> {
+  const admins = await db.selectFrom('chat_users').select('id').where('realm_id', '=', bot.realm_id).where('is_active', '=', 1).where('role', '<=', ROLE.administrator).execute();
+  const ids = new Set(admins.map((a) => a.id));
+  if (bot.bot_owner_id !== null) ids.add(bot.bot_owner_id);
+  return [...ids];
+}
+
+/** realm_bot add: the new bot with its API key, to those who may administer it. */
+export async function realmBotAddNotice(db: Queryable<ChatTables>, bot: ChatUser, apiKey: string): Promise<Notice[]> {
+  const event = { type: 'realm_bot', op: 'add', bot: botObject(bot, apiKey) };
+  return [{ type: 'realm_bot', userIds: await botAdministrators(db, bot), render: () => event }];
+}
+
+/** realm_bot update: a bot was deactivated or reactivated (since feature level 222, instead of remove). */
+export async function realmBotActiveNotice(db: Queryable<ChatTables>, bot: ChatUser, isActive: boolean): Promise<Notice[]> {
+  const event = { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, is_active: isActive } };
+  return [{ type: 'realm_bot', userIds: await botAdministrators(db, bot), render: () => event }];
 }
 
 /** alert_words, to the user's own clients: the whole list after a change. */

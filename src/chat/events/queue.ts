@@ -79,7 +79,10 @@ export class EventQueue {
 
   wantsType(type: string): boolean {
     // A heartbeat reaches every queue: it is what keeps a parked poll from timing out.
-    return type === 'heartbeat' || this.options.eventTypes === null || this.options.eventTypes.has(type);
+    if (type === 'heartbeat') return true;
+    const gate = CAPABILITY_GATED[type];
+    if (gate && !gate(this.options.capabilities)) return false;
+    return this.options.eventTypes === null || this.options.eventTypes.has(type);
   }
 
   /** Whether a message event (with this user's flags) passes the queue's narrow. */
@@ -87,6 +90,17 @@ export class EventQueue {
     return this.options.narrow.every((t) => matchesTerm(t, m, flags) !== t.negated);
   }
 }
+
+/**
+ * Event types a client capability turns on or off, whoever produces them: realm_linkifiers only for
+ * clients that declared linkifier_url_template; the legacy settings events only for clients that did
+ * not declare user_settings_object (the others get user_settings alone).
+ */
+const CAPABILITY_GATED: Record<string, (caps: Record<string, boolean>) => boolean> = {
+  realm_linkifiers: (caps) => caps.linkifier_url_template === true,
+  update_display_settings: (caps) => caps.user_settings_object !== true,
+  update_global_notifications: (caps) => caps.user_settings_object !== true,
+};
 
 function matchesTerm(t: NarrowTerm, m: MessageFacts, flags: string[]): boolean {
   const operand = typeof t.operand === 'string' ? t.operand.trim().toLowerCase() : t.operand;

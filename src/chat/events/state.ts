@@ -5,10 +5,11 @@ import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser, Realm } from '../tables.js';
 import { FLAG } from '../domain/flags.js';
 import { displayTopic } from '../domain/topics.js';
-import { avatarUrlFor, userObject } from '../domain/users.js';
+import { avatarUrlFor, botObject, userObject } from '../domain/users.js';
+import { sealKey, unseal } from '../domain/api-keys.js';
 import { channelFields } from '../domain/channels.js';
 import { canSeeMetadata } from '../domain/channel-access.js';
-import { subscriptionObjects } from '../domain/subscriptions.js';
+import { subscriptionObjects, withInheritedNotifications } from '../domain/subscriptions.js';
 import { isAdmin, isGuest, NOBODY_GROUP, ROLE } from '../domain/roles.js';
 import { EMPTY_TOPIC_DISPLAY_NAME, MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/realm.js';
 import { presenceAnswer, type PresenceStore } from '../domain/presence.js';
@@ -21,6 +22,7 @@ import { alertWords } from '../domain/alert-words.js';
 export const SUPPORTED_STATE = [
   'zulip_version', 'realm', 'realm_user', 'subscription', 'message', 'update_message_flags', 'stream', 'default_streams', 'user_groups',
   'presence', 'recent_private_conversations', 'user_status', 'alert_words', 'starred_messages', 'custom_profile_fields', 'scheduled_messages',
+  'realm_bot',
 ] as const;
 
 /** Zulip's custom profile field types, by name: what an organization could configure. */
@@ -46,6 +48,8 @@ export interface StateRequest {
   clientGravatar: boolean;
   includeSubscribers: boolean;
   emptyTopicName: boolean;
+  /** The queue's client_capabilities (archived_channels, notification_settings_null, ...). */
+  capabilities: Record<string, boolean>;
   nowMs: number;
   /** Presence lives in memory, not in the tables db reads. */
   presence: PresenceStore;
@@ -56,6 +60,8 @@ export interface StateRequest {
 export async function initialState(db: Queryable<ChatTables>, r: StateRequest): Promise<Record<string, unknown>> {
   const { me, fetch } = r;
   const now = Math.floor(r.nowMs / 1000);
+  const caps = r.capabilities;
+  const archived = caps.archived_channels === true;
   // Always present, whatever was asked: clients read these to know whom they talk to.
   const out: Record<string, unknown> = {
     zulip_version: ZULIP_VERSION,
@@ -90,6 +96,9 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
   if (fetch.has('realm_user')) {
     const users = await db.selectFrom('chat_users').selectAll().where('realm_id', '=', r.realm.id).orderBy('id').execute();
     const viewer = { id: me.id, role: me.role };
+    // user_avatar_url_field_optional lets a server leave avatar_url out "at its sole discretion" (Zulip
+    // does for long-idle users of huge realms, whose clients then ask GET /avatar/{user_id}); Keel
+    // serves no such route, so it always sends the URL.
     const shown = (u: ChatUser) => userObject(u, { clientGravatar: r.clientGravatar, includeProfileFields: true, viewer });
     Object.assign(out, {
       realm_users: users.filter((u) => u.is_active === 1).map(shown),
@@ -110,12 +119,19 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
     });
   }
   if (fetch.has('subscription') || fetch.has('stream')) {
-    const streams = await db.selectFrom('streams').selectAll().where('realm_id', '=', r.realm.id).where('is_archived', '=', 0).orderBy('name_lower').execute();
+    // Archived channels only for clients that declared archived_channels (Zulip 10, feature levels 315 and 362).
+    let q = db.selectFrom('streams').selectAll().where('realm_id', '=', r.realm.id);
+    if (!archived) q = q.where('is_archived', '=', 0);
+    const streams = await q.orderBy('name_lower').execute();
     const visible = [];
     for (const s of streams) if (await canSeeMetadata(db, me, s)) visible.push(s);
     if (fetch.has('subscription')) {
-      const subscriptions = await subscriptionObjects(db, me.id, now, { active: true, includeSubscribers: r.includeSubscribers });
-      const unsubscribed = await subscriptionObjects(db, me.id, now, { active: false, includeSubscribers: r.includeSubscribers });
+      const own = async (active: boolean) => {
+        const subs = await subscriptionObjects(db, me.id, now, { active, includeSubscribers: r.includeSubscribers, includeArchived: archived });
+        return caps.notification_settings_null === true ? subs : withInheritedNotifications(subs, me);
+      };
+      const subscriptions = await own(true);
+      const unsubscribed = await own(false);
       const known = new Set([...subscriptions, ...unsubscribed].map((s) => s.stream_id));
       const never = [];
       for (const s of visible) {
@@ -132,10 +148,22 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
       out.streams = list;
     }
   }
+  if (fetch.has('realm_bot')) {
+    // The bots the user may administer: all of them for administrators, else their own.
+    let q = db.selectFrom('chat_users').selectAll().where('realm_id', '=', r.realm.id).where('is_bot', '=', 1);
+    if (!isAdmin(me.role)) q = q.where('bot_owner_id', '=', me.id);
+    const bots = await q.orderBy('id').execute();
+    const key = bots.length ? await sealKey(db) : '';
+    out.realm_bots = bots.map((b) => botObject(b, unseal(key, b.api_key_sealed)));
+  }
   if (fetch.has('default_streams')) {
     out.realm_default_streams = (await db.selectFrom('default_streams').select('stream_id').where('realm_id', '=', r.realm.id).orderBy('stream_id').execute()).map((d) => d.stream_id);
   }
-  if (fetch.has('user_groups')) out.realm_user_groups = await userGroups(db, r.realm.id);
+  if (fetch.has('user_groups')) {
+    const groups = await userGroups(db, r.realm.id);
+    // Deactivated groups only for clients that can handle them (include_deactivated_groups).
+    out.realm_user_groups = caps.include_deactivated_groups === true ? groups : groups.filter((g) => g.deactivated !== true);
+  }
   if (fetch.has('message')) {
     // The newest message the user received: a row of theirs, or a channel message in one of their spans.
     const max = (await sql<{ id: number }>`select m.id from messages m
@@ -157,6 +185,8 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
   if (fetch.has('custom_profile_fields')) Object.assign(out, { custom_profile_fields: [], custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES });
   // Scheduling messages is not built yet, so nobody has any.
   if (fetch.has('scheduled_messages')) out.scheduled_messages = [];
+  // Linkifiers use RFC 6570 URL templates: a client that did not say it reads them gets none.
+  if ('realm_linkifiers' in out && caps.linkifier_url_template !== true) out.realm_linkifiers = [];
   return out;
 }
 

@@ -1,6 +1,6 @@
 // One Database interface over two engines: SQLite (embedded default) and PostgreSQL.
 // Handlers write one Kysely query that runs unchanged on both; engine-specific SQL stays in this folder.
-import { Kysely, type KyselyPlugin, type OperationNode, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type Transaction, type UnknownRow } from 'kysely';
+import { Kysely, type CompiledQuery, type KyselyPlugin, type OperationNode, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type Transaction, type UnknownRow } from 'kysely';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -75,6 +75,16 @@ const directReaders = new WeakMap<object, DirectReader>();
 /** The direct reader of a store's query builder (the `kysely` of a Database), if its engine has one. */
 export function directReaderOf(kysely: object): DirectReader | undefined {
   return directReaders.get(kysely);
+}
+
+/**
+ * Runs a compiled query the caller knows only reads (a select, also one written as raw SQL): on the
+ * direct reader when the store has one and it may run now, else through Kysely.
+ */
+export async function runRead<R>(db: Kysely<any> | Transaction<any>, query: CompiledQuery<R>): Promise<R[]> {
+  const rows = directReaderOf(db)?.(query.sql, query.parameters);
+  if (rows) return rows as R[];
+  return (await db.executeQuery<R>(query)).rows;
 }
 
 export function wrap<S>(

@@ -1,7 +1,7 @@
 // Hot queries built and compiled by Kysely once, then run with new values each time. For a point
 // lookup, building the query tree and compiling it to SQL cost about as much as the lookup itself.
 import type { Compilable, CompiledQuery, Kysely } from 'kysely';
-import { directReaderOf } from './database.js';
+import { runRead } from './database.js';
 
 /** Stands in for the i-th argument while the query is built; replaced in the compiled parameters. */
 class Placeholder {
@@ -28,10 +28,7 @@ export function preparedQuery<S, A extends unknown[], R>(build: (db: Kysely<S>, 
       compiled.set(db, query);
     }
     const parameters = query.parameters.map((p) => (p instanceof Placeholder ? args[p.index] : p));
-    if (query.query.kind === 'SelectQueryNode') {
-      const rows = directReaderOf(db)?.(query.sql, parameters);
-      if (rows) return rows as R[];
-    }
-    return (await db.executeQuery<R>({ ...query, parameters })).rows;
+    const bound = { ...query, parameters };
+    return query.query.kind === 'SelectQueryNode' ? runRead(db, bound) : (await db.executeQuery<R>(bound)).rows;
   };
 }

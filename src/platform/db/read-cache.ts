@@ -14,6 +14,12 @@ interface Entry<V> {
   expires: number;
 }
 
+/** When a value was read: the store's write generation then, and when the value expires. */
+export interface ReadStamp {
+  generation: number;
+  expires: number;
+}
+
 export interface ReadCacheOptions {
   ttlMs?: number;
   maxEntries?: number;
@@ -51,16 +57,28 @@ export class ReadCache<V extends object> {
     const hit = this.peek(key);
     if (hit !== undefined) return hit as R;
     // Noted before reading: a write that lands while the read runs leaves the entry stale at once.
-    const generation = this.source.writeGeneration();
-    const expires = this.clock.now() + this.ttlMs;
+    const stamp = this.stamp();
     const value = await load();
     if (value === null || value === undefined) {
       this.entries.delete(key);
       return value;
     }
-    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(key, { value: Object.freeze(value) as V, generation, expires });
+    this.set(key, value, stamp);
     return value;
+  }
+
+  /**
+   * The store's state now, to take before reading values that go in with `set` (a batch read of
+   * many keys at once, where `get` would read them one by one).
+   */
+  stamp(): ReadStamp {
+    return { generation: this.source.writeGeneration(), expires: this.clock.now() + this.ttlMs };
+  }
+
+  /** Keeps a value read after `stamp` was taken (stale at once if the store was written since). */
+  set(key: string, value: V, stamp: ReadStamp): void {
+    if (this.entries.size >= this.maxEntries && !this.entries.has(key)) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, { value: Object.freeze(value) as V, generation: stamp.generation, expires: stamp.expires });
   }
 
   clear(): void {
