@@ -13,6 +13,7 @@ import { ZoneCatalog } from './dns/zone.js';
 import { loadAllZones } from './infra/dns-zones.js';
 import type { ChatTables } from './chat/tables.js';
 import { initialiseChat, type ChatInitResult } from './chat/domain/realm.js';
+import { defaultRootDomain } from './chat/domain/subdomains.js';
 
 export interface Context {
   config: Config;
@@ -34,10 +35,19 @@ export async function openStore(config: Config): Promise<Database<InfraTables>> 
   return openDatabase<InfraTables>({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, migrations: MIGRATIONS });
 }
 
-/** The chat realm's URL, from the address the chat listener is given (or actually got, for port 0). */
-export function chatUrl(listen: ListenAddress): string {
-  const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
+/**
+ * The first chat realm's URL: the configured root domain, else the address the chat listener is
+ * given, with the listener's port (the one it actually got, for port 0).
+ */
+export function chatUrl(listen: ListenAddress, rootDomain?: string): string {
+  const name = rootDomain ?? listen.host;
+  const host = name.includes(':') ? `[${name}]` : name;
   return `http://${host}:${listen.port}`;
+}
+
+/** The domain chat realms are subdomains of (domain/subdomains.ts). */
+export function chatRootDomain(config: Config): string {
+  return config.chatRootDomain ?? defaultRootDomain(config.chatListen.host);
 }
 
 /** Opens the store, runs first-time set-up when the database is new, and wires the services. */
@@ -55,7 +65,7 @@ export async function createContext(config: Config, overrides: { clock?: Clock; 
     await loadAllZones(db, zones);
     // Both services share one database; each sees it through its own table types.
     const chatDb = db as unknown as Database<ChatTables>;
-    const chatCreated = await initialiseChat(chatDb, clock.now(), chatUrl(config.chatListen));
+    const chatCreated = await initialiseChat(chatDb, clock.now(), chatUrl(config.chatListen, config.chatRootDomain));
     return { config, db, chatDb, clock, log, jwt, zones, created, chatCreated, close: () => db.close() };
   } catch (err) {
     await db.close().catch(() => {});

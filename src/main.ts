@@ -1,7 +1,8 @@
 // Entry point of the `keel` command: keel serve | init | migrate | admin | help.
 import { buildConfig, type Config, type ListenAddress } from './config/config.js';
 import { OPTIONS, readOptions, UsageError } from './config/env.js';
-import { chatUrl, createContext, openStore, type Context } from './context.js';
+import { chatRootDomain, chatUrl, createContext, openStore, type Context } from './context.js';
+import { realmUrlFor } from './chat/domain/subdomains.js';
 import { DatabaseError } from './platform/db/database.js';
 import { schemaVersion } from './platform/db/migrate.js';
 import type { InitResult } from './infra/accounts.js';
@@ -27,7 +28,7 @@ commands:
             with its owner (secrets printed once)
   migrate   bring the database schema up to date
 ${ADMIN_USAGE}
-            create a chat user or bot and print its id, email and API key once
+            create a chat realm (with its owner), user or bot and print its id, email and API key once
   help      show this text
 
 options (each can also be set by the environment variable shown):
@@ -80,6 +81,7 @@ function listenFailure(err: unknown, what: string, at: ListenAddress): UsageErro
 
 function startChat(ctx: Context, config: Config): { app: FastifyInstance; events: EventHub; url: () => string; close: () => Promise<void> } {
   let actual = config.chatListen;
+  const rootDomain = chatRootDomain(config);
   const events = new EventHub(ctx.clock, ctx.log);
   const app = createChatServer(
     {
@@ -87,7 +89,8 @@ function startChat(ctx: Context, config: Config): { app: FastifyInstance; events
       clock: ctx.clock,
       log: ctx.log,
       // Port 0 picks a free port: the realm URL names the port actually chosen.
-      realmUrl: () => chatUrl(actual),
+      realmUrl: (realm) => realmUrlFor(chatUrl(actual, config.chatRootDomain), rootDomain, realm.string_id),
+      rootDomain,
       loginLimiter: new AttemptLimiter(ctx.clock, LOGIN_BUDGETS),
       events,
       presence: new PresenceStore(ctx.chatDb, ctx.clock, ctx.log),
@@ -102,7 +105,7 @@ function startChat(ctx: Context, config: Config): { app: FastifyInstance; events
     url: () => {
       const a = app.server.address();
       if (a && typeof a !== 'string') actual = { host: config.chatListen.host, port: a.port };
-      return chatUrl(actual);
+      return chatUrl(actual, config.chatRootDomain);
     },
   };
 }

@@ -1,27 +1,36 @@
-// `keel admin create-user|create-bot`: makes Chat accounts from the command line (for the first
-// people and bots of a realm), printing the new account's id, email and API key once.
+// `keel admin create-realm|create-user|create-bot`: makes Chat realms (organizations, each with its
+// owner) and accounts from the command line, printing the new account's id, email and API key once.
 import { parseArgs } from 'node:util';
-import { buildConfig } from '../config/config.js';
+import { buildConfig, type Config } from '../config/config.js';
 import { OPTIONS, readOptions, UsageError } from '../config/env.js';
-import { openStore } from '../context.js';
+import { chatRootDomain, chatUrl, openStore } from '../context.js';
 import type { Database } from '../platform/db/database.js';
 import { randomPassword } from '../platform/auth/secrets.js';
 import { ChatError } from './errors.js';
 import type { ChatTables } from './tables.js';
-import { theRealm } from './domain/realm.js';
+import { createRealm, realmBySubdomain } from './domain/realm.js';
+import { checkSubdomain, realmUrlFor, ROOT_SUBDOMAIN } from './domain/subdomains.js';
 import { ROLE } from './domain/roles.js';
 import { checkFullName, createUser, userByEmail } from './domain/users.js';
 import { botEmail } from './domain/user-rules.js';
 
 const ROLE_NAMES: Record<string, number> = { owner: ROLE.owner, admin: ROLE.administrator, moderator: ROLE.moderator, member: ROLE.member, guest: ROLE.guest };
 
-export const ADMIN_USAGE = `  admin create-user --email E --full-name N [--role owner|admin|moderator|member|guest] [--password P] [--json]
-  admin create-bot --owner-email E --full-name N --short-name S [--json]`;
+export const ADMIN_USAGE = `  admin create-realm --name N --subdomain S --owner-email E [--owner-full-name N] [--owner-password P] [--json]
+  admin create-user --email E --full-name N [--role owner|admin|moderator|member|guest] [--password P] [--realm S] [--json]
+  admin create-bot --owner-email E --full-name N --short-name S [--realm S] [--json]`;
 
 const OWN = {
   email: { type: 'string' }, 'full-name': { type: 'string' }, role: { type: 'string' }, password: { type: 'string' },
   'owner-email': { type: 'string' }, 'short-name': { type: 'string' },
+  name: { type: 'string' }, subdomain: { type: 'string' }, 'owner-full-name': { type: 'string' }, 'owner-password': { type: 'string' }, realm: { type: 'string' },
 } as const;
+
+const ALLOWED: Record<string, string[]> = {
+  'create-realm': ['name', 'subdomain', 'owner-email', 'owner-full-name', 'owner-password'],
+  'create-user': ['email', 'full-name', 'role', 'password', 'realm'],
+  'create-bot': ['owner-email', 'full-name', 'short-name', 'realm'],
+};
 
 /** Splits admin flags from the shared ones (data dir, database URL ...), which readOptions checks. */
 function readAdminArgs(argv: string[]): { own: Record<string, string | undefined>; shared: string[] } {
@@ -49,15 +58,34 @@ function need(own: Record<string, string | undefined>, name: string): string {
   return v;
 }
 
-export async function runAdmin(argv: string[], out: (line: string) => void): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (sub !== 'create-user' && sub !== 'create-bot') throw new UsageError(`unknown admin command "${sub ?? ''}" (admin commands: create-user, create-bot)`);
-  const { own, shared } = readAdminArgs(rest);
-  const { options } = readOptions(shared);
-  const allowed = sub === 'create-user' ? ['email', 'full-name', 'role', 'password'] : ['owner-email', 'full-name', 'short-name'];
-  const stray = Object.keys(own).find((k) => !allowed.includes(k));
-  if (stray) throw new UsageError(`--${stray} does not apply to admin ${sub}`);
-  const config = buildConfig(options);
+/** A realm's creation: its URL (its subdomain under the chat root domain) and its owner's secrets. */
+async function createRealmCommand(config: Config, own: Record<string, string | undefined>): Promise<Record<string, unknown>> {
+  const name = need(own, 'name');
+  const checked = checkSubdomain(need(own, 'subdomain'));
+  if (!checked.ok) throw new UsageError(`--subdomain: ${checked.reason}`);
+  const ownerName = own['owner-full-name'] ?? 'Owner';
+  try {
+    checkFullName(ownerName);
+  } catch (err) {
+    throw new UsageError(`--owner-full-name: ${(err as Error).message}`);
+  }
+  const email = need(own, 'owner-email');
+  const generated = own['owner-password'] === undefined;
+  const password = own['owner-password'] ?? randomPassword();
+  const rootDomain = chatRootDomain(config);
+  const realmUrl = realmUrlFor(chatUrl(config.chatListen, config.chatRootDomain), rootDomain, checked.subdomain);
+  const made = await withStore(config, (db) => db.transaction(async (trx) => {
+    if (!(await realmBySubdomain(trx, ROOT_SUBDOMAIN))) throw new UsageError('Keel is not set up yet: run keel init first');
+    return createRealm(trx, { stringId: checked.subdomain, name, emailHost: `${checked.subdomain}.${rootDomain}`, owner: { email, fullName: ownerName, password } }, Date.now());
+  }));
+  return {
+    realmId: made.realm.id, subdomain: made.realm.string_id, realmUrl, userId: made.owner.id, email: made.owner.email, apiKey: made.apiKey,
+    ...(generated ? { password } : {}),
+  };
+}
+
+/** A user or a bot in an existing realm (--realm: its subdomain; the first realm by default). */
+async function createAccountCommand(config: Config, sub: string, own: Record<string, string | undefined>): Promise<Record<string, unknown>> {
   // Check the input before touching the store, so bad input changes nothing.
   const fullName = need(own, 'full-name');
   try {
@@ -70,37 +98,31 @@ export async function runAdmin(argv: string[], out: (line: string) => void): Pro
     if (!(own.role in ROLE_NAMES)) throw new UsageError(`--role must be one of ${Object.keys(ROLE_NAMES).join(', ')}`);
     role = ROLE_NAMES[own.role];
   }
+  const email = sub === 'create-user' ? need(own, 'email') : '';
+  const ownerEmail = sub === 'create-bot' ? need(own, 'owner-email') : '';
+  const shortName = sub === 'create-bot' ? need(own, 'short-name').trim() : '';
+  if (sub === 'create-bot' && !/^[A-Za-z0-9._+-]+$/.test(shortName)) throw new UsageError('--short-name may hold only letters, digits and . _ + -');
+  const generated = own.password === undefined;
+  const password = own.password ?? randomPassword();
+  const now = Date.now();
+  const made = await withStore(config, async (db) => {
+    const realm = await realmBySubdomain(db.kysely, own.realm?.trim().toLowerCase() ?? ROOT_SUBDOMAIN);
+    if (!realm) throw new UsageError(own.realm === undefined ? 'Keel is not set up yet: run keel init first' : `no realm has the subdomain "${own.realm}"`);
+    if (sub === 'create-user') return db.transaction((trx) => createUser(trx, realm.id, { email, fullName, password, role }, now));
+    return db.transaction(async (trx) => {
+      const owner = await userByEmail(trx, realm.id, ownerEmail);
+      if (!owner || owner.is_active !== 1 || owner.is_bot === 1) throw new UsageError(`no active user has the email ${ownerEmail}`);
+      return createUser(trx, realm.id, { email: botEmail(shortName, realm.email_host), fullName, password: null, role: ROLE.member, isBot: true, botType: 1, botOwnerId: owner.id }, now);
+    });
+  });
+  return { userId: made.user.id, email: made.user.email, apiKey: made.apiKey, ...(sub === 'create-user' && generated ? { password } : {}) };
+}
+
+/** Runs `work` on the store, closed afterwards; opened only once the input passed its checks, so bad input changes nothing. */
+async function withStore<T>(config: Config, work: (db: Database<ChatTables>) => Promise<T>): Promise<T> {
   const db = (await openStore(config)) as unknown as Database<ChatTables>;
   try {
-    const realm = await theRealm(db.kysely);
-    if (!realm) throw new UsageError('Keel is not set up yet: run keel init first');
-    const now = Date.now();
-    let result: Record<string, unknown>;
-    if (sub === 'create-user') {
-      const email = need(own, 'email');
-      const generated = own.password === undefined;
-      const password = own.password ?? randomPassword();
-      const made = await db.transaction((trx) => createUser(trx, realm.id, { email, fullName, password, role }, now));
-      result = { userId: made.user.id, email: made.user.email, apiKey: made.apiKey, ...(generated ? { password } : {}) };
-    } else {
-      const ownerEmail = need(own, 'owner-email');
-      const shortName = need(own, 'short-name').trim();
-      if (!/^[A-Za-z0-9._+-]+$/.test(shortName)) throw new UsageError('--short-name may hold only letters, digits and . _ + -');
-      const made = await db.transaction(async (trx) => {
-        const owner = await userByEmail(trx, realm.id, ownerEmail);
-        if (!owner || owner.is_active !== 1 || owner.is_bot === 1) throw new UsageError(`no active user has the email ${ownerEmail}`);
-        return createUser(trx, realm.id, { email: botEmail(shortName, realm.email_host), fullName, password: null, role: ROLE.member, isBot: true, botType: 1, botOwnerId: owner.id }, now);
-      });
-      result = { userId: made.user.id, email: made.user.email, apiKey: made.apiKey };
-    }
-    if (options.json) out(JSON.stringify(result));
-    else {
-      out(`${sub === 'create-user' ? 'user' : 'bot'} ${result.userId} created; its secrets are shown only this once:`);
-      out(`  email:    ${String(result.email)}`);
-      out(`  API key:  ${String(result.apiKey)}`);
-      if (result.password) out(`  password: ${String(result.password)}`);
-    }
-    return 0;
+    return await work(db);
   } catch (err) {
     // A rule of the API (email in use, bad email) is bad input here too: one line, exit 2.
     if (err instanceof ChatError) throw new UsageError(err.message);
@@ -108,4 +130,26 @@ export async function runAdmin(argv: string[], out: (line: string) => void): Pro
   } finally {
     await db.close();
   }
+}
+
+const WHAT: Record<string, string> = { 'create-realm': 'realm owner', 'create-user': 'user', 'create-bot': 'bot' };
+
+export async function runAdmin(argv: string[], out: (line: string) => void): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === undefined || !(sub in ALLOWED)) throw new UsageError(`unknown admin command "${sub ?? ''}" (admin commands: ${Object.keys(ALLOWED).join(', ')})`);
+  const { own, shared } = readAdminArgs(rest);
+  const { options } = readOptions(shared);
+  const stray = Object.keys(own).find((k) => !ALLOWED[sub].includes(k));
+  if (stray) throw new UsageError(`--${stray} does not apply to admin ${sub}`);
+  const config = buildConfig(options);
+  const result = sub === 'create-realm' ? await createRealmCommand(config, own) : await createAccountCommand(config, sub, own);
+  if (options.json) out(JSON.stringify(result));
+  else {
+    if (sub === 'create-realm') out(`realm ${String(result.subdomain)} (${String(result.realmUrl)}) created.`);
+    out(`${WHAT[sub]} ${String(result.userId)} created; its secrets are shown only this once:`);
+    out(`  email:    ${String(result.email)}`);
+    out(`  API key:  ${String(result.apiKey)}`);
+    if (result.password) out(`  password: ${String(result.password)}`);
+  }
+  return 0;
 }

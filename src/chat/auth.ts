@@ -1,6 +1,8 @@
-// HTTP Basic authentication of Chat requests (email:api_key, bots alike), with Zulip's errors:
+// The realm a request addresses (by its Host header: domain/subdomains.ts) and HTTP Basic
+// authentication of Chat requests within it (email:api_key, bots alike), with Zulip's errors:
 // no or unreadable header 401 UNAUTHORIZED with a Basic challenge, another scheme 400, a bad key
-// 401 INVALID_API_KEY, a deactivated account 401 USER_DEACTIVATED. The realm row and accepted
+// 401 INVALID_API_KEY (another realm's key too), a deactivated account 401 USER_DEACTIVATED; a
+// subdomain no realm has 404 NONEXISTENT_SUBDOMAIN. The realm rows and accepted
 // credentials are cached (RequestCache): a change written on this node counts on the next request,
 // one written by another node (or `keel admin` in another process) within READ_CACHE_TTL_MS (2 s).
 import type { Database, Queryable } from '../platform/db/database.js';
@@ -10,7 +12,8 @@ import { ReadCache } from '../platform/db/read-cache.js';
 import type { ChatTables, ChatUser, Realm } from './tables.js';
 import { badRequest, invalidApiKey, unauthorized, userDeactivated } from './errors.js';
 import { apiKeyHash, isWellFormedApiKey } from './domain/api-keys.js';
-import { theRealm } from './domain/realm.js';
+import { realmBySubdomain } from './domain/realm.js';
+import { invalidSubdomain, subdomainOf } from './domain/subdomains.js';
 
 export function readBasic(header: string | undefined): { email: string; apiKey: string } {
   if (header === undefined) throw unauthorized('Missing authorization header for basic auth');
@@ -34,6 +37,9 @@ async function userForKey(db: Queryable<ChatTables>, realmId: number, email: str
   return user;
 }
 
+const MAX_CACHED_REALMS = 100;
+const MAX_CACHED_HOSTS = 1000;
+
 /**
  * What every request reads before its handler: the realm and the authenticated user. Only accepted
  * credentials are kept, keyed by the email as sent with the SHA-256 of the key (never the key), so a
@@ -44,17 +50,33 @@ export class RequestCache {
   private readonly db: Database<ChatTables>;
   private readonly realms: ReadCache<Realm>;
   private readonly users: ReadCache<ChatUser>;
+  private readonly rootDomain: string;
+  /** Host header -> subdomain, for the few names a server is reached by (bounded: headers are the client's). */
+  private readonly subdomains = new Map<string, string>();
 
-  constructor(db: Database<ChatTables>, clock: Clock) {
+  constructor(db: Database<ChatTables>, clock: Clock, rootDomain: string) {
     this.db = db;
+    this.rootDomain = rootDomain;
     // Each cache is emptied by writes to its own table only: a message sent must not send every
     // user's next request (a thousand re-polls after a message to a busy channel) to the store.
-    this.realms = new ReadCache({ writeGeneration: () => db.writeGeneration('realms') }, clock, { maxEntries: 1 });
+    this.realms = new ReadCache({ writeGeneration: () => db.writeGeneration('realms') }, clock, { maxEntries: MAX_CACHED_REALMS });
     this.users = new ReadCache({ writeGeneration: () => db.writeGeneration('chat_users') }, clock);
   }
 
-  realm(): Realm | Promise<Realm | undefined> {
-    return this.realms.peek('realm') ?? this.realms.get('realm', () => theRealm(this.db.kysely));
+  /** The realm the Host header names; a subdomain no realm has is Zulip's 404 (never cached, so a new realm counts at once). */
+  realm(host: string | undefined): Realm | Promise<Realm> {
+    const key = host ?? '';
+    let sub = this.subdomains.get(key);
+    if (sub === undefined) {
+      sub = subdomainOf(host, this.rootDomain);
+      if (this.subdomains.size >= MAX_CACHED_HOSTS) this.subdomains.clear();
+      this.subdomains.set(key, sub);
+    }
+    const subdomain = sub;
+    return this.realms.peek(subdomain) ?? this.realms.get(subdomain, () => realmBySubdomain(this.db.kysely, subdomain)).then((realm) => {
+      if (!realm) throw invalidSubdomain();
+      return realm;
+    });
   }
 
   /** The user, or a promise of it when the store must be read (a hit costs no promise). */

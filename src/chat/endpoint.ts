@@ -16,8 +16,10 @@ export interface ChatServices {
   db: Database<ChatTables>;
   clock: Clock;
   log: Logger;
-  /** The realm's canonical URL (from the chat listener's address). */
-  realmUrl(): string;
+  /** A realm's canonical URL (the chat listener's address, with the realm's subdomain: domain/subdomains.ts). */
+  realmUrl(realm: Realm): string;
+  /** The domain realms are subdomains of; requests pick their realm by Host header under it. */
+  rootDomain: string;
   /** Budgets for password guesses at fetch_api_key. */
   loginLimiter: AttemptLimiter;
   /** Event queues and the in-process bus writes publish on after their commit. */

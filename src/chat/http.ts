@@ -105,7 +105,7 @@ function send(reply: FastifyReply, status: number, body: Record<string, unknown>
 
 export function createChatServer(services: ChatServices, endpoints: Endpoint[]): FastifyInstance {
   const router = new ChatRouter(endpoints);
-  const cache = new RequestCache(services.db, services.clock);
+  const cache = new RequestCache(services.db, services.clock, services.rootDomain);
   // Long-polls park for up to the heartbeat (50 s) and clients wait 90 s
   // (event_queue_longpoll_timeout_seconds): requests may live 120 s, idle keep-alive sockets 65 s
   // (longer than common proxies' 60 s), and a socket may carry any number of polls.
@@ -142,6 +142,8 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[]):
   async function handle(req: FastifyRequest, reply: FastifyReply): Promise<string | undefined> {
     const url = splitTarget(req.url);
     try {
+      // As Zulip's host middleware: a subdomain no realm has is refused before routing.
+      const realm = await cache.realm(req.headers.host);
       const path = url.pathname.slice(PREFIX.length) || '/';
       const match = router.find(req.method, path);
       if (match.kind === 'none') throw new ChatError('BAD_REQUEST', 'Not Found', { status: 404 });
@@ -150,8 +152,6 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[]):
       }
       const { endpoint } = match;
       const raw = { ...textParams(url.searchParams), ...textParams(req.body), ...match.pathParams };
-      const realm = await cache.realm();
-      if (!realm) throw new Error('the chat realm is missing: run keel init');
       const user = endpoint.auth === 'user' ? await cache.user(realm.id, req.headers.authorization) : undefined;
       const { values, ignored } = decodeParams(endpoint.params, raw);
       const call: ChatCall = {

@@ -11,6 +11,8 @@ export interface Config {
   databaseUrl?: string;
   infraListen: ListenAddress;
   chatListen: ListenAddress;
+  /** Lower case, no trailing dot; absent when not configured (see chatRootDomain()). */
+  chatRootDomain?: string;
   dnsListen: ListenAddress;
   /** Lower case, no trailing dot: ns1..ns4 live under it. */
   nameserverDomain: string;
@@ -31,10 +33,21 @@ export function parseListen(flag: string, value: string): ListenAddress {
 
 const HOSTNAME = /^(?=.{1,253}$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
 
-export function parseNameserverDomain(value: string): string {
+function parseDomain(flag: string, example: string, value: string): string {
   const name = value.toLowerCase().replace(/\.$/, '');
-  if (!HOSTNAME.test(name)) throw new UsageError(`--nameserver-domain must be a domain name such as ns.example.com, got "${value}"`);
+  if (!HOSTNAME.test(name)) throw new UsageError(`--${flag} must be a domain name such as ${example}, got "${value}"`);
   return name;
+}
+
+/** The chat root domain: a name (an IP address has no subdomains). */
+export function parseChatRootDomain(value: string): string {
+  const name = parseDomain('chat-root-domain', 'chat.example.com', value);
+  if (isIP(name)) throw new UsageError(`--chat-root-domain must be a domain name such as chat.example.com, got "${value}"`);
+  return name;
+}
+
+export function parseNameserverDomain(value: string): string {
+  return parseDomain('nameserver-domain', 'ns.example.com', value);
 }
 
 /** 1 to 4 addresses; fewer than four are repeated in turn so that ns1..ns4 each get one. */
@@ -88,6 +101,7 @@ export function buildConfig(o: RawOptions): Config {
     databaseUrl: url,
     infraListen: parseListen('infra-listen', o['infra-listen']!),
     chatListen: parseListen('chat-listen', o['chat-listen']!),
+    chatRootDomain: o['chat-root-domain'] === undefined ? undefined : parseChatRootDomain(o['chat-root-domain']),
     dnsListen,
     nameserverDomain: parseNameserverDomain(o['nameserver-domain']!),
     nameserverAddresses: parseNameserverAddresses(o['nameserver-addresses'], dnsListen),

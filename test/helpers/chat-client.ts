@@ -1,6 +1,7 @@
 // A raw HTTP client for the Chat API that sends requests the way Zulip's Python client does:
 // query parameters for GET, form-encoded bodies otherwise, non-string values JSON-encoded. Every
 // 2xx answer is checked against Zulip's OpenAPI description (see zulip-openapi.ts).
+import { request } from 'node:http';
 import { checkChatResponse } from './zulip-openapi.js';
 
 export interface ChatReply { status: number; body: Record<string, any>; headers: Headers }
@@ -14,14 +15,36 @@ export function encodeParams(params: Record<string, unknown>): URLSearchParams {
   return form;
 }
 
+/** A request with a Host header of our choosing (fetch cannot set Host): how a realm is addressed by subdomain. */
+function requestWithHost(url: string, method: string, headers: Record<string, string>, body: string | undefined, host: string): Promise<{ status: number; text: string; headers: Headers }> {
+  return new Promise((resolve, reject) => {
+    // A fresh connection each time: no kept-alive socket the server may have closed meanwhile.
+    const req = request(url, { method, headers: { ...headers, host }, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (text += c));
+      res.on('end', () => {
+        const out = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') out.set(k, v);
+        resolve({ status: res.statusCode!, text, headers: out });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 export class ChatClient {
   readonly base: string;
   readonly email: string;
   readonly apiKey: string;
-  constructor(chatUrl: string, email: string, apiKey: string) {
+  /** The Host header to send (a realm's subdomain); absent: the address of chatUrl (the first realm). */
+  readonly host?: string;
+  constructor(chatUrl: string, email: string, apiKey: string, host?: string) {
     this.base = `${chatUrl}/api/v1`;
     this.email = email;
     this.apiKey = apiKey;
+    this.host = host;
   }
 
   async call(method: string, path: string, params: Record<string, unknown> = {}, auth: [string, string] | null = [this.email, this.apiKey]): Promise<ChatReply> {
@@ -35,6 +58,12 @@ export class ChatClient {
     } else {
       body = form.toString();
       headers['content-type'] = 'application/x-www-form-urlencoded';
+    }
+    if (this.host !== undefined) {
+      const res = await requestWithHost(url, method, headers, body, this.host);
+      const json = JSON.parse(res.text) as Record<string, any>;
+      checkChatResponse(method, url, res.status, json);
+      return { status: res.status, body: json, headers: res.headers };
     }
     const res = await fetch(url, { method, headers, body });
     const json = (await res.json()) as Record<string, any>;

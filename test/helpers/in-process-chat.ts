@@ -10,6 +10,7 @@ import { AttemptLimiter, LOGIN_BUDGETS } from '../../src/chat/domain/rate-limit.
 import { EventHub } from '../../src/chat/events/hub.js';
 import { restoreQueues, saveQueues } from '../../src/chat/events/persist.js';
 import { PresenceStore } from '../../src/chat/domain/presence.js';
+import { realmUrlFor } from '../../src/chat/domain/subdomains.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/log.js';
 import { encodeParams } from './chat-client.js';
@@ -35,7 +36,7 @@ export async function inProcessChat(storage: Storage) {
   // Presence is written when a test calls flush() (or at close), never on a timer.
   const presence = new PresenceStore(ctx.chatDb, clock, ctx.log, { flushEveryMs: 0 });
   const app = createChatServer(
-    { db: ctx.chatDb, clock, log: ctx.log, realmUrl: () => 'http://chat.keel.test', loginLimiter: new AttemptLimiter(clock, LOGIN_BUDGETS), events, presence },
+    { db: ctx.chatDb, clock, log: ctx.log, realmUrl: (realm) => realmUrlFor('http://chat.keel.test', 'chat.keel.test', realm.string_id), rootDomain: 'chat.keel.test', loginLimiter: new AttemptLimiter(clock, LOGIN_BUDGETS), events, presence },
     allEndpoints(),
   );
 

@@ -1,13 +1,15 @@
-// The organization (realm) and its first-run set-up: the seal key for API keys, the system groups
-// and the owner, whose secrets are printed once.
+// Organizations (realms): finding them, making one with its system groups and owner, and the
+// first-run set-up (the seal key for API keys and the first realm, whose owner's secrets are printed once).
 import { sql } from 'kysely';
 import type { Database, Queryable } from '../../platform/db/database.js';
 import { randomPassword, randomToken } from '../../platform/auth/secrets.js';
-import type { ChatTables, Realm } from '../tables.js';
+import type { ChatTables, ChatUser, Realm } from '../tables.js';
+import { badRequest } from '../errors.js';
 import { SEAL_KEY_NAME } from './api-keys.js';
 import { createSystemGroups } from './groups.js';
 import { ROLE } from './roles.js';
 import { createUser } from './users.js';
+import { ROOT_SUBDOMAIN } from './subdomains.js';
 
 export interface ChatInitResult {
   realmUrl: string;
@@ -28,8 +30,44 @@ export function realmHost(realmUrl: string): string {
   return new URL(realmUrl).hostname;
 }
 
+/** The first realm, made by the first-run set-up: the one the root domain serves. */
 export async function theRealm(db: Queryable<ChatTables>): Promise<Realm | undefined> {
   return db.selectFrom('realms').selectAll().orderBy('id').executeTakeFirst();
+}
+
+/** The realm a subdomain names (ROOT_SUBDOMAIN: the first realm). */
+export async function realmBySubdomain(db: Queryable<ChatTables>, subdomain: string): Promise<Realm | undefined> {
+  return db.selectFrom('realms').selectAll().where('string_id', '=', subdomain).executeTakeFirst();
+}
+
+export const MAX_REALM_NAME_LENGTH = 40;
+
+export interface NewRealm {
+  stringId: string;
+  name: string;
+  /** The host of the realm's addresses (bots, hidden emails). */
+  emailHost: string;
+  owner: { email: string; fullName: string; password: string };
+}
+
+/**
+ * Creates a realm with its system groups and its owner (the first-run set-up and `keel admin
+ * create-realm`); the caller holds the transaction. Zulip's errors for a taken subdomain or a bad name.
+ */
+export async function createRealm(db: Queryable<ChatTables>, r: NewRealm, nowMs: number): Promise<{ realm: Realm; owner: ChatUser; apiKey: string }> {
+  const name = r.name.trim();
+  if (name === '') throw badRequest('Organization name is required.');
+  if ([...name].length > MAX_REALM_NAME_LENGTH) throw badRequest(`Organization name is too long (limit: ${MAX_REALM_NAME_LENGTH} characters).`);
+  if (await realmBySubdomain(db, r.stringId)) throw badRequest('Subdomain already in use. Please choose a different one.');
+  const now = Math.floor(nowMs / 1000);
+  const realm = await db
+    .insertInto('realms')
+    .values({ string_id: r.stringId, name, description: '', email_host: r.emailHost, date_created: now })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await createSystemGroups(db, realm.id, now);
+  const made = await createUser(db, realm.id, { email: r.owner.email, fullName: r.owner.fullName, password: r.owner.password, role: ROLE.owner }, nowMs);
+  return { realm, owner: made.user, apiKey: made.apiKey };
 }
 
 /**
@@ -43,14 +81,8 @@ export async function initialiseChat(db: Database<ChatTables>, nowMs: number, re
     if (await theRealm(trx)) return null;
     const host = realmHost(realmUrl);
     await trx.insertInto('server_secrets').values({ name: SEAL_KEY_NAME, value: randomToken(32) }).execute();
-    const realm = await trx
-      .insertInto('realms')
-      .values({ string_id: '', name: 'Keel', description: '', email_host: host, date_created: Math.floor(nowMs / 1000) })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    await createSystemGroups(trx, realm.id, Math.floor(nowMs / 1000));
     const email = `owner@${host}`;
-    const owner = await createUser(trx, realm.id, { email, fullName: 'Owner', password, role: ROLE.owner }, nowMs);
-    return { realmUrl, email, password, apiKey: owner.apiKey };
+    const made = await createRealm(trx, { stringId: ROOT_SUBDOMAIN, name: 'Keel', emailHost: host, owner: { email, fullName: 'Owner', password } }, nowMs);
+    return { realmUrl, email, password, apiKey: made.apiKey };
   });
 }

@@ -57,7 +57,7 @@ export const registerQueue = defineEndpoint({
       });
       try {
         const state = await initialState(db.kysely, {
-          realm: call.realm, realmUrl: call.services.realmUrl(), me, fetch, clientGravatar: p.client_gravatar, includeSubscribers: p.include_subscribers,
+          realm: call.realm, realmUrl: call.services.realmUrl(call.realm), me, fetch, clientGravatar: p.client_gravatar, includeSubscribers: p.include_subscribers,
           emptyTopicName: capabilities.empty_topic_name === true, capabilities, nowMs: clock.now(),
           presence: call.services.presence, slimPresence: p.slim_presence, presenceHistoryLimitDays: p.presence_history_limit_days,
           userSettingsObject: capabilities.user_settings_object === true,
@@ -83,7 +83,7 @@ export const getEvents = defineEndpoint({
   }),
   async handler(call, p) {
     const { events } = call.services;
-    const queue = events.queueOf(p.queue_id, requireUser(call).id);
+    const queue = events.queueOf(p.queue_id, requireUser(call).id, call.realm.id);
     // Answered from the queue's shared, pre-serialized events; while parked, the poll holds only
     // the response and this waiter.
     const waiter: Waiter = {
@@ -103,7 +103,7 @@ export const deleteQueue = defineEndpoint({
   params: Type.Object({ queue_id: Type.String() }),
   async handler(call, p) {
     const { events } = call.services;
-    events.remove(events.queueOf(p.queue_id, requireUser(call).id));
+    events.remove(events.queueOf(p.queue_id, requireUser(call).id, call.realm.id));
     return {};
   },
 });

@@ -14,7 +14,7 @@ export const getServerSettings = defineEndpoint({
   auth: 'none',
   params: Type.Object({}),
   async handler(call) {
-    const url = call.services.realmUrl();
+    const url = call.services.realmUrl(call.realm);
     return {
       authentication_methods: {
         password: true, dev: false, email: true, ldap: false, remoteuser: false, github: false,

@@ -22,8 +22,11 @@ export interface Notice {
    * object for queues that see the event alike shares it (and its serialization); it is never changed.
    */
   render(queue: EventQueue): EventBody | null;
-  /** Message events: what narrows filter on, the receivers' flags, and the public channel if any. */
-  message?: { facts: MessageFacts; flagsFor(userId: number): string[]; publicStreamId: number | null };
+  /**
+   * Message events: what narrows filter on, the receivers' flags, and the public channel if any
+   * (with its realm: all_public_streams queues of that realm only receive it).
+   */
+  message?: { facts: MessageFacts; flagsFor(userId: number): string[]; publicStreamId: number | null; realmId: number };
 }
 
 export interface HubTimings {
@@ -97,10 +100,14 @@ export class EventHub {
     return [...this.queues.values()];
   }
 
-  /** The caller's queue, or BAD_EVENT_QUEUE_ID (unknown or expired), or a refusal (someone else's). */
-  queueOf(queueId: string, userId: number): EventQueue {
+  /**
+   * The caller's queue, or BAD_EVENT_QUEUE_ID (unknown, expired, or another realm's: realms know
+   * nothing of each other), or a refusal (someone else's in the realm). Endpoints always pass the
+   * realm; tests reaching into the hub may leave it out.
+   */
+  queueOf(queueId: string, userId: number, realmId?: number): EventQueue {
     const queue = this.queues.get(queueId);
-    if (!queue) throw badEventQueueId(queueId);
+    if (!queue || (realmId !== undefined && queue.options.realmId !== realmId)) throw badEventQueueId(queueId);
     if (queue.options.userId !== userId) throw new ChatError('BAD_REQUEST', 'You are not authorized to get events from this queue');
     return queue;
   }
@@ -186,7 +193,7 @@ export class EventHub {
       }
       if (n.message?.publicStreamId != null) {
         for (const queue of this.allPublic) {
-          if (!receivers.has(queue.options.userId)) offer(queue, NO_FLAGS);
+          if (queue.options.realmId === n.message.realmId && !receivers.has(queue.options.userId)) offer(queue, NO_FLAGS);
         }
       }
     }

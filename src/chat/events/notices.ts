@@ -37,6 +37,7 @@ export async function messageNotice(db: Queryable<ChatTables>, realm: Realm, sen
       facts: { streamId: row.stream_id, streamName: stream ? stream.name.toLowerCase() : null, topic: row.topic, senderId: sender.id, senderEmail: sender.email, directUserIds: direct },
       flagsFor: (userId) => flags.get(userId) ?? [],
       publicStreamId: stream && stream.invite_only === 0 ? row.stream_id : null,
+      realmId: realm.id,
     },
     render(queue) {
       const o = queue.options;
