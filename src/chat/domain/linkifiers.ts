@@ -1,7 +1,9 @@
 // Linkifiers: a pattern in Python's regular expression syntax (named groups as (?P<name>...)) and an
 // RFC 6570 URL template ({name}, {+name}, {#name}) filled from the groups. Checked when saved,
 // compiled to JavaScript once, and applied to message text by the Markdown renderer in their order.
-import type { Queryable } from '../../platform/db/database.js';
+import { storeOf, type Queryable } from '../../platform/db/database.js';
+import { ReadCache } from '../../platform/db/read-cache.js';
+import { systemClock } from '../../platform/clock.js';
 import type { ChatTables } from '../tables.js';
 import { badRequest } from '../errors.js';
 
@@ -126,6 +128,21 @@ export function checkLinkifier(pattern: string, urlTemplate: string): CompiledLi
 }
 
 /** Compiles stored linkifiers (checked when saved); one that no longer compiles is left out. */
+const compiledCaches = new WeakMap<object, ReadCache<{ list: CompiledLinkifier[] }>>();
+
+/**
+ * The realm's linkifiers, compiled: every send renders with them and every message object's
+ * topic_links needs them. Kept per realm until this node writes realm_linkifiers (or for the read
+ * cache's TTL, for other nodes' changes); inside a transaction they are read afresh.
+ */
+export async function realmLinkifiers(db: Queryable<ChatTables>, realmId: number): Promise<CompiledLinkifier[]> {
+  const store = storeOf(db);
+  if (!store) return compileLinkifiers(await linkifierObjects(db, realmId));
+  let cache = compiledCaches.get(store);
+  if (!cache) compiledCaches.set(store, (cache = new ReadCache({ writeGeneration: () => store.writeGeneration('realm_linkifiers') }, systemClock)));
+  return (await cache.get(String(realmId), async () => ({ list: compileLinkifiers(await linkifierObjects(db, realmId)) }))).list;
+}
+
 export function compileLinkifiers(list: Linkifier[]): CompiledLinkifier[] {
   const out: CompiledLinkifier[] = [];
   for (const l of list) {

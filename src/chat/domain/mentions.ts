@@ -5,7 +5,7 @@ import type { ChatTables, ChatUser } from '../tables.js';
 import { canAccessContent } from './channels.js';
 import { FLAG } from './flags.js';
 import type { MarkdownContext, MentionGroup, MentionUser, Rendered } from './markdown.js';
-import { compileLinkifiers, linkifierObjects } from './linkifiers.js';
+import { realmLinkifiers } from './linkifiers.js';
 
 /** Every user id in a group, its subgroups included, however deep. */
 async function groupMembers(db: Queryable<ChatTables>, groupId: number): Promise<number[]> {
@@ -51,7 +51,7 @@ export async function loadMarkdownContext(db: Queryable<ChatTables>, realmId: nu
     const rows = await db.selectFrom('user_groups').select(['id', 'name']).where('realm_id', '=', realmId).where('is_system_group', '=', 0).where('deactivated', '=', 0).where('name', 'in', [...groupNames]).execute();
     for (const g of rows) ctx.groups.set(g.name, { id: g.id, name: g.name, memberIds: await groupMembers(db, g.id) } satisfies MentionGroup);
   }
-  ctx.linkifiers = compileLinkifiers(await linkifierObjects(db, realmId));
+  ctx.linkifiers = await realmLinkifiers(db, realmId);
   if (channelNames.size) {
     const rows = await db.selectFrom('streams').selectAll().where('realm_id', '=', realmId).where('name_lower', 'in', [...channelNames]).execute();
     // A private channel the sender cannot see is not linked (its name would leak nothing new, but Zulip refuses it).

@@ -9,7 +9,7 @@ import type { ChatTables, ChatUser, Message, Realm, Stream } from '../tables.js'
 import { badRequest } from '../errors.js';
 import { FLAG, flagNames, flagNamesJson, HISTORICAL_FLAGS } from './flags.js';
 import { isMeMessage } from './markdown.js';
-import { compileLinkifiers, linkifierObjects, topicLinks } from './linkifiers.js';
+import { realmLinkifiers, topicLinks } from './linkifiers.js';
 import { directKey, type NarrowQuery } from './narrow.js';
 import { displayTopic } from './topics.js';
 import { avatarUrlFor } from './users.js';
@@ -185,7 +185,7 @@ interface MessageRefs {
   streams: Map<number, string>;
   reactions: Awaited<ReturnType<typeof reactionsOf>>;
   /** The realm's linkifiers as they are now: Zulip computes topic_links when it shows a message. */
-  linkifiers: ReturnType<typeof compileLinkifiers>;
+  linkifiers: Awaited<ReturnType<typeof realmLinkifiers>>;
 }
 
 async function messageRefs(db: Queryable<ChatTables>, rows: StoredMessage[]): Promise<MessageRefs> {
@@ -199,7 +199,7 @@ async function messageRefs(db: Queryable<ChatTables>, rows: StoredMessage[]): Pr
   // Only what a message object shows: whole user rows cost more than the messages themselves.
   const users = new Map((await db.selectFrom('chat_users').select(['id', 'email', 'full_name', 'delivery_email', 'avatar_version']).where('id', 'in', [...userIds]).execute()).map((u) => [u.id, u]));
   const streams = new Map(streamIds.size ? (await db.selectFrom('streams').select(['id', 'name']).where('id', 'in', [...streamIds]).execute()).map((s) => [s.id, s.name]) : []);
-  const linkifiers = streamIds.size ? compileLinkifiers(await linkifierObjects(db, rows[0]!.realm_id)) : [];
+  const linkifiers = streamIds.size ? await realmLinkifiers(db, rows[0]!.realm_id) : [];
   return { users, streams, reactions: await reactionsOf(db, rows.map((r) => Number(r.id))), linkifiers };
 }
 

@@ -158,7 +158,7 @@ export function wrap<S>(
   const writes = new WriteCounter();
   const counted = kysely.withPlugin(writes);
   if (directReader) directReaders.set(counted, directReader);
-  return {
+  const store: Database<S> = {
     engine,
     location,
     kysely: counted,
@@ -178,4 +178,19 @@ export function wrap<S>(
       await onClose();
     },
   };
+  stores.set(counted, store);
+  return store;
+}
+
+/** What a cache needs of a store: its write generations. */
+export type Generations = Pick<Database<unknown>, 'writeGeneration'>;
+
+const stores = new WeakMap<object, Generations>();
+
+/**
+ * The store whose query builder this is (a Database's `kysely`), for caches that follow its write
+ * generations; undefined for a transaction, whose reads must not be served from a cache.
+ */
+export function storeOf(kysely: object): Generations | undefined {
+  return stores.get(kysely);
 }
