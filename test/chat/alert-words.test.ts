@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
 import { createStorage, type Storage } from '../helpers/server.js';
-import { inProcessChat, type InProcessClient } from '../helpers/in-process-chat.js';
+import { inProcessChat, ok, type InProcessClient } from '../helpers/in-process-chat.js';
 import { containsAlertWord } from '../../src/chat/domain/alert-words.js';
 
 type Chat = Awaited<ReturnType<typeof inProcessChat>>;
@@ -39,11 +39,6 @@ await forEachEngine('chat alert words', (engine) => {
     await storage?.dispose();
   });
 
-  async function ok(c: InProcessClient, method: string, path: string, params: Record<string, unknown> = {}) {
-    const r = await c.call(method, path, params);
-    assert.equal(r.status, 200, JSON.stringify(r.body));
-    return r.body;
-  }
   const send = async (c: InProcessClient, content: string) => (await ok(c, 'POST', '/messages', { type: 'stream', to: 'garden', topic: 'plants', content })).id as number;
   const flagsOf = async (c: InProcessClient, id: number) => (await ok(c, 'GET', `/messages/${id}`)).message.flags as string[];
 

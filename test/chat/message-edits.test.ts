@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
 import { createStorage, type Storage } from '../helpers/server.js';
-import { inProcessChat, type InProcessClient } from '../helpers/in-process-chat.js';
+import { inProcessChat, ok, type InProcessClient } from '../helpers/in-process-chat.js';
 
 type Chat = Awaited<ReturnType<typeof inProcessChat>>;
 type Ev = Record<string, any>;
@@ -40,11 +40,6 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     await storage?.dispose();
   });
 
-  async function ok(c: InProcessClient, method: string, path: string, params: Record<string, unknown> = {}): Promise<Ev> {
-    const r = await c.call(method, path, params);
-    assert.equal(r.status, 200, `${method} ${path}: ${JSON.stringify(r.body)}`);
-    return r.body;
-  }
 
   async function refused(c: InProcessClient, method: string, path: string, params: Record<string, unknown>, code: string, msg?: string): Promise<Ev> {
     const r = await c.call(method, path, params);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
 import { createStorage, type Storage } from '../helpers/server.js';
-import { inProcessChat, type InProcessClient } from '../helpers/in-process-chat.js';
+import { inProcessChat, ok, type InProcessClient } from '../helpers/in-process-chat.js';
 import { PresenceStore } from '../../src/chat/domain/presence.js';
 
 type Chat = Awaited<ReturnType<typeof inProcessChat>>;
@@ -36,11 +36,6 @@ await forEachEngine('chat presence and status', (engine) => {
     await storage?.dispose();
   });
 
-  const ok = async (c: InProcessClient, method: string, path: string, params: Record<string, unknown> = {}) => {
-    const r = await c.call(method, path, params);
-    assert.equal(r.status, 200, JSON.stringify(r.body));
-    return r.body;
-  };
   const ping = (c: InProcessClient, params: Record<string, unknown>) => ok(c, 'POST', '/users/me/presence', { new_user_input: true, ...params });
   /** Bob's new events since the last call. */
   async function bobEvents(): Promise<Ev[]> {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
 import { createStorage, type Storage } from '../helpers/server.js';
-import { inProcessChat, type InProcessClient } from '../helpers/in-process-chat.js';
+import { inProcessChat, ok, type InProcessClient } from '../helpers/in-process-chat.js';
 
 type Chat = Awaited<ReturnType<typeof inProcessChat>>;
 type Ev = Record<string, any>;
@@ -34,11 +34,6 @@ await forEachEngine('chat typing', (engine) => {
     await storage?.dispose();
   });
 
-  const ok = async (c: InProcessClient, method: string, path: string, params: Record<string, unknown> = {}) => {
-    const r = await c.call(method, path, params);
-    assert.equal(r.status, 200, JSON.stringify(r.body));
-    return r.body;
-  };
   const queue = async (c: InProcessClient, params: Record<string, unknown> = {}) => (await ok(c, 'POST', '/register', { event_types: ['typing', 'typing_edit_message'], ...params })).queue_id as string;
   const drain = async (c: InProcessClient, q: string): Promise<Ev[]> => (await ok(c, 'GET', '/events', { queue_id: q, dont_block: true })).events;
   const setSettings = (id: number, settings: Record<string, unknown>) =>

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
 import { createStorage, type Storage } from '../helpers/server.js';
-import { inProcessChat, type InProcessClient } from '../helpers/in-process-chat.js';
+import { inProcessChat, ok, type InProcessClient } from '../helpers/in-process-chat.js';
 import { SETTINGS } from '../../src/chat/domain/user-settings.js';
 
 type Chat = Awaited<ReturnType<typeof inProcessChat>>;
@@ -34,11 +34,6 @@ await forEachEngine('chat user preferences', (engine) => {
     await storage?.dispose();
   });
 
-  const ok = async (c: InProcessClient, method: string, path: string, params: Record<string, unknown> = {}) => {
-    const r = await c.call(method, path, params);
-    assert.equal(r.status, 200, `${method} ${path}: ${JSON.stringify(r.body)}`);
-    return r.body;
-  };
   const fails = async (c: InProcessClient, method: string, path: string, params: Record<string, unknown>, msg: string | RegExp, code = 'BAD_REQUEST', status = 400) => {
     const r = await c.call(method, path, params);
     assert.equal(r.status, status, JSON.stringify(r.body));

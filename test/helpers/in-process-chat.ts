@@ -1,6 +1,7 @@
 // A Chat server built in this process (fastify inject, or a listener when a test needs real
 // sockets), for tests that need a manual clock or to reach the event hub. Requests are sent the
 // way Zulip's Python client sends them, and every 2xx answer is checked against Zulip's OpenAPI.
+import assert from 'node:assert/strict';
 import { buildConfig } from '../../src/config/config.js';
 import { readOptions } from '../../src/config/env.js';
 import { createContext } from '../../src/context.js';
@@ -18,6 +19,13 @@ import { checkChatResponse } from './zulip-openapi.js';
 import { storageArgs, type Storage } from './server.js';
 
 export interface Reply { status: number; body: Record<string, any> }
+
+/** A call that must succeed: asserts HTTP 200 (naming the call and the answer) and gives the body. */
+export async function ok(c: InProcessClient, method: string, path: string, params: Record<string, unknown> = {}): Promise<Record<string, any>> {
+  const r = await c.call(method, path, params);
+  assert.equal(r.status, 200, `${method} ${path}: ${JSON.stringify(r.body)}`);
+  return r.body;
+}
 
 export interface InProcessClient {
   email: string;
