@@ -15,6 +15,7 @@ import {
 import { unixSeconds } from '../../platform/clock.js';
 import { messageNotice } from '../events/notices.js';
 import { cachedNarrow } from '../domain/reader-cache.js';
+import { readableMessage } from '../domain/message-edits.js';
 import { checkGroupMentions } from '../domain/user-groups.js';
 
 export const sendMessage = defineEndpoint({
@@ -179,10 +180,8 @@ export const getMessage = defineEndpoint({
     const me = requireUser(call);
     const db = call.services.db.kysely;
     // Readable means received, or in a channel whose shared history the user may read.
-    const found = await fetchByIds(db, call.realm.id, me, { conditions: [], history: true }, [p.message_id]);
-    if (!found.ids.length) throw badRequest('Invalid message(s)');
-    const [message] = await messageObjects(db, call.realm, me, found.ids, { applyMarkdown: p.apply_markdown, clientGravatar: false, allowEmptyTopicName: p.allow_empty_topic_name });
-    const raw = await db.selectFrom('messages').select('content').where('id', '=', p.message_id).executeTakeFirstOrThrow();
+    const raw = await readableMessage(db, call.realm.id, me, p.message_id);
+    const [message] = await messageObjects(db, call.realm, me, [raw.id], { applyMarkdown: p.apply_markdown, clientGravatar: false, allowEmptyTopicName: p.allow_empty_topic_name });
     return { raw_content: raw.content, message };
   },
 });
