@@ -23,11 +23,58 @@ export function openSqlite<S>(file: string): Database<S> {
     throw new DatabaseError(`cannot open SQLite database ${file}: ${(err as Error).message}`);
   }
   const flusher = new WalFlusher(`${file}-wal`);
-  const statements = reusingStatements(raw, () => flusher.markDirty());
+  const snapshot = new TurnSnapshot(raw);
+  const statements = reusingStatements(raw, () => flusher.markDirty(), () => snapshot.end());
   const kysely = new Kysely<S>({ dialect: new SqliteDialect({ database: statements }) });
   // Reads only (the caller compiled a select); never inside another request's open transaction.
-  const directRead = (sql: string, parameters: readonly unknown[]) => (raw.inTransaction ? undefined : (statements.prepare(sql).all(parameters) as unknown[]));
+  const directRead = (sql: string, parameters: readonly unknown[]) => {
+    if (!snapshot.begin()) return undefined;
+    return statements.cached(sql).all(parameters) as unknown[];
+  };
   return wrap('sqlite', file, kysely, async () => flusher.close(), () => flusher.synced(), directRead);
+}
+
+/**
+ * Direct reads made in one turn of the event loop share one read transaction, ended by setImmediate
+ * or by the next statement Kysely runs (every write, every transaction), whichever comes first.
+ *
+ * Why: outside a transaction SQLite takes and drops its file locks (fcntl system calls) for every
+ * statement, which costs more than the point lookup itself (4.8 us against 2.0 us inside a
+ * transaction on this machine). Under load one turn runs the reads of many requests.
+ *
+ * What a read sees is unchanged in kind: a committed state no older than the start of this turn,
+ * never another caller's uncommitted rows (a Kysely transaction ends the snapshot before its BEGIN,
+ * and while one is open direct reads step aside). The snapshot only reads, so ending it writes
+ * nothing to the WAL, and holding it for one turn never holds a checkpoint back for long.
+ */
+class TurnSnapshot {
+  private readonly raw: BetterSqlite3.Database;
+  private readonly beginStmt: BetterSqlite3.Statement;
+  private readonly commitStmt: BetterSqlite3.Statement;
+  private open = false;
+  private readonly endSoon = () => this.end();
+
+  constructor(raw: BetterSqlite3.Database) {
+    this.raw = raw;
+    this.beginStmt = raw.prepare('BEGIN');
+    this.commitStmt = raw.prepare('COMMIT');
+  }
+
+  /** Opens the snapshot if needed; false when a transaction of Kysely's is open instead. */
+  begin(): boolean {
+    if (this.open) return true;
+    if (this.raw.inTransaction) return false;
+    this.beginStmt.run();
+    this.open = true;
+    setImmediate(this.endSoon);
+    return true;
+  }
+
+  end(): void {
+    if (!this.open) return;
+    this.open = false;
+    if (this.raw.inTransaction) this.commitStmt.run();
+  }
 }
 
 /** Group commit: one fsync of the WAL file covers every write made before it started. */
@@ -88,22 +135,31 @@ class WalFlusher {
 // statements are kept by text and reused. Bounded, since IN lists make one shape many texts.
 const STATEMENT_CACHE_SIZE = 500;
 
-function reusingStatements(raw: BetterSqlite3.Database, onWrite: () => void): SqliteDatabase {
+function reusingStatements(raw: BetterSqlite3.Database, onWrite: () => void, beforeKysely: () => void): SqliteDatabase & { cached(sql: string): BetterSqlite3.Statement } {
   const cache = new Map<string, BetterSqlite3.Statement>();
+  const cached = (sql: string) => {
+    const hit = cache.get(sql);
+    // A statement still being iterated (a streamed query) cannot run again until it finishes.
+    const stmt = hit && !hit.busy ? hit : raw.prepare(sql);
+    if (!hit) {
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+      cache.set(sql, stmt);
+    }
+    return stmt;
+  };
   return {
-    close: () => raw.close(),
+    close() {
+      beforeKysely();
+      raw.close();
+    },
     prepare(sql) {
-      const cached = cache.get(sql);
-      // A statement still being iterated (a streamed query) cannot run again until it finishes.
-      const stmt = cached && !cached.busy ? cached : raw.prepare(sql);
-      if (!cached) {
-        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
-        cache.set(sql, stmt);
-      }
+      beforeKysely();
+      const stmt = cached(sql);
       // Anything that may write (INSERT ... RETURNING reads too, so `reader` is not the test), and
       // anything inside a transaction (its COMMIT counts as read-only), makes the next synced() flush.
       if (!stmt.readonly || raw.inTransaction) onWrite();
       return stmt;
     },
+    cached,
   };
 }

@@ -97,6 +97,33 @@ await forEachEngine('store', (engine) => {
     assert.deepEqual(await byName(db.kysely, 'a'), [{ name: 'a' }]);
   });
 
+  it('sees its own writes at once and other handles\' writes from the next turn, and never holds a write back', async () => {
+    // SQLite's direct reads of one event-loop turn share a read transaction (TurnSnapshot): a write
+    // through Kysely must end it first, commit on its own, and be seen by the next read.
+    const byName = preparedQuery((k: Kysely<T>, name: string) => k.selectFrom('things').select('name').where('name', '=', name));
+    const other = await openDatabase<T>({ dataDir: storage.dataDir, databaseUrl: storage.databaseUrl, migrations: [...MIGRATIONS, extra] });
+    try {
+      assert.deepEqual(await byName(db.kysely, 'turn-own'), []);
+      await db.kysely.insertInto('things').values({ name: 'turn-own' } as never).execute();
+      assert.deepEqual(await byName(db.kysely, 'turn-own'), [{ name: 'turn-own' }], 'a read after its own write, same turn');
+      // Committed on its own, not inside the readers' snapshot: another handle sees it now.
+      assert.deepEqual(await byName(other.kysely, 'turn-own'), [{ name: 'turn-own' }], 'the write reached the store');
+
+      assert.deepEqual(await byName(db.kysely, 'turn-other'), []);
+      await other.kysely.insertInto('things').values({ name: 'turn-other' } as never).execute();
+      await new Promise((r) => setImmediate(r));
+      assert.deepEqual(await byName(db.kysely, 'turn-other'), [{ name: 'turn-other' }], "another handle's write, next turn");
+
+      // A transaction begun while a snapshot is open runs, commits and is seen.
+      assert.deepEqual(await byName(db.kysely, 'turn-trx'), []);
+      await db.transaction((t) => t.insertInto('things').values({ name: 'turn-trx' } as never).execute());
+      assert.deepEqual(await byName(db.kysely, 'turn-trx'), [{ name: 'turn-trx' }]);
+      assert.deepEqual(await byName(other.kysely, 'turn-trx'), [{ name: 'turn-trx' }]);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('moves the write generation on writes and transactions, not on reads', async () => {
     const before = db.writeGeneration();
     await db.kysely.selectFrom('things').selectAll().execute();
