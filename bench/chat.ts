@@ -25,6 +25,7 @@ import { createStream, subscribe } from '../src/chat/domain/channels.js';
 import { renderMessage } from '../src/chat/domain/markdown.js';
 import { ROLE } from '../src/chat/domain/roles.js';
 import { directRecipient, storeMessage } from '../src/chat/domain/messages.js';
+import { realmAlertWords } from '../src/chat/domain/alert-words.js';
 
 const USERS = 1000;
 const MESSAGES = Number(process.env.KEEL_BENCH_CHAT_MESSAGES ?? 100_000);
@@ -108,11 +109,12 @@ export async function seed(): Promise<Seeded> {
     const bigSubs = people.slice(0, 100).map((u) => u.id);
     const smallSubs = people.slice(0, 10).map((u) => u.id);
     const dateStart = nowSeconds - MESSAGES;
+    const alertWords = await realmAlertWords(db.kysely, realm.id);
     for (let done = 0; done < MESSAGES; done += SEED_BATCH) {
       await db.transaction(async (trx) => {
         for (let i = done; i < Math.min(MESSAGES, done + SEED_BATCH); i++) {
           const content = sentence(rand);
-          const o = { content, rendered: renderMessage(content).html, client: 'bench', readBySender: true, nowSeconds: dateStart + i };
+          const o = { content, rendered: renderMessage(content).html, client: 'bench', readBySender: true, nowSeconds: dateStart + i, alertWords };
           const r = rand();
           if (r < BIG_SHARE) {
             const sender = people[pick(100)];

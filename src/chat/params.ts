@@ -71,6 +71,9 @@ function checker(schema: TSchema): (value: unknown) => boolean {
   return check;
 }
 
+/** What any JSON text starts with, after its white space: text starting otherwise cannot parse. */
+const JSON_START = /^[ \t\n\r]*[{["\-0-9tfn]/;
+
 export function decodeValue(name: string, schema: TSchema, raw: string): unknown {
   const s = schema as JsonSchemaLike;
   const check = checker(schema);
@@ -79,11 +82,14 @@ export function decodeValue(name: string, schema: TSchema, raw: string): unknown
     return raw;
   }
   let parsed: unknown;
-  let isJson = true;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    isJson = false;
+  // Tested first so that plain text (a `type` of "stream") costs no exception: each builds a stack trace.
+  let isJson = JSON_START.test(raw);
+  if (isJson) {
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      isJson = false;
+    }
   }
   if (isJson && check(parsed)) return parsed;
   if (acceptsString(s) && check(raw)) return raw;

@@ -2,7 +2,9 @@
 // is:alerted narrow). Matching follows Zulip: case-insensitive, on the message source, and only where
 // the word stands apart: at the start or after a space, newline or opening punctuation, and at the
 // end or before a space, newline or closing punctuation ("cat" alerts in "the cat." but not "cats").
-import type { Queryable } from '../../platform/db/database.js';
+import { storeOf, type Queryable } from '../../platform/db/database.js';
+import { ReadCache } from '../../platform/db/read-cache.js';
+import { systemClock } from '../../platform/clock.js';
 import type { ChatTables } from '../tables.js';
 import { badRequest } from '../errors.js';
 
@@ -52,20 +54,43 @@ export function containsAlertWord(text: string, word: string): boolean {
   return false;
 }
 
+/** A realm's alert words (lowercase) by user: what every new message is matched against. */
+export type RealmAlertWords = ReadonlyMap<number, readonly string[]>;
+
+const realmCaches = new WeakMap<object, ReadCache<{ byUser: RealmAlertWords }>>();
+
+/**
+ * The realm's alert words. Every send needs them: kept per realm until this node writes alert_words
+ * (or for the read cache's TTL, for other nodes' changes); inside a transaction they are read afresh.
+ */
+export async function realmAlertWords(db: Queryable<ChatTables>, realmId: number): Promise<RealmAlertWords> {
+  const read = async () => {
+    const byUser = new Map<number, string[]>();
+    for (const r of await db.selectFrom('alert_words').select(['user_id', 'word_lower']).where('realm_id', '=', realmId).execute()) {
+      const userId = Number(r.user_id);
+      const mine = byUser.get(userId);
+      if (mine) mine.push(r.word_lower);
+      else byUser.set(userId, [r.word_lower]);
+    }
+    return { byUser };
+  };
+  const store = storeOf(db);
+  if (!store) return (await read()).byUser;
+  let cache = realmCaches.get(store);
+  if (!cache) realmCaches.set(store, (cache = new ReadCache({ writeGeneration: () => store.writeGeneration('alert_words') }, systemClock)));
+  return (await cache.get(String(realmId), read)).byUser;
+}
+
 /**
  * The users among `candidates` with an alert word in `content`. The sender is never alerted by their
  * own message, so the caller leaves them out.
  */
-export async function usersAlerted(db: Queryable<ChatTables>, realmId: number, content: string, candidates: Iterable<number>): Promise<Set<number>> {
-  const wanted = new Set(candidates);
+export function usersAlerted(words: RealmAlertWords, content: string, candidates: Iterable<number>): Set<number> {
   const alerted = new Set<number>();
-  if (!wanted.size) return alerted;
-  const rows = await db.selectFrom('alert_words').select(['user_id', 'word_lower']).where('realm_id', '=', realmId).execute();
-  if (!rows.length) return alerted;
+  if (!words.size) return alerted;
   const text = content.toLowerCase();
-  for (const r of rows) {
-    const userId = Number(r.user_id);
-    if (wanted.has(userId) && !alerted.has(userId) && containsAlertWord(text, r.word_lower)) alerted.add(userId);
+  for (const userId of candidates) {
+    if (words.get(userId)?.some((w) => containsAlertWord(text, w))) alerted.add(userId);
   }
   return alerted;
 }

@@ -1,6 +1,8 @@
 // Channels (streams): names, creation with Zulip's defaults, who may see them, and their API shapes.
 
+import type { Kysely } from 'kysely';
 import type { Queryable } from '../../platform/db/database.js';
+import { preparedQuery } from '../../platform/db/prepared.js';
 import type { ChatTables, ChatUser, Stream } from '../tables.js';
 import { badRequest } from '../errors.js';
 import { renderMarkdown } from './markdown.js';
@@ -53,12 +55,18 @@ export function parseRetentionDays(raw: number | string): number | null {
   throw badRequest(`Bad value for 'message_retention_days': ${raw}`, { var_name: 'message_retention_days' });
 }
 
+// Every send and every channel narrow looks its channel up: compiled once (prepared.ts).
+const byName = preparedQuery((db: Kysely<ChatTables>, realmId: number, nameLower: string) =>
+  db.selectFrom('streams').selectAll().where('realm_id', '=', realmId).where('name_lower', '=', nameLower));
+const byId = preparedQuery((db: Kysely<ChatTables>, realmId: number, id: number) =>
+  db.selectFrom('streams').selectAll().where('realm_id', '=', realmId).where('id', '=', id));
+
 export async function streamByName(db: Queryable<ChatTables>, realmId: number, name: string): Promise<Stream | undefined> {
-  return db.selectFrom('streams').selectAll().where('realm_id', '=', realmId).where('name_lower', '=', name.trim().toLowerCase()).executeTakeFirst();
+  return (await byName(db, realmId, name.trim().toLowerCase()))[0];
 }
 
 export async function streamById(db: Queryable<ChatTables>, realmId: number, id: number): Promise<Stream | undefined> {
-  return db.selectFrom('streams').selectAll().where('realm_id', '=', realmId).where('id', '=', id).executeTakeFirst();
+  return (await byId(db, realmId, id))[0];
 }
 
 // The access rules live in channel-access.ts; these names stay importable from here.
@@ -125,9 +133,11 @@ export async function subscribe(db: Queryable<ChatTables>, userId: number, strea
   return true;
 }
 
+const subscribers = preparedQuery((db: Kysely<ChatTables>, streamId: number) =>
+  db.selectFrom('subscriptions').select('user_id').where('stream_id', '=', streamId).where('active', '=', 1).orderBy('user_id'));
+
 export async function subscriberIds(db: Queryable<ChatTables>, streamId: number): Promise<number[]> {
-  const rows = await db.selectFrom('subscriptions').select('user_id').where('stream_id', '=', streamId).where('active', '=', 1).orderBy('user_id').execute();
-  return rows.map((r) => r.user_id);
+  return (await subscribers(db, streamId)).map((r) => r.user_id);
 }
 
 const RECENT_SECONDS = 180 * 86400;

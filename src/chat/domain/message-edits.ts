@@ -10,7 +10,7 @@ import { FLAG } from './flags.js';
 import { renderMessage } from './markdown.js';
 import { hasMentions, loadMarkdownContext, mentionFlagger } from './mentions.js';
 import { fetchByIds, topicParticipants } from './messages.js';
-import { usersAlerted } from './alert-words.js';
+import { realmAlertWords, usersAlerted } from './alert-words.js';
 import { canAccessContent, checkCanPost } from './channel-access.js';
 import { streamById, subscriberIds } from './channels.js';
 import { holdersOf, spanHolders } from './receipt.js';
@@ -243,7 +243,7 @@ async function refreshContentFlags(trx: Queryable<ChatTables>, plan: EditPlan): 
   const bits = plan.content!.mentionBits;
   const participants = bits && streamId !== null ? await topicParticipants(trx, streamId, plan.move?.topic ?? message.topic) : new Set(holders.keys());
   participants.add(message.sender_id);
-  const alerted = await usersAlerted(trx, Number(message.realm_id), plan.content!.content, [...holders.keys()].filter((id) => id !== message.sender_id));
+  const alerted = usersAlerted(await realmAlertWords(trx, Number(message.realm_id)), plan.content!.content, [...holders.keys()].filter((id) => id !== message.sender_id));
   for (const [userId, flags] of holders) {
     const next = (flags & ~CONTENT_BITS) | (bits?.(userId, participants) ?? 0) | (alerted.has(userId) ? FLAG.has_alert_word : 0);
     if (next === flags) continue;

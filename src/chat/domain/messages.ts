@@ -20,7 +20,7 @@ import { flagsSql, historyStreamIds, NOTHING_RECEIVED, receivedSql, spansOf, typ
 import { cachedSpans } from './reader-cache.js';
 import { reactionsOf } from './reactions.js';
 import { editFields } from './edit-history.js';
-import { usersAlerted } from './alert-words.js';
+import { usersAlerted, type RealmAlertWords } from './alert-words.js';
 import { mutersOf } from './muting.js';
 
 /** Zulip's stand-in for "after every message": the anchor `newest` and huge numbers become this. */
@@ -43,6 +43,22 @@ export interface Outgoing {
   nowSeconds: number;
   /** Mention flag bits for a recipient, from what rendering found. */
   mentionBits?: (userId: number, topicParticipants: Set<number>) => number;
+  /** The realm's alert words (realmAlertWords), read before the transaction: from the cache, mostly. */
+  alertWords: RealmAlertWords;
+}
+
+/**
+ * A message just stored: its row, everyone holding a copy with their flags (exactly what receipt.ts
+ * holdersOf would read back after the commit), and what its message object names. The message event
+ * is built from this, without reading back what the write had in hand.
+ */
+export interface Stored {
+  message: StoredMessage;
+  holders: Map<number, number>;
+  /** The sender, and a direct message's recipients. */
+  people: ChatUser[];
+  /** A channel message's channel. */
+  stream: Stream | null;
 }
 
 /** Who has sent to a channel topic: the people @**topic** reaches. */
@@ -51,7 +67,7 @@ export async function topicParticipants(db: Queryable<ChatTables>, streamId: num
   return new Set(rows.map((r) => r.sender_id));
 }
 
-async function store(db: Queryable<ChatTables>, realmId: number, sender: ChatUser, recipientId: number, streamId: number | null, topic: string, receivers: number[], o: Outgoing): Promise<number> {
+async function store(db: Queryable<ChatTables>, realmId: number, sender: ChatUser, recipientId: number, streamId: number | null, topic: string, receivers: number[], o: Outgoing): Promise<Omit<Stored, 'people' | 'stream'>> {
   const msg = await db
     .insertInto('messages')
     .values({ realm_id: realmId, sender_id: sender.id, recipient_id: recipientId, stream_id: streamId, topic, content: o.content, rendered_content: o.rendered, client: o.client, date_sent: o.nowSeconds })
@@ -64,7 +80,7 @@ async function store(db: Queryable<ChatTables>, realmId: number, sender: ChatUse
   // Those who muted the sender get the message already read (no unread count, no notification).
   const muters = await mutersOf(db, sender.id, users);
   const read = (userId: number) => (userId === sender.id ? o.readBySender : muters.has(userId));
-  const alerted = await usersAlerted(db, realmId, o.content, users.filter((id) => id !== sender.id));
+  const alerted = usersAlerted(o.alertWords, o.content, users.filter((id) => id !== sender.id));
   const rows = users.map((user_id) => ({
     user_id,
     message_id: msg.id,
@@ -73,22 +89,29 @@ async function store(db: Queryable<ChatTables>, realmId: number, sender: ChatUse
   // A channel's subscribers receive through their subscription spans (receipt.ts): rows only for
   // the sender and for flags other than the default.
   await db.insertInto('user_messages').values(streamId === null ? rows : rows.filter((r) => r.user_id === sender.id || r.flags !== 0)).execute();
-  return msg.id;
+  const message: StoredMessage = {
+    id: msg.id, realm_id: realmId, sender_id: sender.id, recipient_id: recipientId, stream_id: streamId, topic, content: o.content,
+    rendered_content: o.rendered, client: o.client, date_sent: o.nowSeconds, edit_history: null, last_edit_time: null, last_moved_time: null,
+    direct_key: streamId === null ? directKey(users) : null,
+  };
+  return { message, holders: new Map(rows.map((r) => [r.user_id, r.flags])) };
 }
 
-/** The write of a message and its recipients' state inside the caller's transaction (bench seeding). */
+/** The write of a message and its recipients' state inside the caller's transaction (bench seeding, move notes). */
 export { store as storeMessage };
 
-export async function sendToChannel(db: Database<ChatTables>, realm: Realm, sender: ChatUser, stream: Stream, topic: string, o: Outgoing): Promise<number> {
+export async function sendToChannel(db: Database<ChatTables>, realm: Realm, sender: ChatUser, stream: Stream, topic: string, o: Outgoing): Promise<Stored> {
   await checkCanPost(db.kysely, sender, stream);
-  return db.transaction(async (trx) => store(trx, realm.id, sender, stream.recipient_id, stream.id, topic, await subscriberIds(trx, stream.id), o));
+  const stored = await db.transaction(async (trx) => store(trx, realm.id, sender, stream.recipient_id, stream.id, topic, await subscriberIds(trx, stream.id), o));
+  return { ...stored, people: [sender], stream };
 }
 
-export async function sendDirect(db: Database<ChatTables>, realm: Realm, sender: ChatUser, to: ChatUser[], o: Outgoing): Promise<number> {
-  return db.transaction(async (trx) => {
+export async function sendDirect(db: Database<ChatTables>, realm: Realm, sender: ChatUser, to: ChatUser[], o: Outgoing): Promise<Stored> {
+  const stored = await db.transaction(async (trx) => {
     const ids = [...to.map((u) => u.id), sender.id];
     return store(trx, realm.id, sender, await directRecipient(trx, ids), null, '', ids, o);
   });
+  return { ...stored, people: [sender, ...to], stream: null };
 }
 
 export interface Window {
@@ -119,7 +142,8 @@ async function matchingRows(db: Queryable<ChatTables>, realmId: number, me: Chat
   const everyoneReadable = narrow.channelId !== undefined && history.includes(narrow.channelId);
   const access = history.length ? sql`(m.stream_id in (${sql.join(history)}) or ${receivedSql(me.id)})` : receivedSql(me.id);
   const where = sql.join(everyoneReadable ? [extra, ...narrow.conditions] : [sql`m.realm_id = ${realmId}`, access, extra, ...narrow.conditions], sql` and `);
-  const query = sql<Match>`select m.id, m.stream_id, um.flags from messages m left join user_messages um on um.message_id = m.id and um.user_id = ${me.id} where ${where} order by m.id ${sql.raw(order)}${limit === null ? sql`` : sql` limit ${limit}`}`;
+  // The limit is written into the text: SQLite prepares a statement with a bound LIMIT again on every run.
+  const query = sql<Match>`select m.id, m.stream_id, um.flags from messages m left join user_messages um on um.message_id = m.id and um.user_id = ${me.id} where ${where} order by m.id ${sql.raw(order)}${limit === null ? sql`` : sql` limit ${sql.lit(limit)}`}`;
   return runRead(db, query.compile(db));
 }
 
@@ -279,6 +303,21 @@ export async function messageObjects(db: Queryable<ChatTables>, realm: Realm, me
     if (p.search) Object.assign(out, matchFields(r.rendered_content, out.subject as string, p.search));
     return out;
   });
+}
+
+/**
+ * The message object of a message just stored, as everyone sees it but for flags (its message
+ * event): from what storing it had in hand, with no reactions or edits yet.
+ */
+export async function storedMessageObject(db: Queryable<ChatTables>, realm: Realm, stored: Stored, p: Presentation): Promise<Record<string, unknown>> {
+  const m = stored.message;
+  const refs: MessageRefs = {
+    users: new Map(stored.people.map((u) => [u.id, u])),
+    streams: new Map(stored.stream ? [[stored.stream.id, stored.stream.name]] : []),
+    reactions: new Map(),
+    linkifiers: stored.stream ? await realmLinkifiers(db, m.realm_id) : [],
+  };
+  return sharedMessageObject(m, refs, realm, p);
 }
 
 /** A message object serialized for one presentation, with what a search highlights in it. */

@@ -6,7 +6,8 @@ import type { Database, Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser, Realm } from '../tables.js';
 import { renderMessage } from './markdown.js';
 import { hasMentions, loadMarkdownContext, mentionFlagger } from './mentions.js';
-import { storeMessage } from './messages.js';
+import { storeMessage, type Stored } from './messages.js';
+import { realmAlertWords } from './alert-words.js';
 import { subscriberIds } from './channels.js';
 import { createUser } from './users.js';
 import { isResolveToggle, RESOLVED_TOPIC_PREFIX } from './message-rules.js';
@@ -60,18 +61,20 @@ export function moveNotes(plan: EditPlan, origStreamName: string, notify: { old:
   return notes;
 }
 
-/** Posts the notes as the bot (it may post anywhere, as Zulip's system bots do); returns the new message ids. */
-export async function postNotes(database: Database<ChatTables>, realm: Realm, bot: ChatUser, viewer: ChatUser, notes: Note[], nowSeconds: number): Promise<number[]> {
-  const ids: number[] = [];
+/** Posts the notes as the bot (it may post anywhere, as Zulip's system bots do); returns the new messages. */
+export async function postNotes(database: Database<ChatTables>, realm: Realm, bot: ChatUser, viewer: ChatUser, notes: Note[], nowSeconds: number): Promise<Stored[]> {
+  const posted: Stored[] = [];
   for (const note of notes) {
     // Links resolve as the editor sees channels: the bot need not be in them.
     const ctx = await loadMarkdownContext(database.kysely, realm.id, viewer, note.content);
     const rendered = renderMessage(note.content, ctx);
-    const stream = await database.kysely.selectFrom('streams').select(['recipient_id']).where('id', '=', note.streamId).executeTakeFirstOrThrow();
-    ids.push(await database.transaction(async (trx) => storeMessage(trx, realm.id, bot, Number(stream.recipient_id), note.streamId, note.topic, await subscriberIds(trx, note.streamId), {
+    const stream = await database.kysely.selectFrom('streams').selectAll().where('id', '=', note.streamId).executeTakeFirstOrThrow();
+    const alertWords = await realmAlertWords(database.kysely, realm.id);
+    const stored = await database.transaction(async (trx) => storeMessage(trx, realm.id, bot, Number(stream.recipient_id), note.streamId, note.topic, await subscriberIds(trx, note.streamId), {
       content: note.content, rendered: rendered.html, client: 'Internal', readBySender: false, nowSeconds,
-      mentionBits: hasMentions(rendered) ? mentionFlagger(rendered, ctx) : undefined,
-    })));
+      mentionBits: hasMentions(rendered) ? mentionFlagger(rendered, ctx) : undefined, alertWords,
+    }));
+    posted.push({ ...stored, people: [bot], stream });
   }
-  return ids;
+  return posted;
 }

@@ -1,7 +1,8 @@
 // Muted users and per-topic visibility policies (Zulip's UserTopic): what POST /register shows, the
 // `is:muted`/`is:followed`/`in:home` narrows, and which receivers get a new message already read.
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Queryable } from '../../platform/db/database.js';
+import { preparedQuery } from '../../platform/db/prepared.js';
 import type { ChatTables } from '../tables.js';
 
 /** Zulip's UserTopic.VisibilityPolicy. */
@@ -12,10 +13,13 @@ export async function mutedUsersOf(db: Queryable<ChatTables>, userId: number): P
   return rows.map((r) => ({ id: Number(r.muted_user_id), timestamp: Number(r.date_muted) }));
 }
 
+// Read inside every send's transaction: compiled once (prepared.ts).
+const mutedBy = preparedQuery((db: Kysely<ChatTables>, senderId: number) => db.selectFrom('muted_users').select('user_id').where('muted_user_id', '=', senderId));
+
 /** Of these receivers, those who muted the sender: their copy arrives read. */
 export async function mutersOf(db: Queryable<ChatTables>, senderId: number, receivers: number[]): Promise<Set<number>> {
   if (!receivers.length) return new Set();
-  const rows = await db.selectFrom('muted_users').select('user_id').where('muted_user_id', '=', senderId).execute();
+  const rows = await mutedBy(db, senderId);
   const wanted = new Set(receivers);
   return new Set(rows.map((r) => Number(r.user_id)).filter((id) => wanted.has(id)));
 }

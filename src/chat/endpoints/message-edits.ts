@@ -12,6 +12,7 @@ import { historySnapshots } from '../domain/edit-history.js';
 import { resolveEmoji } from '../domain/reactions.js';
 import { holdersOf } from '../domain/receipt.js';
 import { moveNotes, notificationBot, postNotes } from '../domain/move-notices.js';
+import type { Stored } from '../domain/messages.js';
 import { deleteMessagesNotices, firstMessageIdNotices, reactionNotice, updateMessageNotices } from '../events/edit-notices.js';
 import { messageNotice, realmUserAddNotice } from '../events/notices.js';
 import { isUniqueViolation, type Queryable } from '../../platform/db/database.js';
@@ -60,13 +61,13 @@ export const updateMessage = defineEndpoint({
     await events.write(async () => {
       const outcome = await applyEdit(db, plan);
       const notes = moveNotes(plan, outcome.origStreamName ?? '', notify, await topicEmptied(db.kysely, message));
-      if (!notes.length) return { outcome, posted: [] as number[], bot: null };
+      if (!notes.length) return { outcome, posted: [] as Stored[], bot: null };
       const bot = await db.transaction((trx) => notificationBot(trx, call.realm, clock.now()));
       return { outcome, posted: await postNotes(db, call.realm, bot.bot, me, notes, now), bot };
     }, async ({ outcome, posted, bot }) => {
       const notices = [...updateMessageNotices(outcome), ...(await firstMessageIdNotices(db.kysely, call.realm.id, outcome.firstIds))];
       if (bot?.made) notices.unshift(...(await realmUserAddNotice(db.kysely, call.realm.id, bot.bot)));
-      for (const id of posted) notices.push(...(await messageNotice(db.kysely, call.realm, bot!.bot, id, null)));
+      for (const stored of posted) notices.push(...(await messageNotice(db.kysely, call.realm, stored, null)));
       return notices;
     });
     // No uploads exist to detach from.

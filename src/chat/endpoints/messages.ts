@@ -10,13 +10,14 @@ import { buildNarrow, readNarrow, type RawNarrow } from '../domain/narrow.js';
 import { displayTopic, normaliseBody, normaliseTopic } from '../domain/topics.js';
 import { userByEmail, userById } from '../domain/users.js';
 import {
-  fetchByIds, fetchWindow, idsMatching, LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH, matchFields, messageObjects, messagesJson, sendDirect, sendToChannel, type Found,
+  fetchByIds, fetchWindow, idsMatching, LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH, matchFields, messageObjects, messagesJson, sendDirect, sendToChannel, type Found, type Stored,
 } from '../domain/messages.js';
 import { unixSeconds } from '../../platform/clock.js';
 import { messageNotice } from '../events/notices.js';
 import { cachedNarrow } from '../domain/reader-cache.js';
 import { readableMessage } from '../domain/message-edits.js';
 import { checkGroupMentions } from '../domain/user-groups.js';
+import { realmAlertWords } from '../domain/alert-words.js';
 
 export const sendMessage = defineEndpoint({
   method: 'POST',
@@ -38,7 +39,7 @@ export const sendMessage = defineEndpoint({
     const { db, clock, events } = call.services;
     // The message event goes out after the commit; the sending queue's copy carries local_id back.
     const echo = p.queue_id !== undefined && p.local_id !== undefined ? { queueId: p.queue_id, localId: p.local_id } : null;
-    const publish = (id: number) => messageNotice(db.kysely, call.realm, me, id, echo);
+    const publish = (stored: Stored) => messageNotice(db.kysely, call.realm, stored, echo);
     const content = normaliseBody(p.content);
     // Zulip's default: people's own messages start read; a bot's (an API integration's) do not.
     const ctx = await loadMarkdownContext(db.kysely, call.realm.id, me, content);
@@ -48,6 +49,7 @@ export const sendMessage = defineEndpoint({
       content, rendered: rendered.html, client: call.client, readBySender: p.read_by_sender ?? me.is_bot !== 1, nowSeconds: unixSeconds(clock),
       // Without a mention every recipient's bits are 0: skip the flagger (and the topic's participants it needs).
       mentionBits: hasMentions(rendered) ? mentionFlagger(rendered, ctx) : undefined,
+      alertWords: await realmAlertWords(db.kysely, call.realm.id),
     };
     if (p.type === 'stream' || p.type === 'channel') {
       // A one-element list is the legacy way of naming the channel.
@@ -59,7 +61,7 @@ export const sendMessage = defineEndpoint({
       if (!stream || !(await canAccessContent(db.kysely, me, stream))) throw byId ? channelIdMissing(target as number) : channelNameMissing(String(target));
       const rawTopic = p.topic ?? p.subject;
       if (rawTopic === undefined) throw badRequest('Missing topic');
-      return { id: await events.write(() => sendToChannel(db, call.realm, me, stream, normaliseTopic(rawTopic), o), publish) };
+      return { id: (await events.write(() => sendToChannel(db, call.realm, me, stream, normaliseTopic(rawTopic), o), publish)).message.id };
     }
     const list: (string | number)[] = Array.isArray(p.to) ? p.to : typeof p.to === 'number' ? [p.to] : p.to.split(',').map((s) => s.trim()).filter(Boolean);
     if (!list.length) throw badRequest('Message must have recipients');
@@ -70,7 +72,7 @@ export const sendMessage = defineEndpoint({
       if (u.is_active !== 1) throw badRequest(`'${u.email}' is no longer using Zulip.`);
       recipients.push(u);
     }
-    return { id: await events.write(() => sendDirect(db, call.realm, me, recipients, o), publish) };
+    return { id: (await events.write(() => sendDirect(db, call.realm, me, recipients, o), publish)).message.id };
   },
 });
 

@@ -1,10 +1,11 @@
 // The notices each write publishes after its commit (see hub.ts): what happened, to whom, and how
 // each receiving queue sees it (markdown or not, gravatar, empty topic names, local echo ids).
+import type { Kysely } from 'kysely';
 import type { Queryable } from '../../platform/db/database.js';
+import { preparedQuery } from '../../platform/db/prepared.js';
 import type { ChatTables, ChatUser, Realm, Stream } from '../tables.js';
 import { flagNames } from '../domain/flags.js';
-import { holdersOf } from '../domain/receipt.js';
-import { messageObjects } from '../domain/messages.js';
+import { storedMessageObject, type Stored } from '../domain/messages.js';
 import { displayTopic } from '../domain/topics.js';
 import { avatarUrlFor, botObject, userObject } from '../domain/users.js';
 import { channelFields } from '../domain/channels.js';
@@ -18,32 +19,39 @@ import { channelViewers, streamUpdateNotice } from './channel-notices.js';
 export interface LocalEcho { queueId: string; localId: string }
 
 /** The `message` event of a message just committed, to everyone holding a copy (the sender included). */
-export async function messageNotice(db: Queryable<ChatTables>, realm: Realm, sender: ChatUser, messageId: number, echo: LocalEcho | null): Promise<Notice[]> {
+export async function messageNotice(db: Queryable<ChatTables>, realm: Realm, stored: Stored, echo: LocalEcho | null): Promise<Notice[]> {
   // Who received a copy, with their flags: exactly the users who may see the message now. Rows where
   // the flags differ from the default, and every subscriber whose span holds it (domain/receipt.ts).
-  const row = await db.selectFrom('messages').select(['content', 'topic', 'stream_id', 'recipient_id']).where('id', '=', messageId).executeTakeFirstOrThrow();
-  const flags = new Map([...(await holdersOf(db, messageId, row.stream_id))].map(([userId, bits]) => [userId, flagNames(bits)]));
-  const [html] = await messageObjects(db, realm, sender, [messageId], { applyMarkdown: true, clientGravatar: false, allowEmptyTopicName: true });
-  // Flags travel beside the message in an event, one list per receiver.
-  const { flags: _ignored, ...base } = html;
-  const stream = row.stream_id === null ? undefined : await db.selectFrom('streams').select(['name', 'invite_only']).where('id', '=', row.stream_id).executeTakeFirst();
+  const row = stored.message;
+  const sender = stored.people[0]!;
+  const { holders, stream } = stored;
+  // Receivers with the same bits share one list (an event's flags are never changed).
+  const names = new Map<number, string[]>();
+  const flagsOf = (userId: number): string[] => {
+    const bits = holders.get(userId);
+    if (bits === undefined) return [];
+    let list = names.get(bits);
+    if (!list) names.set(bits, (list = flagNames(bits)));
+    return list;
+  };
+  const base = await storedMessageObject(db, realm, stored, { applyMarkdown: true, clientGravatar: false, allowEmptyTopicName: true });
   const renderings = new Map<string, EventBody>();
   const direct = Array.isArray(base.display_recipient) ? (base.display_recipient as { id: number }[]).map((u) => u.id) : null;
-  const out: Notice[] = row.stream_id === null ? [] : await firstMessageNotice(db, row.stream_id, row.recipient_id, messageId);
+  const out: Notice[] = stream === null ? [] : await firstMessageNotice(db, stream.id, row.recipient_id, row.id);
   out.push({
     type: 'message',
-    userIds: [...flags.keys()],
+    userIds: [...holders.keys()],
     message: {
       facts: { streamId: row.stream_id, streamName: stream ? stream.name.toLowerCase() : null, topic: row.topic, senderId: sender.id, senderEmail: sender.email, directUserIds: direct },
-      flagsFor: (userId) => flags.get(userId) ?? [],
-      publicStreamId: stream && stream.invite_only === 0 ? row.stream_id : null,
+      flagsFor: flagsOf,
+      publicStreamId: stream && stream.invite_only === 0 ? stream.id : null,
       realmId: realm.id,
     },
     render(queue) {
       const o = queue.options;
       // Only the sending client's own queue learns which of its local echoes this message replaces.
       const echoed = echo !== null && queue.id === echo.queueId && o.userId === sender.id;
-      const userFlags = flags.get(o.userId) ?? [];
+      const userFlags = flagsOf(o.userId);
       const emptyTopicName = o.capabilities.empty_topic_name === true;
       // Queues that see the message alike share one event (the hub serializes it once for all).
       const key = echoed ? null : `${+o.applyMarkdown}${+o.clientGravatar}${+emptyTopicName}${userFlags.join(',')}`;
@@ -65,13 +73,16 @@ export async function messageNotice(db: Queryable<ChatTables>, realm: Realm, sen
   return out;
 }
 
+// Every send to a channel asks it: compiled once (prepared.ts).
+const earlierInChannel = preparedQuery((db: Kysely<ChatTables>, recipientId: number, messageId: number) =>
+  db.selectFrom('messages').select('id').where('recipient_id', '=', recipientId).where('id', '<', messageId).limit(1));
+
 /**
  * The channel's first message: its first_message_id changed from null, which Zulip announces with a
  * stream update since feature level 256. One indexed look-up for an earlier message in the channel.
  */
 async function firstMessageNotice(db: Queryable<ChatTables>, streamId: number, recipientId: number, messageId: number): Promise<Notice[]> {
-  const earlier = await db.selectFrom('messages').select('id').where('recipient_id', '=', recipientId).where('id', '<', messageId).limit(1).executeTakeFirst();
-  if (earlier) return [];
+  if ((await earlierInChannel(db, recipientId, messageId)).length) return [];
   const stream = await db.selectFrom('streams').selectAll().where('id', '=', streamId).executeTakeFirstOrThrow();
   return [streamUpdateNotice(stream, stream.name, 'first_message_id', messageId, await channelViewers(db, stream))];
 }

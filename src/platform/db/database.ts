@@ -130,6 +130,16 @@ const ALREADY_DURABLE = Promise.resolve();
  */
 export type DirectReader = (sql: string, parameters: readonly unknown[]) => unknown[] | undefined;
 
+/**
+ * The direct readers of an engine: `outside` for the store's query builder, `inside` for the query
+ * builder of a transaction of this handle while its callback runs. On SQLite's one connection that
+ * transaction is the open one, so a read there sees its own writes, as the same read through Kysely.
+ */
+export interface DirectReaders {
+  outside: DirectReader;
+  inside: DirectReader;
+}
+
 const directReaders = new WeakMap<object, DirectReader>();
 
 /** The direct reader of a store's query builder (the `kysely` of a Database), if its engine has one. */
@@ -153,11 +163,11 @@ export function wrap<S>(
   kysely: Kysely<S>,
   onClose: () => Promise<void>,
   synced: () => Promise<void> = () => ALREADY_DURABLE,
-  directReader?: DirectReader,
+  direct?: DirectReaders,
 ): Database<S> {
   const writes = new WriteCounter();
   const counted = kysely.withPlugin(writes);
-  if (directReader) directReaders.set(counted, directReader);
+  if (direct) directReaders.set(counted, direct.outside);
   const store: Database<S> = {
     engine,
     location,
@@ -165,7 +175,17 @@ export function wrap<S>(
     async transaction(fn) {
       writes.transactionStarted();
       try {
-        return await counted.transaction().execute(fn);
+        return await counted.transaction().execute(async (trx) => {
+          transactionsOf.set(trx, counted);
+          if (!direct) return fn(trx);
+          // Only while the callback runs: the transaction is open, and holds the connection, until it returns.
+          directReaders.set(trx, direct.inside);
+          try {
+            return await fn(trx);
+          } finally {
+            directReaders.delete(trx);
+          }
+        });
       } finally {
         // Others see a transaction's writes only from its commit on, so they are new again now.
         writes.transactionEnded();
@@ -180,6 +200,16 @@ export function wrap<S>(
   };
   stores.set(counted, store);
   return store;
+}
+
+const transactionsOf = new WeakMap<object, object>();
+
+/**
+ * The store's query builder for a transaction of it (a builder itself otherwise): the two compile a
+ * query to the same SQL, so what was compiled for one serves the other.
+ */
+export function rootBuilder<T extends object>(db: T): T {
+  return (transactionsOf.get(db) as T | undefined) ?? db;
 }
 
 /** What a cache needs of a store: its write generations. */

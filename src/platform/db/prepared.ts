@@ -1,7 +1,7 @@
 // Hot queries built and compiled by Kysely once, then run with new values each time. For a point
 // lookup, building the query tree and compiling it to SQL cost about as much as the lookup itself.
 import type { Compilable, CompiledQuery, Kysely } from 'kysely';
-import { runRead } from './database.js';
+import { rootBuilder, runRead } from './database.js';
 
 /** Stands in for the i-th argument while the query is built; replaced in the compiled parameters. */
 class Placeholder {
@@ -15,20 +15,24 @@ const MAX_ARGS = 8;
 const PLACEHOLDERS = Array.from({ length: MAX_ARGS }, (_, i) => new Placeholder(i));
 
 /**
- * Wraps a query whose shape is fixed and whose arguments only become bound values (in where clauses,
- * limits, inserted values). `build` runs once per database handle, with stand-ins for its arguments.
+ * Wraps a select whose shape is fixed and whose arguments only become bound values (in where
+ * clauses, limits). `build` runs once per database handle (its transactions share it), with
+ * stand-ins for its arguments.
  */
 export function preparedQuery<S, A extends unknown[], R>(build: (db: Kysely<S>, ...args: A) => Compilable<R>): (db: Kysely<S>, ...args: A) => Promise<R[]> {
   const compiled = new WeakMap<Kysely<S>, CompiledQuery<R>>();
   return async (db, ...args) => {
     if (args.length > MAX_ARGS) throw new Error(`a prepared query takes at most ${MAX_ARGS} arguments`);
-    let query = compiled.get(db);
+    const root = rootBuilder(db);
+    let query = compiled.get(root);
     if (!query) {
-      query = build(db, ...(PLACEHOLDERS as unknown as A)).compile();
-      compiled.set(db, query);
+      query = build(root, ...(PLACEHOLDERS as unknown as A)).compile();
+      // Plugins see a query when it is compiled, once here: a write would pass the store's write
+      // counter (database.ts) once, not on every run, and caches would miss its later runs.
+      if (query.query.kind !== 'SelectQueryNode') throw new Error('a prepared query must be a select');
+      compiled.set(root, query);
     }
     const parameters = query.parameters.map((p) => (p instanceof Placeholder ? args[p.index] : p));
-    const bound = { ...query, parameters };
-    return query.query.kind === 'SelectQueryNode' ? runRead(db, bound) : (await db.executeQuery<R>(bound)).rows;
+    return runRead(db, { ...query, parameters });
   };
 }
