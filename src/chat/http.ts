@@ -6,7 +6,7 @@ import multipart from '@fastify/multipart';
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { LATER, type ChatCall, type ChatServices, type Endpoint, type LateAnswer } from './endpoint.js';
 import { ChatError } from './errors.js';
-import { stringifyWithText } from './json-text.js';
+import { serializeWithText } from './json-text.js';
 import { decodeParams } from './params.js';
 import { ChatRouter } from './router.js';
 import { RequestCache } from './auth.js';
@@ -97,10 +97,10 @@ function lateAnswer(res: ServerResponse, services: ChatServices, ignored: string
   };
 }
 
-function send(reply: FastifyReply, status: number, body: Record<string, unknown>, headers: Record<string, string> = {}): string {
+function send(reply: FastifyReply, status: number, body: Record<string, unknown>, headers: Record<string, string> = {}): string | Buffer {
   reply.code(status).header('content-type', 'application/json');
   for (const [k, v] of Object.entries(headers)) reply.header(k, v);
-  return stringifyWithText(body);
+  return serializeWithText(body);
 }
 
 export function createChatServer(services: ChatServices, endpoints: Endpoint[]): FastifyInstance {
@@ -139,7 +139,7 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[]):
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, _body, done) => done(null, undefined));
   void app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fileSize: BODY_LIMIT, fields: 1000 } });
 
-  async function handle(req: FastifyRequest, reply: FastifyReply): Promise<string | undefined> {
+  async function handle(req: FastifyRequest, reply: FastifyReply): Promise<string | Buffer | undefined> {
     const url = splitTarget(req.url);
     try {
       // As Zulip's host middleware: a subdomain no realm has is refused before routing.

@@ -43,6 +43,12 @@ it('takes JSON when it fits a union with a string, and the raw text otherwise', 
   assert.deepEqual(to('["a@x.com"]'), ['a@x.com']);
   assert.equal(to('a@x.com, b@y.com'), 'a@x.com, b@y.com');
   assert.equal(to('true'), 'true', 'JSON that fits no branch is the text itself');
+  // Text is taken as JSON only when it parses whole, white space as JSON defines it included.
+  assert.deepEqual(to('\t[9]'), [9], 'JSON white space before the value');
+  assert.equal(to('\u00a0[9]'), '\u00a0[9]', 'not JSON white space: the text itself');
+  assert.equal(to('topic'), 'topic');
+  assert.equal(to('-'), '-');
+  assert.equal(to(''), '');
 });
 
 it('names the parameter and the problem for bad values', () => {

@@ -322,8 +322,8 @@ export async function storedMessageObject(db: Queryable<ChatTables>, realm: Real
 
 /** A message object serialized for one presentation, with what a search highlights in it. */
 interface SerializedMessage {
-  /** The shared object's JSON (sharedMessageObject), without its closing brace. */
-  head: string;
+  /** The shared object's JSON (sharedMessageObject) in UTF-8, without its closing brace. */
+  head: Buffer;
   rendered: string;
   subject: string;
 }
@@ -352,7 +352,7 @@ export async function messagesJson(store: Database<ChatTables>, clock: Clock, re
   const db = store.kysely;
   const variant = presentationKey(p);
   const keyOf = (id: number) => `${realm.id} ${id} ${variant}`;
-  const parts = matches.map((m) => cache.peek(keyOf(m.id)));
+  const parts = cache.peekMany(matches.map((m) => keyOf(m.id)));
   const missing = matches.filter((_, i) => parts[i] === undefined).map((m) => m.id);
   if (missing.length) {
     const stamp = cache.stamp();
@@ -361,25 +361,40 @@ export async function messagesJson(store: Database<ChatTables>, clock: Clock, re
     const built = new Map<number, SerializedMessage>();
     for (const r of rows) {
       const shared = sharedMessageObject(r, refs, realm, p);
-      const entry = { head: JSON.stringify(shared).slice(0, -1), rendered: r.rendered_content, subject: shared.subject as string };
+      const entry = { head: Buffer.from(JSON.stringify(shared).slice(0, -1)), rendered: r.rendered_content, subject: shared.subject as string };
       cache.set(keyOf(r.id), entry, stamp);
       built.set(r.id, entry);
     }
     matches.forEach((m, i) => (parts[i] ??= built.get(m.id)));
   }
   const received = needsSpans(matches) ? await cachedSpans(store, clock, realm.id, me) : NOTHING_RECEIVED;
-  // Joined once at the end: a flat string, where appending piece by piece makes a rope that the
-  // socket write would have to flatten.
-  const out: string[] = [];
+  // UTF-8 pieces, copied once into the answer (json-text.ts).
+  const out: Buffer[] = [OPEN_LIST];
   parts.forEach((part, i) => {
     // Deleted since it matched: left out, as a fetch a moment later would.
     if (!part) return;
-    let text = `${part.head},"flags":${flagNamesJson(flagBits(matches[i], received))}`;
+    if (out.length > 1) out.push(COMMA);
+    out.push(part.head);
+    const bits = flagBits(matches[i], received);
     if (p.search) {
       const f = matchFields(part.rendered, part.subject, p.search);
-      text += `,"match_content":${JSON.stringify(f.match_content)},"match_subject":${JSON.stringify(f.match_subject)}`;
+      out.push(Buffer.from(`,"flags":${flagNamesJson(bits)},"match_content":${JSON.stringify(f.match_content)},"match_subject":${JSON.stringify(f.match_subject)}}`));
+    } else {
+      out.push(flagsTail(bits));
     }
-    out.push(text + '}');
   });
-  return new JsonText(`[${out.join(',')}]`);
+  out.push(CLOSE_LIST);
+  return new JsonText(out);
+}
+
+const OPEN_LIST = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE_LIST = Buffer.from(']');
+const flagsTails = new Map<number, Buffer>();
+
+/** `,"flags":[...]}`, which ends a message object in an answer, by flag bits. */
+function flagsTail(bits: number): Buffer {
+  let tail = flagsTails.get(bits);
+  if (!tail) flagsTails.set(bits, (tail = Buffer.from(`,"flags":${flagNamesJson(bits)}}`)));
+  return tail;
 }

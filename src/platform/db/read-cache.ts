@@ -41,9 +41,20 @@ export class ReadCache<V extends object> {
 
   /** The live entry for `key`, without reading the store (so a hit costs no promise). */
   peek(key: string): V | undefined {
+    return this.live(key, this.source.writeGeneration(), this.clock.now());
+  }
+
+  /** peek of many keys (a page of messages), with the store's generation and the time read once. */
+  peekMany(keys: readonly string[]): (V | undefined)[] {
+    const generation = this.source.writeGeneration();
+    const now = this.clock.now();
+    return keys.map((key) => this.live(key, generation, now));
+  }
+
+  private live(key: string, generation: number, now: number): V | undefined {
     const hit = this.entries.get(key);
     if (!hit) return undefined;
-    if (hit.generation === this.source.writeGeneration() && hit.expires > this.clock.now()) return hit.value;
+    if (hit.generation === generation && hit.expires > now) return hit.value;
     this.entries.delete(key);
     return undefined;
   }

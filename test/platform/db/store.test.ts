@@ -97,6 +97,40 @@ await forEachEngine('store', (engine) => {
     assert.deepEqual(await byName(db.kysely, 'a'), [{ name: 'a' }]);
   });
 
+  it('lets reads inside a transaction see its own writes, prepared ones too, and nobody else see them', async () => {
+    // SQLite runs a transaction's prepared selects straight on the connection the transaction holds.
+    const byName = preparedQuery((k: Kysely<T>, name: string) => k.selectFrom('things').select(['id', 'name']).where('name', '=', name));
+    let outside: Promise<unknown[]> | undefined;
+    await assert.rejects(db.transaction(async (t) => {
+      const made = await t.insertInto('things').values({ name: 'own' } as never).returning('id').executeTakeFirstOrThrow();
+      assert.deepEqual(await byName(t, 'own'), [{ id: made.id, name: 'own' }]);
+      assert.deepEqual(await byName(t, 'own'), await t.selectFrom('things').select(['id', 'name']).where('name', '=', 'own').execute());
+      outside = byName(db.kysely, 'own');
+      throw new Error('rolled back on purpose');
+    }), /rolled back on purpose/);
+    assert.deepEqual(await outside, [], "a read outside saw the transaction's uncommitted row");
+    assert.deepEqual(await byName(db.kysely, 'own'), [], 'the row was rolled back');
+  });
+
+  it('refuses to prepare a query that is not a select', async () => {
+    // Prepared queries pass the write counter (and so the caches) only when compiled.
+    const insert = preparedQuery((k: Kysely<T>, name: string) => k.insertInto('things').values({ name } as never) as never);
+    await assert.rejects(insert(db.kysely, 'never'), /must be a select/);
+    assert.deepEqual(await db.kysely.selectFrom('things').select('name').where('name', '=', 'never').execute(), []);
+  });
+
+  it('reads the same rows through Kysely and directly, LIMIT and OFFSET included', async () => {
+    const q = db.kysely.selectFrom('things').select(['id', 'name', sql<null>`null`.as('nothing')]).orderBy('id').limit(2).offset(1);
+    // SQLite prepares a statement with a bound LIMIT again on every run: the numbers are written in.
+    if (engine === 'sqlite') assert.match(q.compile().sql, /limit 2 offset 1$/);
+    const page = preparedQuery((k: Kysely<T>) => k.selectFrom('things').select(['id', 'name', sql<null>`null`.as('nothing')]).orderBy('id').limit(2).offset(1));
+    const viaKysely = await q.execute();
+    assert.equal(viaKysely.length, 2);
+    assert.deepEqual(await page(db.kysely), viaKysely);
+    const ids = preparedQuery((k: Kysely<T>) => k.selectFrom('things').select('id').orderBy('id'));
+    assert.deepEqual(await ids(db.kysely), await db.kysely.selectFrom('things').select('id').orderBy('id').execute());
+  });
+
   it('sees its own writes at once and other handles\' writes from the next turn, and never holds a write back', async () => {
     // SQLite's direct reads of one event-loop turn share a read transaction (TurnSnapshot): a write
     // through Kysely must end it first, commit on its own, and be seen by the next read.
