@@ -122,6 +122,25 @@ await forEachEngine('chat message fetch caches', (engine) => {
     assert.equal(refused.body.code, 'BAD_NARROW');
   });
 
+  it("reads a one-channel page's flags from the reader's rows where they have one, and narrows on flags in it", async () => {
+    const starred = await send(alice, 'split', 'one');
+    const read = await send(alice, 'split', 'two');
+    const plain = await send(alice, 'split', 'three');
+    assert.equal((await bob.call('POST', '/messages/flags', { messages: [starred], op: 'add', flag: 'starred' })).status, 200);
+    assert.equal((await bob.call('POST', '/messages/flags', { messages: [read], op: 'add', flag: 'read' })).status, 200);
+    const flagsIn = async (narrow: unknown[], extra: Record<string, unknown> = {}) => {
+      const r = await page(bob, narrow, extra);
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      return r.body.messages.map((m: any) => [m.id, m.flags]);
+    };
+    assert.deepEqual(await flagsIn(topic('split')), [[starred, ['starred']], [read, ['read']], [plain, []]]);
+    assert.deepEqual(await flagsIn([['stream', 'cached'], ['search', 'three']]), [[plain, []]]);
+    assert.deepEqual(await flagsIn([...topic('split'), ['is', 'starred']]), [[starred, ['starred']]]);
+    assert.deepEqual(await flagsIn([...topic('split'), ['is', 'unread']]), [[starred, ['starred']], [plain, []]]);
+    const unread = await page(bob, topic('split'), { anchor: undefined, use_first_unread_anchor: true, num_before: 0, num_after: 5 });
+    assert.equal(unread.body.anchor, starred);
+  });
+
   it('highlights a search in cached messages for each search', async () => {
     await send(alice, 'search', 'the quick fox');
     const first = (await page(bob, [['stream', 'cached'], ['search', 'quick']])).body.messages;
