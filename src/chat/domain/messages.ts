@@ -137,36 +137,25 @@ export interface Found {
 
 async function matchingRows(db: Queryable<ChatTables>, realmId: number, me: ChatUser, narrow: NarrowQuery, extra: RawBuilder<unknown>, order: 'asc' | 'desc', limit: number | null): Promise<Match[]> {
   const history = narrow.history ? narrow.historyStreamIds ?? await historyStreamIds(db, realmId, me) : [];
-  // The limit is written into the text: SQLite prepares a statement with a bound LIMIT again on every run.
-  const tail = sql`order by m.id ${sql.raw(order)}${limit === null ? sql`` : sql` limit ${sql.lit(limit)}`}`;
   // Confined to one channel of the realm whose whole history the reader may read, every message
   // matching is readable: no access test per row, and the topic index alone finds the page.
-  if (narrow.channelId !== undefined && history.includes(narrow.channelId) && !narrow.readsFlags) {
-    return channelPage(db, me, narrow.channelId, sql`select m.id from messages m where ${sql.join([extra, ...narrow.conditions], sql` and `)} ${tail}`);
-  }
+  const everyoneReadable = narrow.channelId !== undefined && history.includes(narrow.channelId);
   const access = history.length ? sql`(m.stream_id in (${sql.join(history)}) or ${receivedSql(me.id)})` : receivedSql(me.id);
-  const where = sql.join([sql`m.realm_id = ${realmId}`, access, extra, ...narrow.conditions], sql` and `);
-  const query = sql<Match>`select m.id, m.stream_id, um.flags from messages m left join user_messages um on um.message_id = m.id and um.user_id = ${me.id} where ${where} ${tail}`;
-  return runRead(db, query.compile(db));
-}
-
-/**
- * The page of a one-channel narrow that reads no flags: its ids, then the reader's stored flags for
- * those of them that have a row. Joining user_messages looked a row up for each message (most have
- * none), and carrying a column more per row cost as much again.
- */
-async function channelPage(db: Queryable<ChatTables>, me: ChatUser, channelId: number, ids: RawBuilder<{ id: number }>): Promise<Match[]> {
-  const page = (await runRead(db, ids.compile(db))).map((r) => r.id);
-  if (!page.length) return [];
-  const rows = await runRead(db, db.selectFrom('user_messages').select(['message_id', 'flags']).where('user_id', '=', me.id).where('message_id', 'in', page).compile());
-  const flags = new Map(rows.map((r) => [Number(r.message_id), r.flags]));
-  return page.map((id) => ({ id, stream_id: channelId, flags: flags.get(Number(id)) ?? null }));
+  const where = sql.join(everyoneReadable ? [extra, ...narrow.conditions] : [sql`m.realm_id = ${realmId}`, access, extra, ...narrow.conditions], sql` and `);
+  const from = sql`from messages m left join user_messages um on um.message_id = m.id and um.user_id = ${me.id} where ${where} order by m.id ${sql.raw(order)}`;
+  // The limit is written into the text: SQLite prepares a statement with a bound LIMIT again on every run.
+  const limited = limit === null ? from : sql`${from} limit ${sql.lit(limit)}`;
+  if (narrow.channelId === undefined) return runRead(db, sql<Match>`select m.id, m.stream_id, um.flags ${limited}`.compile(db));
+  // Every row is in the narrow's channel: a column fewer to read per row (a tenth of a page's cost).
+  const channelId = narrow.channelId;
+  const rows = await runRead(db, sql<Omit<Match, 'stream_id'>>`select m.id, um.flags ${limited}`.compile(db));
+  return rows.map((r) => ({ id: r.id, stream_id: channelId, flags: r.flags }));
 }
 
 export async function fetchWindow(db: Queryable<ChatTables>, realmId: number, me: ChatUser, narrow: NarrowQuery, w: Window): Promise<Found> {
   let anchor = w.anchor;
   if (anchor === null) {
-    const unread = await matchingRows(db, realmId, me, { ...narrow, readsFlags: true }, sql`(${flagsSql(me.id)} & ${FLAG.read}) = 0`, 'asc', 1);
+    const unread = await matchingRows(db, realmId, me, narrow, sql`(${flagsSql(me.id)} & ${FLAG.read}) = 0`, 'asc', 1);
     anchor = unread[0]?.id ?? LARGER_THAN_MAX_MESSAGE_ID;
   }
   // One more than asked on each side tells whether the oldest and newest were reached.

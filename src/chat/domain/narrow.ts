@@ -38,8 +38,6 @@ export interface NarrowQuery {
   history: boolean;
   /** The channel a (non-negated) channel term confines the narrow to, of the caller's realm. */
   channelId?: number;
-  /** Whether a condition reads the caller's flags (through the user_messages `um` the query joins). */
-  readsFlags?: boolean;
   /** The channels whose shared history the caller may read, when already known (reader-cache.ts). */
   historyStreamIds?: readonly number[];
   /**
@@ -70,7 +68,6 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
   let history = false;
   let search: Set<string> | undefined;
   let channelId: number | undefined;
-  let readsFlags = false;
   const flags = flagsSql(me.id);
   for (const term of terms) {
     let cond: RawBuilder<unknown>;
@@ -163,7 +160,6 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
         break;
       }
       case 'is': {
-        if (operand === 'starred' || operand === 'unread' || operand === 'mentioned' || operand === 'alerted') readsFlags = true;
         switch (operand) {
           case 'dm':
           case 'private': cond = sql`m.stream_id is null`; break;
@@ -195,6 +191,5 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
   const out: NarrowQuery = { conditions, history };
   if (search) out.search = search;
   if (channelId !== undefined) out.channelId = channelId;
-  if (readsFlags) out.readsFlags = true;
   return out;
 }
