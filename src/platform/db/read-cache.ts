@@ -25,8 +25,9 @@ export interface ReadCacheOptions {
   maxEntries?: number;
 }
 
-export class ReadCache<V extends object> {
-  private readonly entries = new Map<string, Entry<V>>();
+/** Keys are strings, or numbers where a hot path looks up many entries at once (no string built or hashed). */
+export class ReadCache<V extends object, K extends string | number = string> {
+  private readonly entries = new Map<K, Entry<V>>();
   private readonly source: { writeGeneration(): number };
   private readonly clock: Clock;
   private readonly ttlMs: number;
@@ -40,18 +41,18 @@ export class ReadCache<V extends object> {
   }
 
   /** The live entry for `key`, without reading the store (so a hit costs no promise). */
-  peek(key: string): V | undefined {
+  peek(key: K): V | undefined {
     return this.live(key, this.source.writeGeneration(), this.clock.now());
   }
 
   /** peek of many keys (a page of messages), with the store's generation and the time read once. */
-  peekMany(keys: readonly string[]): (V | undefined)[] {
+  peekMany(keys: readonly K[]): (V | undefined)[] {
     const generation = this.source.writeGeneration();
     const now = this.clock.now();
     return keys.map((key) => this.live(key, generation, now));
   }
 
-  private live(key: string, generation: number, now: number): V | undefined {
+  private live(key: K, generation: number, now: number): V | undefined {
     const hit = this.entries.get(key);
     if (!hit) return undefined;
     if (hit.generation === generation && hit.expires > now) return hit.value;
@@ -64,7 +65,7 @@ export class ReadCache<V extends object> {
    * never cached, so it always goes back to the store). Values are frozen, since every request that
    * hits the entry shares them.
    */
-  async get<R extends V | null | undefined>(key: string, load: () => Promise<R>): Promise<R> {
+  async get<R extends V | null | undefined>(key: K, load: () => Promise<R>): Promise<R> {
     const hit = this.peek(key);
     if (hit !== undefined) return hit as R;
     // Noted before reading: a write that lands while the read runs leaves the entry stale at once.
@@ -87,7 +88,7 @@ export class ReadCache<V extends object> {
   }
 
   /** Keeps a value read after `stamp` was taken (stale at once if the store was written since). */
-  set(key: string, value: V, stamp: ReadStamp): void {
+  set(key: K, value: V, stamp: ReadStamp): void {
     if (this.entries.size >= this.maxEntries && !this.entries.has(key)) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(key, { value: Object.freeze(value) as V, generation: stamp.generation, expires: stamp.expires });
   }
