@@ -45,7 +45,8 @@ const columnNames = new WeakMap<BetterSqlite3.Statement, string[]>();
  * The rows of a select as objects, built here from better-sqlite3's arrays: it builds an object row
  * property by property from C++, through a slow path of V8's, and for a page of a hundred rows that
  * costs more than SQLite's own work (arrays, and objects made in JavaScript, cost a third less).
- * better-sqlite3's raw() and pluck() modes are switched on only for the one call.
+ * better-sqlite3's raw() and pluck() modes are switched on only for the one call. Column names are
+ * read once per statement: the schema does not change while serving (migrations run at open).
  */
 function objectRows(stmt: BetterSqlite3.Statement, parameters: readonly unknown[]): Record<string, unknown>[] {
   let names = columnNames.get(stmt);
