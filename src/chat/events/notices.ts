@@ -20,8 +20,8 @@ export interface LocalEcho { queueId: string; localId: string }
 
 /** The `message` event of a message just committed, to everyone holding a copy (the sender included). */
 export async function messageNotice(db: Queryable<ChatTables>, realm: Realm, stored: Stored, echo: LocalEcho | null): Promise<Notice[]> {
-  // Who received a copy, with their flags: exactly the users who may see the message now. Rows where
-  // the flags differ from the default, and every subscriber whose span holds it (domain/receipt.ts).
+  // Who received a copy, with their flags: exactly the users who may see the message now. The send
+  // knew them (the subscribers it read inside its transaction, and the sender): see messages.ts Stored.
   const row = stored.message;
   const sender = stored.people[0]!;
   const { holders, stream } = stored;
