@@ -21,7 +21,7 @@ export async function endWhenDurable(
   res: ServerResponse,
   synced: () => Promise<void>,
   headers: OutgoingHttpHeaders,
-  body: string,
+  body: string | Buffer,
   onFailure: (err: unknown) => DurableFailure,
   status = 200,
 ): Promise<void> {
