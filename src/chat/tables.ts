@@ -23,6 +23,12 @@ export interface RealmRow {
   can_resolve_topics_group: Generated<string | null>;
   can_delete_any_message_group: Generated<string | null>;
   can_delete_own_message_group: Generated<string | null>;
+  // Migration 14: the description as HTML (server_settings), the organization language, and the
+  // group permissions over user groups (null for Zulip's default group: realm-settings.ts).
+  rendered_description: Generated<string>;
+  default_language: Generated<string>;
+  can_create_groups: Generated<string | null>;
+  can_manage_all_groups: Generated<string | null>;
 }
 
 export interface ChatUserRow {

@@ -39,8 +39,8 @@ interface Prepared {
    * in is then all Value.Default does. Undefined when there are deeper ones.
    */
   defaults?: [string, unknown][];
-  /** Each property name with its lower-case form. */
-  keys: [string, string][];
+  /** Property names by their lower-case form. */
+  byLower: Map<string, string>;
 }
 
 const prepared = new WeakMap<TSchema, Prepared>();
@@ -56,20 +56,19 @@ function prepare(schema: TObject): Prepared {
   const props = Object.entries(schema.properties as Record<string, Record<string, unknown>>);
   const simple = props.every(([, { default: own, ...rest }]) => typeof own !== 'function' && !hasDefault(rest));
   const defaults = simple ? props.filter(([, prop]) => 'default' in prop).map(([name, prop]): [string, unknown] => [name, prop.default]) : undefined;
-  prepared.set(schema, (p = { validator: Compile(schema), defaults, keys: props.map(([name]): [string, string] => [name, name.toLowerCase()]) }));
+  prepared.set(schema, (p = { validator: Compile(schema), defaults, byLower: new Map(props.map(([name]) => [name.toLowerCase(), name])) }));
   return p;
 }
 
 export function checkParams<S extends TObject>(schema: S, input: Record<string, unknown>): unknown {
   const payload: Record<string, unknown> = { ...input };
-  const { validator, defaults, keys } = prepare(schema);
-  let given: Map<string, string> | undefined;
-  for (const [name, lower] of keys) {
-    if (payload[name] !== undefined) continue;
-    // The first key in the request spelled like the name apart from case.
-    given ??= new Map(Object.keys(payload).reverse().map((k) => [k.toLowerCase(), k]));
-    const other = given.get(lower);
-    if (other !== undefined) payload[name] = payload[other];
+  const { validator, defaults, byLower } = prepare(schema);
+  // A property the request spells apart from case takes the value of the first such key, unless the
+  // exact spelling is given too.
+  for (const key of Object.keys(input)) {
+    if (byLower.get(key) === key) continue;
+    const name = byLower.get(key.toLowerCase());
+    if (name !== undefined && name !== key && payload[name] === undefined) payload[name] = input[key];
   }
   // Most calls send values of the right types already. Value.Convert leaves such a value as it is,
   // so after the top-level defaults one compiled check settles it, without walking the schema twice.

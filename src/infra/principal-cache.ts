@@ -24,9 +24,11 @@ export class PrincipalCache {
   /**
    * The key is the uuid with the SHA-256 of the secret, never the secret itself; only credentials
    * that were accepted are kept, so a wrong secret always goes to the store (and its constant-time compare).
+   * A hit is answered without a promise.
    */
-  forApiKey(uuid: string, secret: string): Promise<Principal | null> {
-    return this.lookup(`key ${uuid} ${sha256Hex(secret)}`, () => principalForApiKey(this.db, uuid, secret));
+  forApiKey(uuid: string, secret: string): Principal | Promise<Principal | null> {
+    const key = `key ${uuid} ${sha256Hex(secret)}`;
+    return this.cache.peek(key) ?? this.lookup(key, () => principalForApiKey(this.db, uuid, secret));
   }
 
   /** By JWT subject: the caller verifies the token (signature, expiry) on every request first. */

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { TObject } from 'typebox';
 import Value from 'typebox/value';
+import { Type } from 'typebox';
 import { allCommands } from '../../src/infra/commands/index.js';
 import { checkParams } from '../../src/infra/params.js';
 
@@ -44,4 +45,12 @@ it('fills top-level defaults on the fast path', () => {
   const get = allCommands().find((c) => c.cmd === 'apiuser.get')!;
   assert.deepEqual(checkParams(get.params, { id: 3 }), { id: 3, resStart: 0, resWindow: 20 });
   assert.deepEqual(checkParams(get.params, { id: '3', resWindow: '5' }), { id: '3', resStart: 0, resWindow: 5 });
+});
+
+it('matches names apart from case: the exact spelling first, else the first variant in the request', () => {
+  const schema = Type.Object({ customerId: Type.Integer(), id: Type.Optional(Type.Integer()) });
+  assert.deepEqual(checkParams(schema, { CUSTOMERID: 4, customerid: 5 }), { CUSTOMERID: 4, customerid: 5, customerId: 4 });
+  assert.deepEqual(checkParams(schema, { customerid: 5, customerId: 6 }), { customerid: 5, customerId: 6 });
+  assert.deepEqual(checkParams(schema, { customerId: 1, ID: '2' }), { customerId: 1, ID: '2', id: 2 });
+  assert.throws(() => checkParams(schema, { customer_id: 1 }), /Missing parameter customerId/);
 });

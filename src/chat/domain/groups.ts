@@ -29,6 +29,12 @@ export async function systemGroupId(db: Queryable<ChatTables>, realmId: number, 
   return row.id;
 }
 
+/** The realm's system groups by name, in one query. */
+export async function systemGroupIds(db: Queryable<ChatTables>, realmId: number): Promise<Map<string, number>> {
+  const rows = await db.selectFrom('user_groups').select(['id', 'name']).where('realm_id', '=', realmId).where('is_system_group', '=', 1).execute();
+  return new Map(rows.map((r) => [r.name, r.id]));
+}
+
 /** Whether the user is in the group or any of its subgroups, however deep. */
 export async function inGroup(db: Queryable<ChatTables>, userId: number, groupId: number): Promise<boolean> {
   const seen = new Set<number>();
@@ -96,10 +102,11 @@ export async function checkGroupSettingValue(
 
 /** Checks an update ({new, old}) of a group setting and returns the value to store. */
 export async function checkGroupSettingUpdate(
-  db: Queryable<ChatTables>, realmId: number, setting: string, update: GroupSettingUpdate, current: GroupSettingValue, allowEveryone: boolean,
+  db: Queryable<ChatTables>, realmId: number, setting: string, update: GroupSettingUpdate, current: GroupSettingValue,
+  allowed: { allowEveryone: boolean; allowNobody?: boolean },
 ): Promise<GroupSettingValue> {
   const value = normaliseGroupSetting(update.new);
-  await checkGroupSettingValue(db, realmId, setting, value, { allowEveryone });
+  await checkGroupSettingValue(db, realmId, setting, value, allowed);
   if (update.old !== undefined && !sameGroupSetting(update.old, current)) throw badRequest("'old' value does not match the expected value.");
   return value;
 }

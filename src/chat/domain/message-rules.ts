@@ -1,25 +1,19 @@
 // Who may edit, move and delete a message (Zulip 10's rules over the realm settings of migration
-// 012): content edits are the sender's, within message_content_edit_limit_seconds; topic moves need
-// can_move_messages_between_topics_group (resolving alone, can_resolve_topics_group), channel moves
+// 012, which PATCH /realm changes: realm-settings.ts): content edits are the sender's, within
+// message_content_edit_limit_seconds; topic moves need can_move_messages_between_topics_group
+// (resolving alone, can_resolve_topics_group), channel moves
 // can_move_messages_between_channels_group, each within its time limit except for administrators and
 // moderators; deletion needs can_delete_any_message_group, or one's own message, the
 // can_delete_own_message_group and message_content_delete_limit_seconds.
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser } from '../tables.js';
 import { ChatError, badRequest } from '../errors.js';
-import { inGroupSetting, parseGroupSetting, systemGroupId, type GroupSettingValue } from './groups.js';
+import { inGroupSetting, type GroupSettingValue } from './groups.js';
+import { realmGroupValues, realmRow, type RealmGroupSetting } from './realm-settings.js';
 import { ROLE } from './roles.js';
 
-/** Zulip's default group for each setting, used while the realm's column is NULL. */
-export const DEFAULT_GROUPS = {
-  can_move_messages_between_topics_group: 'role:everyone',
-  can_move_messages_between_channels_group: 'role:members',
-  can_resolve_topics_group: 'role:everyone',
-  can_delete_any_message_group: 'role:administrators',
-  can_delete_own_message_group: 'role:everyone',
-} as const;
-
-export type MessageGroupSetting = keyof typeof DEFAULT_GROUPS;
+export type MessageGroupSetting = Extract<RealmGroupSetting,
+  'can_move_messages_between_topics_group' | 'can_move_messages_between_channels_group' | 'can_resolve_topics_group' | 'can_delete_any_message_group' | 'can_delete_own_message_group'>;
 
 /** Zulip lets a content edit through this long after the limit: the time the editor took to type. */
 export const EDIT_LIMIT_GRACE_SECONDS = 20;
@@ -38,12 +32,8 @@ export interface MessageSettings {
 
 /** Read fresh on every use: the realm row the request carries may be cached. */
 export async function messageSettings(db: Queryable<ChatTables>, realmId: number): Promise<MessageSettings> {
-  const r = await db.selectFrom('realms').selectAll().where('id', '=', realmId).executeTakeFirstOrThrow();
-  const groups = {} as Record<MessageGroupSetting, GroupSettingValue>;
-  for (const name of Object.keys(DEFAULT_GROUPS) as MessageGroupSetting[]) {
-    const raw = r[name];
-    groups[name] = raw === null ? await systemGroupId(db, realmId, DEFAULT_GROUPS[name]) : parseGroupSetting(raw);
-  }
+  const r = await realmRow(db, realmId);
+  const groups = await realmGroupValues(db, r);
   const limit = (v: number | null) => (v === null ? null : Number(v));
   return {
     allowMessageEditing: r.allow_message_editing === 1,
@@ -53,21 +43,6 @@ export async function messageSettings(db: Queryable<ChatTables>, realmId: number
     deleteLimit: limit(r.message_content_delete_limit_seconds),
     historyPolicy: r.message_edit_history_visibility_policy as MessageSettings['historyPolicy'],
     groups,
-  };
-}
-
-/** The settings as POST /register's realm state names them. */
-export function registerFields(s: MessageSettings): Record<string, unknown> {
-  return {
-    realm_allow_message_editing: s.allowMessageEditing,
-    realm_message_content_edit_limit_seconds: s.contentEditLimit,
-    realm_move_messages_within_stream_limit_seconds: s.topicMoveLimit,
-    realm_move_messages_between_streams_limit_seconds: s.channelMoveLimit,
-    realm_message_content_delete_limit_seconds: s.deleteLimit,
-    realm_message_edit_history_visibility_policy: s.historyPolicy,
-    // Deprecated boolean: false only when no history at all is visible.
-    realm_allow_edit_history: s.historyPolicy !== 'none',
-    ...Object.fromEntries(Object.entries(s.groups).map(([k, v]) => [`realm_${k}`, v])),
   };
 }
 

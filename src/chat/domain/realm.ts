@@ -10,6 +10,7 @@ import { createSystemGroups } from './groups.js';
 import { ROLE } from './roles.js';
 import { createUser } from './users.js';
 import { ROOT_SUBDOMAIN } from './subdomains.js';
+import { checkRealmName } from './realm-settings.js';
 
 export interface ChatInitResult {
   realmUrl: string;
@@ -40,8 +41,6 @@ export async function realmBySubdomain(db: Queryable<ChatTables>, subdomain: str
   return db.selectFrom('realms').selectAll().where('string_id', '=', subdomain).executeTakeFirst();
 }
 
-export const MAX_REALM_NAME_LENGTH = 40;
-
 export interface NewRealm {
   stringId: string;
   name: string;
@@ -55,9 +54,7 @@ export interface NewRealm {
  * create-realm`); the caller holds the transaction. Zulip's errors for a taken subdomain or a bad name.
  */
 export async function createRealm(db: Queryable<ChatTables>, r: NewRealm, nowMs: number): Promise<{ realm: Realm; owner: ChatUser; apiKey: string }> {
-  const name = r.name.trim();
-  if (name === '') throw badRequest('Organization name is required.');
-  if ([...name].length > MAX_REALM_NAME_LENGTH) throw badRequest(`Organization name is too long (limit: ${MAX_REALM_NAME_LENGTH} characters).`);
+  const name = checkRealmName(r.name);
   if (await realmBySubdomain(db, r.stringId)) throw badRequest('Subdomain already in use. Please choose a different one.');
   const now = Math.floor(nowMs / 1000);
   const realm = await db

@@ -5,9 +5,10 @@ import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser, UserGroup } from '../tables.js';
 import { badRequest, ChatError } from '../errors.js';
 import {
-  checkGroupSettingValue, inGroup, inGroupSetting, normaliseGroupSetting, parseGroupSetting, systemGroupId, type GroupSettingValue,
+  checkGroupSettingValue, inGroupSetting, normaliseGroupSetting, parseGroupSetting, systemGroupId, type GroupSettingValue,
 } from './groups.js';
 import { isGuest, NOBODY_GROUP } from './roles.js';
+import { REALM_GROUP_SETTING_NAMES, realmGroupValue, realmRow } from './realm-settings.js';
 
 export const GROUP_PERMISSIONS = [
   'can_add_members_group', 'can_join_group', 'can_leave_group', 'can_manage_group', 'can_mention_group', 'can_remove_members_group',
@@ -30,19 +31,6 @@ const FORBIDDEN: Partial<Record<GroupPermission, string[]>> = {
   can_mention_group: ['role:owners'],
 };
 
-/**
- * Realm-wide group permissions at Zulip's defaults for a new organization. The realm has no way to
- * change them yet (Zulip's PATCH /realm is not part of the contract), so they are fixed here.
- */
-const REALM_GROUP_SETTINGS = { can_create_groups: 'role:members', can_manage_all_groups: 'role:owners' } as const;
-
-/** The realm's group permissions as register shows them (realm_can_create_groups ...): group ids. */
-export async function realmGroupSettings(db: Queryable<ChatTables>, realmId: number): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const [k, name] of Object.entries(REALM_GROUP_SETTINGS)) out[`realm_${k}`] = await systemGroupId(db, realmId, name);
-  return out;
-}
-
 export const MAX_GROUP_NAME_LENGTH = 100;
 export const MAX_GROUP_DESCRIPTION_LENGTH = 1024;
 
@@ -55,8 +43,9 @@ export function requireMemberOrAdmin(user: ChatUser): void {
   if (user.is_bot === 1) throw badRequest('This endpoint does not accept bot requests.');
 }
 
-export async function realmGroupPermission(db: Queryable<ChatTables>, realmId: number, user: ChatUser, setting: keyof typeof REALM_GROUP_SETTINGS): Promise<boolean> {
-  return inGroup(db, user.id, await systemGroupId(db, realmId, REALM_GROUP_SETTINGS[setting]));
+/** Whether the user holds one of the realm's group permissions (can_create_groups, can_manage_all_groups). */
+export async function realmGroupPermission(db: Queryable<ChatTables>, realmId: number, user: ChatUser, setting: 'can_create_groups' | 'can_manage_all_groups'): Promise<boolean> {
+  return inGroupSetting(db, user.id, await realmGroupValue(db, realmId, setting));
 }
 
 export function checkGroupName(name: string): string {
@@ -231,13 +220,16 @@ function uses(json: string | null, groupId: number): boolean {
 
 /**
  * Where an active group is in use (Zulip's CANNOT_DEACTIVATE_GROUP_IN_USE objections): as a
- * subgroup of an active group, or in a setting of a channel or of another active group.
+ * subgroup of an active group, or in a setting of the realm, of a channel or of another active group.
  */
 export async function groupObjections(db: Queryable<ChatTables>, realmId: number, groupId: number): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];
   const supergroups = await db.selectFrom('user_group_subgroups').innerJoin('user_groups', 'user_groups.id', 'user_group_subgroups.group_id')
     .select('user_groups.id').where('user_group_subgroups.subgroup_id', '=', groupId).where('user_groups.deactivated', '=', 0).execute();
   if (supergroups.length) out.push({ type: 'subgroup', supergroup_ids: supergroups.map((s) => s.id).sort((a, b) => a - b) });
+  const realm = await realmRow(db, realmId);
+  const realmSettings = REALM_GROUP_SETTING_NAMES.filter((s) => uses(realm[s], groupId));
+  if (realmSettings.length) out.push({ type: 'realm', settings: realmSettings });
   const channels = await db.selectFrom('streams').selectAll().where('realm_id', '=', realmId).where('is_archived', '=', 0).orderBy('id').execute();
   for (const c of channels) {
     const settings = CHANNEL_SETTINGS.filter((s) => uses(c[s], groupId));

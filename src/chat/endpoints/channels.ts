@@ -565,7 +565,7 @@ export const updateStream = defineEndpoint({
       for (const key of Object.keys(CHANNEL_GROUP_SETTINGS) as ChannelGroupSetting[]) {
         const update = p[key];
         if (update === undefined) continue;
-        const value = await checkGroupSettingUpdate(trx, call.realm.id, key, update, parseGroupSetting(stream[key]), CHANNEL_GROUP_SETTINGS[key].allowEveryone);
+        const value = await checkGroupSettingUpdate(trx, call.realm.id, key, update, parseGroupSetting(stream[key]), { allowEveryone: CHANNEL_GROUP_SETTINGS[key].allowEveryone });
         set[key] = JSON.stringify(value);
       }
       if (p.is_default_stream !== undefined && !isAdmin(me.role)) throw adminRequired();

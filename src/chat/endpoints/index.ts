@@ -18,7 +18,9 @@ import {
   createUserGroup, deactivateUserGroup, getIsUserGroupMember, getUserGroupMembers, getUserGroups, getUserGroupSubgroups, updateUserGroup, updateUserGroupMembers,
   updateUserGroupSubgroups,
 } from './user-groups.js';
-import { addLinkifier, deactivateCustomEmoji, getCustomEmoji, getLinkifiers, removeLinkifier, reorderLinkifiers, updateLinkifier } from './realm.js';
+import {
+  addLinkifier, deactivateCustomEmoji, getCustomEmoji, getLinkifiers, removeLinkifier, reorderLinkifiers, updateLinkifier, updateRealm,
+} from './realm.js';
 import { addAlertWordsEndpoint, getAlertWords, removeAlertWordsEndpoint } from './alert-words.js';
 import { updateRealmUserSettingsDefaults, updateSettings } from './settings.js';
 import { createDrafts, deleteDraft, editDraft, getDrafts } from './drafts.js';
@@ -41,6 +43,7 @@ export function allEndpoints(): Endpoint[] {
     setTypingStatus, setEditTypingStatus,
     getUserGroups, createUserGroup, updateUserGroup, updateUserGroupMembers, updateUserGroupSubgroups, getUserGroupMembers, getUserGroupSubgroups,
     getIsUserGroupMember, deactivateUserGroup,
+    updateRealm,
     getLinkifiers, addLinkifier, updateLinkifier, removeLinkifier, reorderLinkifiers, getCustomEmoji, deactivateCustomEmoji,
     getAlertWords, addAlertWordsEndpoint, removeAlertWordsEndpoint,
     updateSettings, updateRealmUserSettingsDefaults,

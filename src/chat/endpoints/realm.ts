@@ -1,19 +1,87 @@
-// Organization settings: linkifiers (listing for everyone; adding, changing, removing and reordering
-// for administrators) and custom emoji (listing, deactivating). Each change publishes the whole
-// list again (realm_linkifiers, realm_emoji) after the commit, as Zulip does.
-import Type from 'typebox';
+// Organization settings: the realm's own settings (PATCH /realm, administrators), linkifiers
+// (listing for everyone; adding, changing, removing and reordering for administrators) and custom
+// emoji (listing, deactivating). Linkifier and emoji changes publish the whole list again
+// (realm_linkifiers, realm_emoji) after the commit, as Zulip does; settings one event each.
+import Type, { type TSchema } from 'typebox';
+import type { Updateable } from 'kysely';
 import { defineEndpoint, requireUser, type ChatCall } from '../endpoint.js';
 import { adminRequired, badRequest, ChatError } from '../errors.js';
-import type { ChatTables } from '../tables.js';
+import type { ChatTables, RealmRow } from '../tables.js';
 import type { Queryable } from '../../platform/db/database.js';
-import { isAdmin } from '../domain/roles.js';
+import { isAdmin, ROLE } from '../domain/roles.js';
+import { ownerRequired } from '../domain/user-rules.js';
+import { checkGroupSettingUpdate, sameGroupSetting, type GroupSettingUpdate } from '../domain/groups.js';
+import {
+  REALM_GROUP_SETTING_NAMES, REALM_GROUP_SETTINGS, realmGroupValues, realmRow, SIMPLE_SETTINGS, type SimpleSettingName, type SimpleValue,
+} from '../domain/realm-settings.js';
 import { checkLinkifier, linkifierObjects } from '../domain/linkifiers.js';
 import { activeRealmEmoji, realmEmojiObjects } from '../domain/realm-emoji.js';
-import { linkifiersNotice, realmEmojiNotice } from '../events/realm-notices.js';
+import { linkifiersNotice, realmEmojiNotice, realmSettingsNotices, type RealmSettingChange } from '../events/realm-notices.js';
+import { GroupSettingUpdateSchema } from './channels.js';
 
 function requireAdmin(call: ChatCall): void {
   if (!isAdmin(requireUser(call).role)) throw adminRequired();
 }
+
+const SIMPLE_NAMES = Object.keys(SIMPLE_SETTINGS) as SimpleSettingName[];
+
+function realmSettingParams(): Record<string, TSchema> {
+  const out: Record<string, TSchema> = {};
+  for (const name of SIMPLE_NAMES) out[name] = Type.Optional(SIMPLE_SETTINGS[name].param);
+  for (const name of REALM_GROUP_SETTING_NAMES) out[name] = Type.Optional(GroupSettingUpdateSchema);
+  return out;
+}
+
+/**
+ * Zulip's PATCH /realm (real in Zulip, which its web app uses, though absent from its OpenAPI
+ * document) for the settings Keel has: administrators, and owners alone for who creates and manages
+ * user groups. Every value is checked before anything is written, so a refused request changes
+ * nothing. Each setting that really changes is one realm event (update, or update_dict: see
+ * SIMPLE_SETTINGS) to every active user after the commit. The answer follows Zulip's update_realm:
+ * the changed settings keyed by name, their new value, except that string settings answer
+ * "updated" rather than the text; an unchanged setting is left out.
+ */
+export const updateRealm = defineEndpoint({
+  method: 'PATCH',
+  path: '/realm',
+  summary: 'Update realm settings',
+  auth: 'user',
+  params: Type.Object(realmSettingParams()),
+  async handler(call, p) {
+    requireAdmin(call);
+    const me = requireUser(call);
+    const given = p as Record<string, unknown>;
+    const groupUpdates = REALM_GROUP_SETTING_NAMES.filter((n) => given[n] !== undefined);
+    if (me.role !== ROLE.owner && groupUpdates.some((n) => 'ownerOnly' in REALM_GROUP_SETTINGS[n])) throw ownerRequired();
+    const wanted: [SimpleSettingName, SimpleValue][] = SIMPLE_NAMES.filter((n) => given[n] !== undefined).map((n) => [n, SIMPLE_SETTINGS[n].check(given[n], n)]);
+    const { db, events } = call.services;
+    const realmId = call.realm.id;
+    const changes = await events.write(
+      () => db.transaction(async (trx) => {
+        const row = await realmRow(trx, realmId);
+        const set: Updateable<RealmRow> = {};
+        const changed: RealmSettingChange[] = [];
+        for (const [name, value] of wanted) {
+          const s = SIMPLE_SETTINGS[name];
+          if (s.read(row) === value) continue;
+          Object.assign(set, s.write(value));
+          changed.push({ name, value, dict: 'dict' in s });
+        }
+        const current = await realmGroupValues(trx, row);
+        for (const name of groupUpdates) {
+          const value = await checkGroupSettingUpdate(trx, realmId, name, given[name] as GroupSettingUpdate, current[name], REALM_GROUP_SETTINGS[name]);
+          if (sameGroupSetting(value, current[name])) continue;
+          set[name] = JSON.stringify(value);
+          changed.push({ name, value, dict: true });
+        }
+        if (changed.length) await trx.updateTable('realms').set(set).where('id', '=', realmId).execute();
+        return changed;
+      }),
+      (changed) => realmSettingsNotices(db.kysely, realmId, changed),
+    );
+    return Object.fromEntries(changes.map((c) => [c.name, typeof c.value === 'string' ? 'updated' : c.value]));
+  },
+});
 
 const linkifierNotFound = () => badRequest('Linkifier not found.');
 

@@ -32,7 +32,8 @@ export const getServerSettings = defineEndpoint({
       realm_url: url,
       realm_name: call.realm.name,
       realm_icon: `${url}/static/images/logo/zulip-icon-128x128.png`,
-      realm_description: call.realm.description,
+      // HTML here (the login page shows it); register and realm events carry the Markdown source.
+      realm_description: call.realm.rendered_description,
       realm_web_public_access_enabled: false,
     };
   },

@@ -1,6 +1,7 @@
 // The notices of organization-level changes, sent to every active user of the realm: user groups
 // (shown to clients without the include_deactivated_groups capability as if deactivated groups were
-// gone), linkifiers (only to clients that understand URL templates) and custom emoji.
+// gone), linkifiers (only to clients that understand URL templates), custom emoji and the realm's
+// settings.
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser } from '../tables.js';
 import { directGroupIdsOf, groupObjects } from '../domain/user-groups.js';
@@ -99,4 +100,19 @@ export async function linkifiersNotice(db: Queryable<ChatTables>, realmId: numbe
 export async function realmEmojiNotice(db: Queryable<ChatTables>, realmId: number): Promise<Notice[]> {
   const realm_emoji = await realmEmojiObjects(db, realmId);
   return [{ type: 'realm_emoji', userIds: await everyone(db, realmId), render: () => ({ type: 'realm_emoji', op: 'update', realm_emoji }) }];
+}
+
+/** One changed realm setting: update_dict carries it in `data` (see SIMPLE_SETTINGS.dict). */
+export interface RealmSettingChange { name: string; value: unknown; dict: boolean }
+
+/** realm update (property, value) or update_dict (property "default", data), one per changed setting. */
+export async function realmSettingsNotices(db: Queryable<ChatTables>, realmId: number, changes: RealmSettingChange[]): Promise<Notice[]> {
+  if (!changes.length) return [];
+  const userIds = await everyone(db, realmId);
+  return changes.map((c) => {
+    const event = c.dict
+      ? { type: 'realm', op: 'update_dict', property: 'default', data: { [c.name]: c.value } }
+      : { type: 'realm', op: 'update', property: c.name, value: c.value };
+    return { type: 'realm', userIds, render: () => event };
+  });
 }

@@ -11,7 +11,7 @@ import { channelFields } from '../domain/channels.js';
 import { canSeeMetadata } from '../domain/channel-access.js';
 import { subscriptionObjects, withInheritedNotifications } from '../domain/subscriptions.js';
 import { isAdmin, isGuest, ROLE } from '../domain/roles.js';
-import { groupObjects, realmGroupSettings } from '../domain/user-groups.js';
+import { groupObjects } from '../domain/user-groups.js';
 import { linkifierObjects } from '../domain/linkifiers.js';
 import { realmEmojiObjects } from '../domain/realm-emoji.js';
 import { EMPTY_TOPIC_DISPLAY_NAME, MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/realm.js';
@@ -19,7 +19,7 @@ import { presenceAnswer, type PresenceStore } from '../domain/presence.js';
 import { allStatuses } from '../domain/user-status.js';
 import { ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from '../version.js';
 import { receivedSql } from '../domain/receipt.js';
-import { messageSettings, registerFields } from '../domain/message-rules.js';
+import { realmSettingsState } from '../domain/realm-settings.js';
 import { alertWords } from '../domain/alert-words.js';
 import { legacySettingsFields, realmDefaultsObject, userSettingsObject } from '../domain/user-settings.js';
 import { draftsOf, MAX_DRAFTS_IN_REGISTER } from '../domain/drafts.js';
@@ -82,8 +82,6 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
   };
   if (fetch.has('realm')) {
     Object.assign(out, {
-      realm_name: r.realm.name,
-      realm_description: r.realm.description,
       realm_url: r.realmUrl,
       realm_uri: r.realmUrl,
       max_message_length: MAX_MESSAGE_LENGTH,
@@ -96,13 +94,13 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
       server_presence_offline_threshold_seconds: 140,
       // -1 is Zulip's "keep forever" (the realm has no retention policy).
       realm_message_retention_days: -1,
-      // Who may edit, move and delete messages (domain/message-rules.ts).
-      ...registerFields(await messageSettings(db, r.realm.id)),
+      // What PATCH /realm changes: name, description, language, who may edit, move and delete
+      // messages, who may create and manage groups (domain/realm-settings.ts).
+      ...(await realmSettingsState(db, r.realm.id)),
       server_typing_started_expiry_period_milliseconds: 45_000,
       server_typing_stopped_wait_period_milliseconds: 5_000,
       server_typing_started_wait_period_milliseconds: 10_000,
     });
-    Object.assign(out, await realmGroupSettings(db, r.realm.id));
   }
   if (fetch.has('realm_user')) {
     const users = await db.selectFrom('chat_users').selectAll().where('realm_id', '=', r.realm.id).orderBy('id').execute();

@@ -24,6 +24,8 @@ export function takeCredentials(headers: { authorization?: string; cookie?: stri
   let uuid: unknown;
   let secret: unknown;
   for (const key of Object.keys(params)) {
+    // Only two lengths can be these keys; the others are not lower-cased.
+    if (key.length !== BODY_KEYS.uuid.length && key.length !== BODY_KEYS.secret.length) continue;
     const lower = key.toLowerCase();
     if (lower === BODY_KEYS.uuid) { uuid = params[key]; delete params[key]; }
     else if (lower === BODY_KEYS.secret) { secret = params[key]; delete params[key]; }

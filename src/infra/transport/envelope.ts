@@ -4,14 +4,26 @@
 import type { Result } from '../command.js';
 import { InfraError } from '../errors.js';
 
-export function okBody(result: Result, style: 'cmd' | 'rest'): Record<string, unknown> {
-  const body: Record<string, unknown> = { code: 'OK', message: result.message };
-  if (result.matches !== undefined) body.matches = result.matches;
+/**
+ * The OK envelope as JSON text. Written member by member rather than as one JSON.stringify of an
+ * object: command style usually names the payload twice (`apiuser` and `data` are the same object),
+ * and this way it is serialized once.
+ */
+export function okText(result: Result, style: 'cmd' | 'rest'): string {
+  let text = `{"code":"OK","message":${JSON.stringify(result.message)}`;
+  if (result.matches !== undefined) text += `,"matches":${JSON.stringify(result.matches)}`;
+  let dataText: string | undefined;
   if (style === 'cmd' && result.top) {
-    for (const [k, v] of Object.entries(result.top)) if (!(k in body)) body[k] = v;
+    for (const key of Object.keys(result.top)) {
+      if (key === 'code' || key === 'message' || (key === 'matches' && result.matches !== undefined) || (key === 'data' && result.data !== undefined)) continue;
+      const value = result.top[key];
+      if (value === undefined) continue;
+      const json = value === result.data ? (dataText ??= JSON.stringify(value)) : JSON.stringify(value);
+      text += `,${JSON.stringify(key)}:${json}`;
+    }
   }
-  if (result.data !== undefined) body.data = result.data;
-  return body;
+  if (result.data !== undefined) text += `,"data":${dataText ?? JSON.stringify(result.data)}`;
+  return text + '}';
 }
 
 export function errorBody(err: InfraError): Record<string, unknown> {

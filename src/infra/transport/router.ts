@@ -14,16 +14,34 @@ export type Target =
 
 interface Route { command: Command; segments: string[] }
 
+/**
+ * Routes are looked for among those of the same length and first word (a family, singular or
+ * plural: trailing s's dropped), so a request tries a handful of patterns, not all of them.
+ */
+function bucketKey(length: number, first: string): string {
+  return `${length} ${first.toLowerCase().replace(/s+$/, '')}`;
+}
+
 export class Router {
-  private readonly routes: Route[];
+  private readonly buckets = new Map<string, Route[]>();
+  /** Routes whose first segment is a parameter: tried for every path of their length. */
+  private readonly open: Route[] = [];
   readonly byName = new Map<string, Command>();
 
   constructor(commands: Command[]) {
     for (const c of commands) {
       if (this.byName.has(c.cmd)) throw new Error(`command ${c.cmd} is defined twice`);
       this.byName.set(c.cmd, c);
+      const route = { command: c, segments: split(c.rest.path) };
+      const first = route.segments[0] ?? '';
+      if (isParam(first)) this.open.push(route);
+      else {
+        const key = bucketKey(route.segments.length, first);
+        const bucket = this.buckets.get(key);
+        if (bucket) bucket.push(route);
+        else this.buckets.set(key, [route]);
+      }
     }
-    this.routes = commands.map((command) => ({ command, segments: split(command.rest.path) }));
   }
 
   /** The path after /api/[rest/]<ver>, or null when the URL is not under the API. */
@@ -38,7 +56,9 @@ export class Router {
     if (segs.length === 1 && segs[0].toLowerCase() === 'openapi.json') return { kind: 'openapi' };
     let best: { route: Route; params: Record<string, string>; literals: number } | undefined;
     const allowed = new Set<string>();
-    for (const route of this.routes) {
+    const bucket = this.buckets.get(bucketKey(segs.length, segs[0] ?? '')) ?? [];
+    const candidates = this.open.length ? [...bucket, ...this.open.filter((r) => r.segments.length === segs.length)] : bucket;
+    for (const route of candidates) {
       const m = match(route.segments, segs);
       if (!m) continue;
       if (route.command.rest.method !== (method.toUpperCase() as HttpMethod)) {
@@ -50,6 +70,10 @@ export class Router {
     if (best) return { kind: 'rest', command: best.route.command, pathParams: best.params };
     return allowed.size ? { kind: 'wrong-method', allowed: [...allowed] } : { kind: 'none' };
   }
+}
+
+function isParam(segment: string): boolean {
+  return segment.startsWith('{') && segment.endsWith('}');
 }
 
 function split(path: string): string[] {
@@ -78,7 +102,7 @@ function match(pattern: string[], segs: string[]): { params: Record<string, stri
   let literals = 0;
   for (let i = 0; i < pattern.length; i++) {
     const p = pattern[i];
-    if (p.startsWith('{') && p.endsWith('}')) {
+    if (isParam(p)) {
       params[p.slice(1, -1)] = decodeSegment(segs[i]);
     } else if (i === 0 ? sameWord(p, segs[i]) : p.toLowerCase() === segs[i].toLowerCase()) {
       literals++;

@@ -16,7 +16,7 @@ import { checkParams } from '../params.js';
 import { allows } from '../permissions.js';
 import { PrincipalCache } from '../principal-cache.js';
 import { openApiDocument } from '../openapi.js';
-import { errorBody, okBody } from './envelope.js';
+import { errorBody, okText } from './envelope.js';
 import { takeCredentials } from './credentials.js';
 import { Router } from './router.js';
 import { endWhenDurable } from '../../platform/http/durable.js';
@@ -94,7 +94,8 @@ class ClientGone extends Error {}
 
 /**
  * The body as text, read on any method (the Go client sends {} with GET). Undefined, without waiting,
- * when the request announces none.
+ * when the request announces none. Read in paused mode ('readable' and read()), answered as soon as
+ * the parser has seen the whole message: fewer stream events than flowing mode and waiting for 'end'.
  */
 function readBody(req: IncomingMessage): Promise<string> | undefined {
   const length = req.headers['content-length'];
@@ -103,20 +104,29 @@ function readBody(req: IncomingMessage): Promise<string> | undefined {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const onData = (c: Buffer) => {
-      size += c.length;
-      if (size <= BODY_LIMIT) {
-        chunks.push(c);
-        return;
+    const onReadable = () => {
+      for (let c = req.read() as Buffer | null; c !== null; c = req.read() as Buffer | null) {
+        size += c.length;
+        // Over the limit: refused at once, and the rest read and dropped so the client can finish
+        // sending; the connection closes after the answer.
+        if (size > BODY_LIMIT) {
+          if (size - c.length <= BODY_LIMIT) reject(new BodyTooLarge());
+          chunks.length = 0;
+        } else {
+          chunks.push(c);
+        }
       }
-      // Stop keeping it; the rest is discarded and the connection closes after the answer.
-      req.off('data', onData);
-      req.resume();
-      chunks.length = 0;
-      reject(new BodyTooLarge());
+      // node:http marks the request complete when the parser saw its end, before 'end' is emitted a
+      // tick later; other sources of requests (light-my-request in tests) only emit 'end'.
+      if (req.complete) finish();
     };
-    req.on('data', onData);
-    req.on('end', () => resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+    const finish = () => {
+      req.off('readable', onReadable);
+      req.off('end', finish);
+      if (size <= BODY_LIMIT) resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+    };
+    req.on('readable', onReadable);
+    req.on('end', finish);
     req.on('error', () => reject(new ClientGone()));
     req.on('aborted', () => reject(new ClientGone()));
   });
@@ -148,7 +158,10 @@ export function createInfraServer(services: InfraServices, commands: Command[]):
     const access = command.access ?? 'permission';
     if (access === 'public') return undefined;
     let principal: Principal | null = null;
-    if (creds.kind === 'apikey') principal = await principals.forApiKey(creds.uuid, creds.secret);
+    if (creds.kind === 'apikey') {
+      const found = principals.forApiKey(creds.uuid, creds.secret);
+      principal = found instanceof Promise ? await found : found;
+    }
     else if (creds.kind === 'jwt') principal = await principals.forJwt(services.jwt, creds.token);
     if (!principal) throw accessDenied();
     if (access === 'permission' && !allows(principal.permissions, command.cmd)) {
@@ -192,7 +205,7 @@ export function createInfraServer(services: InfraServices, commands: Command[]):
     const principal = await authenticate(command, creds);
     const checked = checkParams(command.params, params) as Record<string, unknown>;
     const call: Call = { services, principal, style, setCookie };
-    return JSON.stringify(okBody(await command.handler(call, checked), style));
+    return okText(await command.handler(call, checked), style);
   }
 
   async function respond(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -13,8 +13,9 @@ import { chatAlertWords } from './010_chat_alert_words.js';
 import { chatUserPrefs } from './011_chat_user_prefs.js';
 import { chatMessageEdits } from './012_chat_message_edits.js';
 import { chatRealmAdmin } from './013_chat_realm_admin.js';
+import { chatRealmSettings } from './014_chat_realm_settings.js';
 
 export const MIGRATIONS: Migration[] = [
   infraCore, dns, chatCore, chatUsers, chatSearch, chatPresence, chatTopicIndex, chatSubscriptionSpans, chatEventQueues, chatAlertWords, chatUserPrefs,
-  chatMessageEdits, chatRealmAdmin,
+  chatMessageEdits, chatRealmAdmin, chatRealmSettings,
 ];
