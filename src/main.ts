@@ -82,7 +82,7 @@ function listenFailure(err: unknown, what: string, at: ListenAddress): UsageErro
 function startChat(ctx: Context, config: Config): { app: FastifyInstance; events: EventHub; url: () => string; close: () => Promise<void> } {
   let actual = config.chatListen;
   const rootDomain = chatRootDomain(config);
-  const events = new EventHub(ctx.clock, ctx.log);
+  const events = new EventHub(ctx.clock, ctx.log, {}, () => ctx.chatDb.synced());
   const app = createChatServer(
     {
       db: ctx.chatDb,

@@ -5,7 +5,9 @@
 // subdomain no realm has 404 NONEXISTENT_SUBDOMAIN. The realm rows and accepted
 // credentials are cached (RequestCache): a change written on this node counts on the next request,
 // one written by another node (or `keel admin` in another process) within READ_CACHE_TTL_MS (2 s).
-import type { Database, Queryable } from '../platform/db/database.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../platform/db/database.js';
+import { preparedQuery } from '../platform/db/prepared.js';
 import type { Clock } from '../platform/clock.js';
 import { constantTimeEqual } from '../platform/auth/secrets.js';
 import { ReadCache } from '../platform/db/read-cache.js';
@@ -25,9 +27,14 @@ export function readBasic(header: string | undefined): { email: string; apiKey: 
   return { email: decoded[0], apiKey: decoded[1] };
 }
 
+// Prepared: every cached principal expires within READ_CACHE_TTL_MS, and a thousand clients
+// re-polling their queues then read their rows again at once.
+const userByKeyHash = preparedQuery((db: Kysely<ChatTables>, hash: string, realmId: number) =>
+  db.selectFrom('chat_users').selectAll().where('api_key_hash', '=', hash).where('realm_id', '=', realmId));
+
 /** The user an email and a key's hash belong to, read from the store; throws Zulip's refusals. */
-async function userForKey(db: Queryable<ChatTables>, realmId: number, email: string, hash: string): Promise<ChatUser> {
-  const user = await db.selectFrom('chat_users').selectAll().where('api_key_hash', '=', hash).where('realm_id', '=', realmId).executeTakeFirst();
+async function userForKey(db: Kysely<ChatTables>, realmId: number, email: string, hash: string): Promise<ChatUser> {
+  const [user] = await userByKeyHash(db, hash, realmId);
   // Compare even when no row matched, so the time taken does not tell a near miss.
   const keyOk = constantTimeEqual(user?.api_key_hash ?? apiKeyHash('no such key'), hash);
   if (!user || !keyOk) throw invalidApiKey();

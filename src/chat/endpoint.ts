@@ -50,10 +50,11 @@ export interface ChatCall {
 export interface LateAnswer {
   /**
    * Writes the success answer once what it may acknowledge is durable. `fields` is the JSON text of
-   * the fields beside result and msg, without braces (`"events":[...],"queue_id":"..."`), so that
-   * pieces serialized once can be shared by many answers.
+   * the fields beside result and msg, without braces (`"events":[...],"queue_id":"..."`), in pieces
+   * written one after another (text, or UTF-8 bytes), so that pieces serialized and encoded once can
+   * be shared by many answers.
    */
-  send(fields: string): void;
+  send(fields: readonly (string | Buffer)[]): void;
 }
 
 /** What a handler that called call.later() returns. */

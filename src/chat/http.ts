@@ -1,16 +1,19 @@
 // The Chat HTTP listener (Zulip's REST API under /api/v1): reads parameters from the query and from
 // form or multipart bodies, finds the endpoint definition, authenticates, decodes parameters by
 // their declared types, runs the handler and writes Zulip's envelope with Zulip's HTTP statuses.
+// Fastify reads the bodies; a GET without one (long-poll re-polls are most of a busy server's
+// requests) goes from node:http straight to the same dispatch, without fastify's per-request objects.
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { LATER, type ChatCall, type ChatServices, type Endpoint, type LateAnswer } from './endpoint.js';
+import type { ChatUser, Realm } from './tables.js';
 import { ChatError } from './errors.js';
 import { serializeWithText } from './json-text.js';
 import { decodeParams } from './params.js';
 import { ChatRouter } from './router.js';
 import { RequestCache } from './auth.js';
-import { answerWhenDurable, endWhenDurable } from '../platform/http/durable.js';
+import { answerWhenDurable, endWhenDurable, type DurableFailure } from '../platform/http/durable.js';
 
 const BODY_LIMIT = 25 * 1024 * 1024;
 const PREFIX = '/api/v1';
@@ -22,18 +25,16 @@ export function clientName(param: string | undefined, userAgent: string | undefi
   return m ? m[1] : 'Unspecified';
 }
 
-/** Text values only: the last of a repeated key wins, as Django's QueryDict.get does. */
-function textParams(source: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
+/** Adds the text values of a query or form to `out`: the last of a repeated key wins, as Django's QueryDict.get does. */
+function addTextParams(out: Record<string, string>, source: unknown): void {
   if (source instanceof URLSearchParams) {
-    for (const [k, v] of source) out[k] = v;
+    source.forEach((v, k) => (out[k] = v));
   } else if (source && typeof source === 'object') {
     for (const [k, v] of Object.entries(source as Record<string, unknown>)) {
       const last = Array.isArray(v) ? v[v.length - 1] : v;
       if (typeof last === 'string') out[k] = last;
     }
   }
-  return out;
 }
 
 /** Characters a URL parser leaves as they are in a path: no dot segments, escapes or fragments to resolve. */
@@ -54,6 +55,9 @@ export function splitTarget(target: string): { pathname: string; searchParams: U
   return { pathname: url.pathname, searchParams: url.searchParams };
 }
 
+/** Whether a request announces a body; fastify takes those (and ignores a GET's, as Zulip reads GET parameters from the query). */
+const hasBody = (req: IncomingMessage) => req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+
 /** Aborted when the client goes away before the answer is written ('close' before the finish). */
 function goneSignal(res: ServerResponse): AbortSignal {
   const gone = new AbortController();
@@ -68,34 +72,86 @@ function goneSignal(res: ServerResponse): AbortSignal {
 
 const INTERNAL_ERROR = JSON.stringify({ result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' });
 
-/**
- * A late answer (ChatCall.later), written straight to the response in Zulip's envelope once the
- * store is flushed: the framework's objects for the request are not needed for it. `gone` runs if
- * the client goes away first.
- */
-function lateAnswer(res: ServerResponse, services: ChatServices, ignored: string[], closing: () => boolean, gone: () => void): LateAnswer {
-  const head = `{"result":"success","msg":"",${ignored.length ? `"ignored_parameters_unsupported":${JSON.stringify(ignored)},` : ''}`;
-  if (res.destroyed && !res.writableFinished) process.nextTick(gone); // gone already: once the handler has parked
-  else {
-    res.on('close', () => {
-      if (!res.writableFinished) gone();
-    });
-  }
-  return {
-    send(fields) {
-      const body = `${head}${fields}}`;
-      const headers: OutgoingHttpHeaders = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
-      if (closing()) headers.connection = 'close';
-      endWhenDurable(res, () => services.db.synced(), headers, body, (err) => {
-        services.log.error('chat answer not durable', { error: (err as Error).stack });
-        return { status: 500, body: INTERNAL_ERROR };
-      }).catch((err: unknown) => {
-        services.log.error('chat answer failed', { error: (err as Error).stack });
-        res.destroy();
-      });
-    },
-  };
+/** An answer in Zulip's envelope, as dispatch gives it. */
+interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+  headers?: Record<string, string>;
 }
+
+/** What every request of one listener shares: the services, whether the server is closing, and how answers are written. */
+class Listener {
+  /** Set when the server starts closing: answers from then on ask the client to close the connection. */
+  closing = false;
+  readonly services: ChatServices;
+  // Made once, not for every answer.
+  private readonly synced: () => Promise<void>;
+  private readonly notDurable: (err: unknown) => DurableFailure;
+
+  constructor(services: ChatServices) {
+    this.services = services;
+    this.synced = () => services.db.synced();
+    this.notDurable = (err) => {
+      services.log.error('chat answer not durable', { error: (err as Error).stack });
+      return { status: 500, body: INTERNAL_ERROR };
+    };
+  }
+
+  /** Writes a JSON answer straight to the response once the store is flushed (the durable-answer rule of durable.ts). */
+  async write(res: ServerResponse, status: number, body: string | Buffer, extra?: Record<string, string>): Promise<void> {
+    // As fastify writes the other answers.
+    const headers: OutgoingHttpHeaders = { ...extra, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) };
+    if (this.closing) headers.connection = 'close';
+    try {
+      await endWhenDurable(res, this.synced, headers, body, this.notDurable, status);
+    } catch (err) {
+      this.services.log.error('chat answer failed', { error: (err as Error).stack });
+      res.destroy();
+    }
+  }
+}
+
+/**
+ * A late answer (ChatCall.later), written straight to the response in Zulip's envelope: the
+ * framework's objects for the request are not needed for it. `gone` runs if the client goes away first.
+ */
+class LateResponse implements LateAnswer {
+  private readonly res: ServerResponse;
+  private readonly head: string;
+  private readonly listener: Listener;
+
+  constructor(res: ServerResponse, ignored: string[], listener: Listener, gone: () => void) {
+    this.res = res;
+    this.listener = listener;
+    this.head = ignored.length ? `{"result":"success","msg":"","ignored_parameters_unsupported":${JSON.stringify(ignored)},` : '{"result":"success","msg":"",';
+    if (res.destroyed && !res.writableFinished) process.nextTick(gone); // gone already: once the handler has parked
+    else {
+      res.on('close', () => {
+        if (!res.writableFinished) gone();
+      });
+    }
+  }
+
+  send(fields: readonly (string | Buffer)[]): void {
+    // One buffer, copied into piece by piece: no string of the whole answer is built.
+    let size = Buffer.byteLength(this.head) + 1;
+    for (const f of fields) size += typeof f === 'string' ? Buffer.byteLength(f) : f.length;
+    const body = Buffer.allocUnsafe(size);
+    let at = body.write(this.head);
+    for (const f of fields) at += typeof f === 'string' ? body.write(f, at) : f.copy(body, at);
+    body[at] = 0x7d; // }
+    void this.listener.write(this.res, 200, body);
+  }
+}
+
+function envelope(result: Record<string, unknown>, ignored: string[]): Answer {
+  const body: Record<string, unknown> = { result: 'success', msg: '', ...result };
+  if (ignored.length) body.ignored_parameters_unsupported = ignored;
+  return { status: 200, body };
+}
+
+const errorAnswer = (err: ChatError): Answer => ({ status: err.status, body: { result: 'error', msg: err.message, code: err.code, ...err.extra }, headers: err.headers });
+const INTERNAL: Answer = { status: 500, body: { result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' } };
 
 function send(reply: FastifyReply, status: number, body: Record<string, unknown>, headers: Record<string, string> = {}): string | Buffer {
   reply.code(status).header('content-type', 'application/json');
@@ -103,29 +159,81 @@ function send(reply: FastifyReply, status: number, body: Record<string, unknown>
   return serializeWithText(body);
 }
 
+/** What dispatch reads of a request, whoever parsed it. */
+interface ChatRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  /** The parsed form (URLSearchParams or multipart fields), if the request had a body. */
+  body: unknown;
+  ip: string;
+  res: ServerResponse;
+  /** Called before a handler answers later: takes the response out of the framework's hands. */
+  detach(): void;
+}
+
+/** One request's ChatCall (a class: its methods are not made again for every request). */
+class Call implements ChatCall {
+  readonly services: ChatServices;
+  readonly realm: Realm;
+  readonly user: ChatUser | undefined;
+  readonly client: string;
+  readonly ip: string;
+  private readonly request: ChatRequest;
+  private readonly ignored: string[];
+  private readonly listener: Listener;
+  private gone: AbortSignal | undefined;
+
+  constructor(services: ChatServices, realm: Realm, user: ChatUser | undefined, client: string, request: ChatRequest, ignored: string[], listener: Listener) {
+    this.services = services;
+    this.realm = realm;
+    this.user = user;
+    this.client = client;
+    this.ip = request.ip;
+    this.request = request;
+    this.ignored = ignored;
+    this.listener = listener;
+  }
+
+  // Made when a handler asks (a parked poll): an AbortController per request costs ~5% of a ping.
+  get signal(): AbortSignal {
+    return (this.gone ??= goneSignal(this.request.res));
+  }
+
+  later(gone: () => void): LateAnswer {
+    this.request.detach();
+    return new LateResponse(this.request.res, this.ignored, this.listener, gone);
+  }
+}
+
+const NOTHING_TO_DETACH = () => {};
+
 export function createChatServer(services: ChatServices, endpoints: Endpoint[]): FastifyInstance {
   const router = new ChatRouter(endpoints);
   const cache = new RequestCache(services.db, services.clock, services.rootDomain);
   // Long-polls park for up to the heartbeat (50 s) and clients wait 90 s
   // (event_queue_longpoll_timeout_seconds): requests may live 120 s, idle keep-alive sockets 65 s
   // (longer than common proxies' 60 s), and a socket may carry any number of polls.
-  const app = Fastify({
-    logger: false, bodyLimit: BODY_LIMIT, keepAliveTimeout: 65_000, requestTimeout: 120_000, return503OnClosing: true,
+  const listener = new Listener(services);
+  const server = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 120_000 }, (req, res) => {
+    // While closing, fastify answers 503 (return503OnClosing).
+    if (req.method === 'GET' && req.url!.startsWith(`${PREFIX}/`) && !hasBody(req) && !listener.closing) void direct(req, res);
+    else app.routing(req, res);
   });
-  app.server.maxRequestsPerSocket = 0;
-  app.server.headersTimeout = 60_000;
+  server.maxRequestsPerSocket = 0;
+  server.headersTimeout = 60_000;
+  const app = Fastify({ serverFactory: () => server, logger: false, bodyLimit: BODY_LIMIT, return503OnClosing: true });
   // Parked polls end at shutdown rather than holding the close up until their heartbeat. The
   // listener's close (right after this hook) drops idle keep-alive sockets once, while the polls
   // just answered are still being written: their sockets would then hold the close for the
   // keep-alive timeout (65 s). Answers written from here on ask the client to close the connection.
-  let closing = false;
   app.addHook('preClose', (done) => {
-    closing = true;
+    listener.closing = true;
     services.events.close();
     done();
   });
   app.addHook('onSend', (_req, reply, payload, done) => {
-    if (closing) reply.header('connection', 'close');
+    if (listener.closing) reply.header('connection', 'close');
     done(null, payload);
   });
   // Presence not yet written reaches the store before the database is closed.
@@ -139,46 +247,58 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[]):
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, _body, done) => done(null, undefined));
   void app.register(multipart, { attachFieldsToBody: 'keyValues', limits: { fileSize: BODY_LIMIT, fields: 1000 } });
 
-  async function handle(req: FastifyRequest, reply: FastifyReply): Promise<string | Buffer | undefined> {
-    const url = splitTarget(req.url);
+  /** Finds the endpoint, authenticates, decodes and runs the handler; undefined when it answers later. Never rejects. */
+  async function dispatch(r: ChatRequest): Promise<Answer | undefined> {
+    let path = r.url;
     try {
+      const url = splitTarget(r.url);
+      path = url.pathname;
       // As Zulip's host middleware: a subdomain no realm has is refused before routing.
-      const realm = await cache.realm(req.headers.host);
-      const path = url.pathname.slice(PREFIX.length) || '/';
-      const match = router.find(req.method, path);
+      // Cached, the realm and the user come without a promise, and are not awaited (no microtask hop).
+      const realmOrRead = cache.realm(r.headers.host);
+      const realm = realmOrRead instanceof Promise ? await realmOrRead : realmOrRead;
+      const match = router.find(r.method, url.pathname.slice(PREFIX.length) || '/');
       if (match.kind === 'none') throw new ChatError('BAD_REQUEST', 'Not Found', { status: 404 });
       if (match.kind === 'wrong-method') {
         throw new ChatError('BAD_REQUEST', 'Method Not Allowed', { status: 405, headers: { allow: match.allowed.join(', ') } });
       }
       const { endpoint } = match;
-      const raw = { ...textParams(url.searchParams), ...textParams(req.body), ...match.pathParams };
-      const user = endpoint.auth === 'user' ? await cache.user(realm.id, req.headers.authorization) : undefined;
+      const raw: Record<string, string> = {};
+      addTextParams(raw, url.searchParams);
+      addTextParams(raw, r.body);
+      Object.assign(raw, match.pathParams);
+      const userOrRead = endpoint.auth === 'user' ? cache.user(realm.id, r.headers.authorization) : undefined;
+      const user = userOrRead instanceof Promise ? await userOrRead : userOrRead;
       const { values, ignored } = decodeParams(endpoint.params, raw);
-      const call: ChatCall = {
-        services, realm, user, client: clientName(raw.client, req.headers['user-agent']), ip: req.ip,
-        // Made when a handler asks (a parked poll): an AbortController per request costs ~5% of a ping.
-        get signal() {
-          const signal = goneSignal(reply.raw);
-          Object.defineProperty(this, 'signal', { value: signal });
-          return signal;
-        },
-        later(gone) {
-          reply.hijack();
-          return lateAnswer(reply.raw, services, ignored, () => closing, gone);
-        },
-      };
+      const call = new Call(services, realm, user, clientName(raw.client, r.headers['user-agent']), r, ignored, listener);
       const result = await endpoint.handler(call, values);
-      if (result === LATER) return undefined;
-      const body: Record<string, unknown> = { result: 'success', msg: '', ...result };
-      if (ignored.length) body.ignored_parameters_unsupported = ignored;
-      return send(reply, 200, body);
+      return result === LATER ? undefined : envelope(result, ignored);
     } catch (err) {
-      if (err instanceof ChatError) {
-        return send(reply, err.status, { result: 'error', msg: err.message, code: err.code, ...err.extra }, err.headers);
-      }
-      services.log.error('chat request failed', { method: req.method, path: url.pathname, error: (err as Error).stack });
-      return send(reply, 500, { result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' });
+      if (err instanceof ChatError) return errorAnswer(err);
+      services.log.error('chat request failed', { method: r.method, path, error: (err as Error).stack });
+      return INTERNAL;
     }
+  }
+
+  async function handle(req: FastifyRequest, reply: FastifyReply): Promise<string | Buffer | undefined> {
+    const answer = await dispatch({ method: req.method, url: req.url, headers: req.headers, body: req.body, ip: req.ip, res: reply.raw, detach: () => reply.hijack() });
+    return answer && send(reply, answer.status, answer.body, answer.headers);
+  }
+
+  /** A bodiless GET, from node:http: answered as a late answer is, once the store is flushed. */
+  async function direct(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const answer = await dispatch({ method: 'GET', url: req.url!, headers: req.headers, body: undefined, ip: req.socket.remoteAddress ?? '', res, detach: NOTHING_TO_DETACH });
+    if (!answer) return;
+    let body: string | Buffer;
+    try {
+      body = serializeWithText(answer.body);
+    } catch (err) {
+      // As fastify's error handler answers a handler whose result cannot be serialized.
+      services.log.error('chat request failed', { method: req.method, path: req.url, error: (err as Error).stack });
+      await listener.write(res, 500, INTERNAL_ERROR);
+      return;
+    }
+    await listener.write(res, answer.status, body, answer.headers);
   }
 
   app.route({ method: ['GET', 'POST', 'PATCH', 'DELETE', 'PUT'], url: `${PREFIX}/*`, handler: handle });

@@ -9,6 +9,7 @@ export type RouteMatch =
 
 interface Route { endpoint: Endpoint; segments: string[] }
 
+const NO_PARAMS: Record<string, string> = Object.freeze({});
 const split = (p: string) => p.split('/').filter((s) => s !== '');
 const isParam = (segment: string) => segment.startsWith('{') && segment.endsWith('}');
 
@@ -23,18 +24,25 @@ export class ChatRouter {
     }
     this.routes = endpoints.map((endpoint) => ({ endpoint, segments: split(endpoint.path) }));
     for (const r of this.routes) {
-      if (!r.segments.some(isParam)) this.literal.set(`${r.endpoint.method} ${r.segments.join('/')}`, { kind: 'found', endpoint: r.endpoint, pathParams: {} });
+      if (!r.segments.some(isParam)) this.literal.set(`${r.endpoint.method} ${r.segments.join('/')}`, { kind: 'found', endpoint: r.endpoint, pathParams: NO_PARAMS });
     }
   }
 
-  /** Paths without parameters, by method and path: such a route has the most literal segments, so it wins. */
+  /**
+   * Paths without parameters, by method and path: such a route has the most literal segments, so it
+   * wins. The match is shared (its pathParams frozen and empty): the hottest requests take this way.
+   */
   private readonly literal = new Map<string, RouteMatch & { kind: 'found' }>();
 
   find(method: string, path: string): RouteMatch {
+    // A plain path (one leading slash, no empty segment) is its segments joined already.
+    if (path.length > 1 && path[0] === '/' && !path.endsWith('/') && !path.includes('//')) {
+      const exact = this.literal.get(`${method} ${path.slice(1)}`);
+      if (exact) return exact;
+    }
     const segs = split(path);
     const exact = this.literal.get(`${method} ${segs.join('/')}`);
-    // A fresh object each time: callers own pathParams.
-    if (exact) return { kind: 'found', endpoint: exact.endpoint, pathParams: {} };
+    if (exact) return exact;
     let best: { route: Route; params: Record<string, string>; literals: number } | undefined;
     const allowed = new Set<string>();
     for (const route of this.routes) {

@@ -1,5 +1,6 @@
 // Black-box: the Chat API's first slice over raw HTTP, the way Zulip's Python client sends requests.
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
 import { createStorage, startServer, type RunningServer, type Storage } from '../helpers/server.js';
@@ -59,6 +60,37 @@ await forEachEngine('chat API', (engine) => {
     assert.equal(res.status, 400);
     const unknown = await owner.get('/no_such_endpoint');
     assert.deepEqual([unknown.status, unknown.body.result], [404, 'error']);
+  });
+
+  // A GET without a body goes from node:http straight to the dispatcher, one with a body through
+  // fastify (chat/http.ts). Both must answer alike, successes and refusals.
+  it('answers a GET alike with and without a body', async () => {
+    const get = (path: string, auth: string | null, body?: string) => new Promise<{ status: number; json: unknown; headers: Record<string, unknown> }>((resolve, reject) => {
+      const headers: Record<string, string> = auth === null ? {} : { authorization: 'Basic ' + Buffer.from(auth).toString('base64') };
+      if (body !== undefined) Object.assign(headers, { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)) });
+      const req = request(`${server.chatUrl}/api/v1${path}`, { method: 'GET', headers, agent: false }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode!, json: JSON.parse(text), headers: res.headers }));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+    const me = `${owner.email}:${owner.apiKey}`;
+    for (const [path, auth] of [
+      ['/users/me', me], ['/users/me?client=x&unknown_param=1', me], ['/users/me', null], ['/users/me', `${owner.email}:${'A'.repeat(32)}`],
+      ['/no_such_endpoint', me], ['/register', me], ['/events?queue_id=nope', me], ['/events', me],
+    ] as const) {
+      const bare = await get(path, auth);
+      const formed = await get(path, auth, '');
+      assert.equal(bare.status, formed.status, path);
+      assert.deepEqual(bare.json, formed.json, path);
+      for (const h of ['content-type', 'content-length', 'allow', 'www-authenticate']) assert.equal(bare.headers[h], formed.headers[h], `${path}: ${h}`);
+    }
+    // A GET's parameters are read from its query only.
+    const inBody = await get('/events', me, 'queue_id=nope');
+    assert.deepEqual([inBody.status, (inBody.json as { code: string }).code], [400, 'REQUEST_VARIABLE_MISSING']);
   });
 
   it('gives the owner the same API key by password, and limits guessing', async () => {

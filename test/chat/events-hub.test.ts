@@ -1,10 +1,11 @@
 // The event hub on its own (no server): one rendering shared among queues, each queue numbering
 // it; one wake per publish; a newer poll ending the older; heartbeats filed by the second they
-// are due in, moved by a re-park; ended polls and removed queues never beaten.
+// are due in, moved by a re-park; ended polls and removed queues never beaten; the flush a write
+// waits for started at its commit; answers written as pieces.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { EventHub, type Notice } from '../../src/chat/events/hub.js';
-import { eventsJson, type EventQueue, type QueuedEvent, type QueueOptions, type Waiter } from '../../src/chat/events/queue.js';
+import { eventsJson, eventsJsonPieces, type EventQueue, type QueuedEvent, type QueueOptions, type Waiter } from '../../src/chat/events/queue.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/log.js';
 
@@ -105,4 +106,33 @@ it('never beats a removed queue, and drops idle ones on the clock', () => {
   hub.sweep();
   assert.equal(hub.size, 0);
   assert.throws(() => hub.queueOf(idle.id, 1), (e: Error & { code?: string }) => e.code === 'BAD_EVENT_QUEUE_ID');
+});
+
+it('starts making a write durable as soon as it commits, before its notices are built', async () => {
+  const order: string[] = [];
+  const hub = new EventHub(new ManualClock(0), createLogger('error'), { sweepEveryMs: 0 }, async () => {
+    order.push('flush');
+  });
+  await hub.write(async () => order.push('commit'), () => {
+    order.push('notices');
+    return [];
+  });
+  assert.deepEqual(order, ['commit', 'flush', 'notices']);
+  // A write that fails is not flushed for.
+  await assert.rejects(hub.write(async () => Promise.reject(new Error('no')), () => []));
+  assert.deepEqual(order, ['commit', 'flush', 'notices']);
+});
+
+it('writes an answer as pieces: each shared rendering encoded once, the same JSON as a whole string', () => {
+  const { hub } = setup();
+  const q = hub.create(options(1));
+  q.push({ type: 'heartbeat' });
+  hub.publish([notice([1], () => ({ type: 'custom', s: 'é"\\\u2028' }))]);
+  const pieces: (string | Buffer)[] = [];
+  eventsJsonPieces(q.events, pieces);
+  assert.equal(Buffer.concat(pieces.map((p) => (typeof p === 'string' ? Buffer.from(p) : p))).toString(), eventsJson(q.events));
+  assert.equal(q.events[1].shared.jsonTailBytes(), q.events[1].shared.jsonTailBytes(), 'encoded once');
+  const none: (string | Buffer)[] = [];
+  eventsJsonPieces([], none);
+  assert.equal(none.join(''), '[]');
 });

@@ -1,12 +1,12 @@
 // Real-time events: POST /register (an event queue plus the initial state, read so that no event is
 // lost or doubled), GET /events (long-polling), DELETE /events.
 import Type from 'typebox';
-import { defineEndpoint, LATER, requireUser } from '../endpoint.js';
+import { defineEndpoint, LATER, requireUser, type LateAnswer } from '../endpoint.js';
 import { badRequest } from '../errors.js';
 import { readNarrow, type NarrowTerm, type RawNarrow } from '../domain/narrow.js';
 import { isGuest } from '../domain/roles.js';
 import { NarrowTerm as NarrowParam } from './messages.js';
-import { eventsJson, QUEUE_NARROW_IS, QUEUE_NARROW_OPERATORS, type Waiter } from '../events/queue.js';
+import { eventsJsonPieces, QUEUE_NARROW_IS, QUEUE_NARROW_OPERATORS, type QueuedEvent, type Waiter } from '../events/queue.js';
 import { initialState, SUPPORTED_STATE } from '../events/state.js';
 
 function checkQueueNarrow(terms: NarrowTerm[]): NarrowTerm[] {
@@ -84,16 +84,32 @@ export const getEvents = defineEndpoint({
   async handler(call, p) {
     const { events } = call.services;
     const queue = events.queueOf(p.queue_id, requireUser(call).id, call.realm.id);
-    // Answered from the queue's shared, pre-serialized events; while parked, the poll holds only
-    // the response and this waiter.
-    const waiter: Waiter = {
-      deliver: (list) => answer.send(`"events":${eventsJson(list)},"queue_id":${JSON.stringify(queue.id)}`),
-    };
-    const answer = call.later(() => events.abandon(queue, waiter));
+    const waiter = new PollWaiter(queue.id);
+    waiter.answer = call.later(() => events.abandon(queue, waiter));
     events.poll(queue, p.last_event_id, p.dont_block, waiter);
     return LATER;
   },
 });
+
+/**
+ * A poll, answered from the queue's shared, pre-serialized events; while parked it holds only the
+ * late answer (a class, not an object literal per poll: a thousand re-polls follow every message).
+ */
+class PollWaiter implements Waiter {
+  answer: LateAnswer | undefined;
+  private readonly queueId: string;
+
+  constructor(queueId: string) {
+    this.queueId = queueId;
+  }
+
+  deliver(events: readonly QueuedEvent[]): void {
+    const fields: (string | Buffer)[] = ['"events":'];
+    eventsJsonPieces(events, fields);
+    fields.push(`,"queue_id":${JSON.stringify(this.queueId)}`);
+    this.answer!.send(fields);
+  }
+}
 
 export const deleteQueue = defineEndpoint({
   method: 'DELETE',

@@ -63,10 +63,17 @@ export class EventHub {
   private lastIdleScan: number;
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
+  private readonly synced: (() => Promise<void>) | undefined;
 
-  constructor(clock: Clock, log: Logger, timings: Partial<HubTimings> = {}) {
+  /**
+   * `synced` is the store's Database.synced, started as soon as a write commits: the flush that the
+   * write's answers (and the polls it wakes) wait for then runs while its notices are read and
+   * rendered, not after.
+   */
+  constructor(clock: Clock, log: Logger, timings: Partial<HubTimings> = {}, synced?: () => Promise<void>) {
     this.clock = clock;
     this.log = log;
+    this.synced = synced;
     this.timings = { ...DEFAULT_TIMINGS, ...timings };
     this.lastIdleScan = clock.now();
     if (this.timings.sweepEveryMs > 0) {
@@ -159,6 +166,8 @@ export class EventHub {
   write<T>(work: () => Promise<T>, notices: (result: T) => Promise<Notice[]> | Notice[]): Promise<T> {
     return this.gate.write(async () => {
       const result = await work();
+      // A failed flush is reported to every answer that waits for it.
+      this.synced?.().catch(() => {});
       try {
         this.publish(await notices(result));
       } catch (err) {

@@ -15,6 +15,7 @@ export type EventBody = Record<string, unknown> & { type: string };
 export class SharedEvent {
   readonly body: EventBody;
   private tail: string | undefined;
+  private tailUtf8: Buffer | undefined;
 
   constructor(body: EventBody) {
     this.body = body;
@@ -23,6 +24,11 @@ export class SharedEvent {
   /** The body's JSON after its opening brace (a body always has `type`, so it is never `}` alone). */
   jsonTail(): string {
     return (this.tail ??= JSON.stringify(this.body).slice(1));
+  }
+
+  /** jsonTail() in UTF-8, encoded once for every answer that carries it (answers are written as bytes). */
+  jsonTailBytes(): Buffer {
+    return (this.tailUtf8 ??= Buffer.from(this.jsonTail()));
   }
 }
 
@@ -50,11 +56,21 @@ export class QueuedEvent {
   }
 }
 
-/** The JSON array of events, as an answer or a saved queue carries them. */
+/** The JSON array of events, as a saved queue carries them. */
 export function eventsJson(events: readonly QueuedEvent[]): string {
   let out = '[';
   for (let i = 0; i < events.length; i++) out += (i ? ',' : '') + events[i].json();
   return out + ']';
+}
+
+/**
+ * eventsJson() as pieces to write one after another, each event's shared part as its UTF-8 bytes:
+ * the thousand answers that carry one message copy those bytes instead of each building, and
+ * encoding, a string of it.
+ */
+export function eventsJsonPieces(events: readonly QueuedEvent[], pieces: (string | Buffer)[]): void {
+  for (let i = 0; i < events.length; i++) pieces.push(`${i ? ',' : '['}{"id":${events[i].id},`, events[i].shared.jsonTailBytes());
+  pieces.push(events.length ? ']' : '[]');
 }
 
 /** What a message event's filter looks at, known without a database read. */
@@ -132,7 +148,10 @@ export class EventQueue {
   /** Forgets the events the client acknowledged (ids up to lastEventId). */
   acknowledge(lastEventId: number): void {
     if (lastEventId > this.acknowledgedId) this.acknowledgedId = Math.min(lastEventId, this.lastEventId);
-    if (this.events.length && this.events[0].id <= lastEventId) this.events = this.events.filter((e) => e.id > lastEventId);
+    // In place, and usually all of them: the events are in id order.
+    let done = 0;
+    while (done < this.events.length && this.events[done].id <= lastEventId) done++;
+    if (done) this.events.splice(0, done);
   }
 
   wake(): void {

@@ -1,5 +1,6 @@
 // No answer leaves before the writes it may acknowledge are on stable storage (see Database.synced).
-// Chat answers through fastify (a hook); the Infra listener is plain node:http (endWhenDurable).
+// Chat's fastify answers wait in a hook; its other answers (bodiless GETs, late answers) and the
+// Infra listener's, written on plain node:http, through endWhenDurable.
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 
@@ -21,7 +22,7 @@ export async function endWhenDurable(
   res: ServerResponse,
   synced: () => Promise<void>,
   headers: OutgoingHttpHeaders,
-  body: string,
+  body: string | Buffer,
   onFailure: (err: unknown) => DurableFailure,
   status = 200,
 ): Promise<void> {
