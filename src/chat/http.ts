@@ -70,8 +70,6 @@ function goneSignal(res: ServerResponse): AbortSignal {
   return gone.signal;
 }
 
-const INTERNAL_ERROR = JSON.stringify({ result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' });
-
 /** An answer in Zulip's envelope, as dispatch gives it. */
 interface Answer {
   status: number;
@@ -152,6 +150,7 @@ function envelope(result: Record<string, unknown>, ignored: string[]): Answer {
 
 const errorAnswer = (err: ChatError): Answer => ({ status: err.status, body: { result: 'error', msg: err.message, code: err.code, ...err.extra }, headers: err.headers });
 const INTERNAL: Answer = { status: 500, body: { result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' } };
+const INTERNAL_ERROR = JSON.stringify(INTERNAL.body);
 
 function send(reply: FastifyReply, status: number, body: Record<string, unknown>, headers: Record<string, string> = {}): string | Buffer {
   reply.code(status).header('content-type', 'application/json');
@@ -307,7 +306,7 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[]):
     // Body parsing failures (too large, broken multipart) arrive here before the handler.
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     if (status === 500) services.log.error('chat request failed', { method: req.method, path: req.url, error: err.stack });
-    return send(reply, status, { result: 'error', msg: status === 500 ? 'Internal server error' : err.message, code: status === 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_REQUEST' });
+    return status === 500 ? send(reply, 500, INTERNAL.body) : send(reply, status, { result: 'error', msg: err.message, code: 'BAD_REQUEST' });
   });
   return app;
 }

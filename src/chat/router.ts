@@ -36,13 +36,10 @@ export class ChatRouter {
 
   find(method: string, path: string): RouteMatch {
     // A plain path (one leading slash, no empty segment) is its segments joined already.
-    if (path.length > 1 && path[0] === '/' && !path.endsWith('/') && !path.includes('//')) {
-      const exact = this.literal.get(`${method} ${path.slice(1)}`);
-      if (exact) return exact;
-    }
-    const segs = split(path);
-    const exact = this.literal.get(`${method} ${segs.join('/')}`);
+    const plain = path.length > 1 && path[0] === '/' && !path.endsWith('/') && !path.includes('//');
+    const exact = this.literal.get(`${method} ${plain ? path.slice(1) : split(path).join('/')}`);
     if (exact) return exact;
+    const segs = split(path);
     let best: { route: Route; params: Record<string, string>; literals: number } | undefined;
     const allowed = new Set<string>();
     for (const route of this.routes) {

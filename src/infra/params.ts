@@ -66,7 +66,6 @@ export function checkParams<S extends TObject>(schema: S, input: Record<string, 
   // A property the request spells apart from case takes the value of the first such key, unless the
   // exact spelling is given too.
   for (const key of Object.keys(input)) {
-    if (byLower.get(key) === key) continue;
     const name = byLower.get(key.toLowerCase());
     if (name !== undefined && name !== key && payload[name] === undefined) payload[name] = input[key];
   }

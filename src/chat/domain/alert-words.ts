@@ -2,9 +2,8 @@
 // is:alerted narrow). Matching follows Zulip: case-insensitive, on the message source, and only where
 // the word stands apart: at the start or after a space, newline or opening punctuation, and at the
 // end or before a space, newline or closing punctuation ("cat" alerts in "the cat." but not "cats").
-import { storeOf, type Queryable } from '../../platform/db/database.js';
-import { ReadCache } from '../../platform/db/read-cache.js';
-import { systemClock } from '../../platform/clock.js';
+import type { Queryable } from '../../platform/db/database.js';
+import { TableCache } from '../../platform/db/table-cache.js';
 import type { ChatTables } from '../tables.js';
 import { badRequest } from '../errors.js';
 
@@ -57,7 +56,7 @@ export function containsAlertWord(text: string, word: string): boolean {
 /** A realm's alert words (lowercase) by user: what every new message is matched against. */
 export type RealmAlertWords = ReadonlyMap<number, readonly string[]>;
 
-const realmCaches = new WeakMap<object, ReadCache<{ byUser: RealmAlertWords }>>();
+const realmCaches = new TableCache<RealmAlertWords>('alert_words');
 
 /**
  * The realm's alert words. Every send needs them: kept per realm until this node writes alert_words
@@ -72,13 +71,9 @@ export async function realmAlertWords(db: Queryable<ChatTables>, realmId: number
       if (mine) mine.push(r.word_lower);
       else byUser.set(userId, [r.word_lower]);
     }
-    return { byUser };
+    return byUser;
   };
-  const store = storeOf(db);
-  if (!store) return (await read()).byUser;
-  let cache = realmCaches.get(store);
-  if (!cache) realmCaches.set(store, (cache = new ReadCache({ writeGeneration: () => store.writeGeneration('alert_words') }, systemClock)));
-  return (await cache.get(String(realmId), read)).byUser;
+  return realmCaches.get(db, String(realmId), read);
 }
 
 /**

@@ -1,8 +1,7 @@
 // User groups: the system groups made with the realm, and whether a user is in a group-setting value
 // (seed convention 6: a group id, or {direct_members, direct_subgroups}), subgroups included.
-import { storeOf, type Queryable } from '../../platform/db/database.js';
-import { ReadCache } from '../../platform/db/read-cache.js';
-import { systemClock } from '../../platform/clock.js';
+import type { Queryable } from '../../platform/db/database.js';
+import { TableCache } from '../../platform/db/table-cache.js';
 import type { ChatTables } from '../tables.js';
 import { badRequest } from '../errors.js';
 import { NOBODY_GROUP, SYSTEM_GROUPS } from './roles.js';
@@ -37,7 +36,7 @@ export async function systemGroupIds(db: Queryable<ChatTables>, realmId: number)
   return new Map(rows.map((r) => [r.name, r.id]));
 }
 
-const answers = new WeakMap<object, ReadCache<{ member: boolean }>>();
+const answers = new TableCache<boolean>('user_group_members', 'user_group_subgroups');
 
 /**
  * Whether the user is in the group or any of its subgroups, however deep. Every send asks it (who may
@@ -45,14 +44,7 @@ const answers = new WeakMap<object, ReadCache<{ member: boolean }>>();
  * the read cache's TTL, for other nodes' changes); inside a transaction they are found afresh.
  */
 export async function inGroup(db: Queryable<ChatTables>, userId: number, groupId: number): Promise<boolean> {
-  const store = storeOf(db);
-  if (!store) return searchGroup(db, userId, groupId);
-  let cache = answers.get(store);
-  if (!cache) {
-    const generation = () => store.writeGeneration('user_group_members') + store.writeGeneration('user_group_subgroups');
-    answers.set(store, (cache = new ReadCache({ writeGeneration: generation }, systemClock)));
-  }
-  return (await cache.get(`${userId} ${groupId}`, async () => ({ member: await searchGroup(db, userId, groupId) }))).member;
+  return answers.get(db, `${userId} ${groupId}`, () => searchGroup(db, userId, groupId));
 }
 
 async function searchGroup(db: Queryable<ChatTables>, userId: number, groupId: number): Promise<boolean> {

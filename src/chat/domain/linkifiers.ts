@@ -1,9 +1,8 @@
 // Linkifiers: a pattern in Python's regular expression syntax (named groups as (?P<name>...)) and an
 // RFC 6570 URL template ({name}, {+name}, {#name}) filled from the groups. Checked when saved,
 // compiled to JavaScript once, and applied to message text by the Markdown renderer in their order.
-import { storeOf, type Queryable } from '../../platform/db/database.js';
-import { ReadCache } from '../../platform/db/read-cache.js';
-import { systemClock } from '../../platform/clock.js';
+import type { Queryable } from '../../platform/db/database.js';
+import { TableCache } from '../../platform/db/table-cache.js';
 import type { ChatTables } from '../tables.js';
 import { badRequest } from '../errors.js';
 
@@ -127,8 +126,7 @@ export function checkLinkifier(pattern: string, urlTemplate: string): CompiledLi
   return { regex, template };
 }
 
-/** Compiles stored linkifiers (checked when saved); one that no longer compiles is left out. */
-const compiledCaches = new WeakMap<object, ReadCache<{ list: CompiledLinkifier[] }>>();
+const compiled = new TableCache<CompiledLinkifier[]>('realm_linkifiers');
 
 /**
  * The realm's linkifiers, compiled: every send renders with them and every message object's
@@ -136,13 +134,10 @@ const compiledCaches = new WeakMap<object, ReadCache<{ list: CompiledLinkifier[]
  * cache's TTL, for other nodes' changes); inside a transaction they are read afresh.
  */
 export async function realmLinkifiers(db: Queryable<ChatTables>, realmId: number): Promise<CompiledLinkifier[]> {
-  const store = storeOf(db);
-  if (!store) return compileLinkifiers(await linkifierObjects(db, realmId));
-  let cache = compiledCaches.get(store);
-  if (!cache) compiledCaches.set(store, (cache = new ReadCache({ writeGeneration: () => store.writeGeneration('realm_linkifiers') }, systemClock)));
-  return (await cache.get(String(realmId), async () => ({ list: compileLinkifiers(await linkifierObjects(db, realmId)) }))).list;
+  return compiled.get(db, String(realmId), async () => compileLinkifiers(await linkifierObjects(db, realmId)));
 }
 
+/** Compiles stored linkifiers (checked when saved); one that no longer compiles is left out. */
 export function compileLinkifiers(list: Linkifier[]): CompiledLinkifier[] {
   const out: CompiledLinkifier[] = [];
   for (const l of list) {
