@@ -62,12 +62,15 @@ await forEachEngine('chat realms', (engine) => {
     const me = await beta.get('/users/me');
     assert.deepEqual([me.status, me.body.user_id, me.body.role], [200, made.userId, 100]);
 
-    // One after the other: concurrent writers on one SQLite file may be refused (database is locked).
-    const taken = await admin(['create-realm', '--name', 'Gamma', '--subdomain', 'beta', '--owner-email', 'g@gamma.example']);
-    const badEmail = await admin(['create-realm', '--name', 'Gamma', '--subdomain', 'gamma', '--owner-email', 'not-an-email']);
-    const text = await admin(['create-realm', '--name', 'Delta', '--subdomain', 'delta', '--owner-email', 'd@delta.example']);
-    const u = await admin(['create-user', '--realm', 'beta', '--email', 'bea@beta.example', '--full-name', 'Bea', '--json']);
-    const nowhere = await admin(['create-user', '--realm', 'nowhere', '--email', 'x@example.com', '--full-name', 'X']);
+    // All at once, beside the running server: writers on one SQLite file wait for each other's
+    // transactions (BEGIN IMMEDIATE, busy timeout) rather than being refused.
+    const [taken, badEmail, text, u, nowhere] = await Promise.all([
+      admin(['create-realm', '--name', 'Gamma', '--subdomain', 'beta', '--owner-email', 'g@gamma.example']),
+      admin(['create-realm', '--name', 'Gamma', '--subdomain', 'gamma', '--owner-email', 'not-an-email']),
+      admin(['create-realm', '--name', 'Delta', '--subdomain', 'delta', '--owner-email', 'd@delta.example']),
+      admin(['create-user', '--realm', 'beta', '--email', 'bea@beta.example', '--full-name', 'Bea', '--json']),
+      admin(['create-user', '--realm', 'nowhere', '--email', 'x@example.com', '--full-name', 'X']),
+    ]);
     // Refused input: one line, exit 2, nothing made (test/chat/subdomains.test.ts pins the subdomain rules).
     assert.deepEqual([taken.code, taken.stderr], [2, 'keel: Subdomain already in use. Please choose a different one.\n']);
     assert.deepEqual([badEmail.code, badEmail.stderr], [2, "keel: Invalid email 'not-an-email'\n"]);

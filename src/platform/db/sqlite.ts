@@ -224,7 +224,12 @@ function reusingStatements(raw: BetterSqlite3.Database, onWrite: () => void, bef
     },
     prepare(sql) {
       beforeKysely();
-      const stmt = cached(sql);
+      // Kysely opens transactions with a deferred BEGIN, which takes a read snapshot at the first
+      // read; if another process (`keel admin` beside `keel serve`) commits before this transaction's
+      // first write, that write fails at once ("database is locked", SQLITE_BUSY_SNAPSHOT: no busy
+      // timeout can help). Taking the write lock at BEGIN makes the other writer wait instead. This
+      // connection runs one transaction at a time anyway, so nothing here waits longer for it.
+      const stmt = cached(sql === 'begin' ? 'begin immediate' : sql);
       // Anything that may write (INSERT ... RETURNING reads too, so `reader` is not the test), and
       // anything inside a transaction (its COMMIT counts as read-only), makes the next synced() flush.
       if (!stmt.readonly || raw.inTransaction) onWrite();

@@ -1,5 +1,6 @@
 // The Database interface on both engines: migrations, refusal of newer schemas, transactions.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { after, before, it } from 'node:test';
 import { sql, type Kysely } from 'kysely';
 import { forEachEngine } from '../../helpers/engines.js';
@@ -156,6 +157,44 @@ await forEachEngine('store', (engine) => {
     } finally {
       await other.close();
     }
+  });
+
+  it("waits for another process's write rather than refusing a transaction that read before it wrote", async () => {
+    // Another process (`keel admin` beside `keel serve`) writes while this transaction is open. On
+    // SQLite a deferred BEGIN would take a read snapshot at the first read, and the later write would
+    // fail at once (SQLITE_BUSY_SNAPSHOT: "database is locked"); transactions take the write lock at
+    // BEGIN (IMMEDIATE), so the other process waits its busy timeout instead, and both writes land.
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', `
+      const dir = ${JSON.stringify(new URL('../../../src/platform/db/', import.meta.url).pathname)};
+      const [dataDir, url] = process.argv.slice(1);
+      const db = url
+        ? await (await import(dir + 'postgres.ts')).openPostgres(url)
+        : (await import(dir + 'sqlite.ts')).openSqlite(dataDir + '/keel.sqlite');
+      console.log('open');
+      process.stdin.once('data', async () => {
+        await db.kysely.insertInto('things').values({ name: 'from-other-process' }).execute();
+        console.log('written');
+        await db.close();
+        process.exit(0);
+      });
+    `, storage.dataDir, storage.databaseUrl ?? ''], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stderr!.on('data', (c) => (stderr += c));
+    const opened = new Promise<void>((resolve) => child.stdout!.on('data', (c) => { stdout += c; if (stdout.includes('open')) resolve(); }));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    await Promise.race([opened, exited]);
+    await db.transaction(async (trx) => {
+      await trx.selectFrom('things').select('name').execute();
+      // The other process writes now, while this transaction is open; long enough for its write to
+      // be done (without the write lock taken at BEGIN) or to be waiting (with it).
+      child.stdin!.write('go\n');
+      await new Promise((r) => setTimeout(r, 500));
+      await trx.insertInto('things').values({ name: 'from-this-process' } as never).execute();
+    });
+    assert.equal(await exited, 0, stderr);
+    const names = (await db.kysely.selectFrom('things').select('name').where('name', 'like', 'from-%').orderBy('name').execute()).map((r) => r.name);
+    assert.deepEqual(names, ['from-other-process', 'from-this-process']);
   });
 
   it('moves the write generation on writes and transactions, not on reads', async () => {
