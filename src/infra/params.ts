@@ -60,8 +60,12 @@ function prepare(schema: TObject): Prepared {
   return p;
 }
 
+/**
+ * The checked parameters. `input` is the caller's own object (each request parses its own), so it is
+ * filled in and returned rather than copied first.
+ */
 export function checkParams<S extends TObject>(schema: S, input: Record<string, unknown>): unknown {
-  const payload: Record<string, unknown> = { ...input };
+  const payload = input;
   const { validator, defaults, byLower } = prepare(schema);
   // A property the request spells apart from case takes the value of the first such key, unless the
   // exact spelling is given too.

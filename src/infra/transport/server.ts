@@ -94,41 +94,48 @@ class ClientGone extends Error {}
 
 /**
  * The body as text, read on any method (the Go client sends {} with GET). Undefined, without waiting,
- * when the request announces none. Read in paused mode ('readable' and read()), answered as soon as
- * the parser has seen the whole message: fewer stream events than flowing mode and waiting for 'end'.
+ * when the request announces none. Read in flowing mode: the parser hands each chunk straight to the
+ * 'data' listener (no buffering, no 'readable' tick), and a body with a Content-Length is answered as
+ * soon as that many bytes came, without waiting for 'end'; chunked bodies end at 'end'.
  */
 function readBody(req: IncomingMessage): Promise<string> | undefined {
   const length = req.headers['content-length'];
-  if ((length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined) return undefined;
-  if (length !== undefined && Number(length) > BODY_LIMIT) return Promise.reject(new BodyTooLarge());
+  const chunked = req.headers['transfer-encoding'] !== undefined;
+  if ((length === undefined || length === '0') && !chunked) return undefined;
+  const expected = chunked || length === undefined ? -1 : Number(length);
+  if (expected > BODY_LIMIT) return Promise.reject(new BodyTooLarge());
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    let chunks: Buffer[] = [];
     let size = 0;
-    const onReadable = () => {
-      for (let c = req.read() as Buffer | null; c !== null; c = req.read() as Buffer | null) {
-        size += c.length;
-        // Over the limit: refused at once, and the rest read and dropped so the client can finish
-        // sending; the connection closes after the answer.
-        if (size > BODY_LIMIT) {
-          if (size - c.length <= BODY_LIMIT) reject(new BodyTooLarge());
-          chunks.length = 0;
-        } else {
-          chunks.push(c);
-        }
-      }
-      // node:http marks the request complete when the parser saw its end, before 'end' is emitted a
-      // tick later; other sources of requests (light-my-request in tests) only emit 'end'.
-      if (req.complete) finish();
-    };
+    let settled = false;
     const finish = () => {
-      req.off('readable', onReadable);
-      req.off('end', finish);
-      if (size <= BODY_LIMIT) resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+      if (settled) return;
+      settled = true;
+      resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'));
     };
-    req.on('readable', onReadable);
+    req.on('data', (c: Buffer) => {
+      if (settled) return;
+      size += c.length;
+      // Over the limit (chunked): refused at once, and the rest read and dropped so the client can
+      // finish sending; the connection closes after the answer.
+      if (size > BODY_LIMIT) {
+        settled = true;
+        chunks = [];
+        reject(new BodyTooLarge());
+        return;
+      }
+      chunks.push(c);
+      if (size === expected) finish();
+    });
+    // Also when fewer bytes than announced end the message (light-my-request in tests).
     req.on('end', finish);
-    req.on('error', () => reject(new ClientGone()));
-    req.on('aborted', () => reject(new ClientGone()));
+    // Gone before the body was whole: nobody to answer. ('error' is emitted only to listeners.)
+    req.on('close', () => {
+      if (!settled) {
+        settled = true;
+        reject(new ClientGone());
+      }
+    });
   });
 }
 
@@ -191,7 +198,8 @@ export function createInfraServer(services: InfraServices, commands: Command[]):
     if (target.kind === 'cmd') {
       style = 'cmd';
       const name = params.cmd;
-      delete params.cmd;
+      // Set to undefined, not deleted: a deleted key turns the object into a slow dictionary.
+      params.cmd = undefined;
       if (name === undefined || name === '') throw new InfraError('FAULT', 'Missing parameter cmd', { cmd: 'is required' });
       if (typeof name !== 'string') throw new InfraError('FAULT', 'Invalid parameter cmd: must be a string', { cmd: 'must be a string' });
       const found = router.byName.get(name);
