@@ -175,8 +175,8 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
     out.realm_bots = bots.map((b) => botObject(b, unseal(key, b.api_key_sealed)));
   }
   if (fetch.has('default_streams')) {
-    // Zulip: guests and spectators may not see every default channel, so they are told of none.
-    out.realm_default_streams = isGuest(me.role) ? [] : (await db.selectFrom('default_streams').select('stream_id').where('realm_id', '=', r.realm.id).orderBy('stream_id').execute()).map((d) => d.stream_id);
+    // Zulip: a spectator may not see every default channel, so it is told of none.
+    out.realm_default_streams = spectator ? [] : (await db.selectFrom('default_streams').select('stream_id').where('realm_id', '=', r.realm.id).orderBy('stream_id').execute()).map((d) => d.stream_id);
   }
   // Zulip's key is realm_user_groups; Keel also took user_groups before it knew that.
   if (fetch.has('realm_user_groups') || fetch.has('user_groups')) {
