@@ -31,7 +31,7 @@ export interface ChatServices {
 export interface ChatCall {
   services: ChatServices;
   realm: Realm;
-  /** The authenticated user; absent only for endpoints with auth 'none'. */
+  /** The authenticated user; absent for endpoints with auth 'none', and for a spectator's call of one with auth 'spectator'. */
   user?: ChatUser;
   /** Client name, from the `client` parameter or the User-Agent (Zulip's rule). */
   client: string;
@@ -69,8 +69,12 @@ export interface Endpoint<S extends TObject = TObject> {
   path: string;
   summary: string;
   params: S;
-  /** 'none' for the unauthenticated endpoints (server_settings, fetch_api_key). */
-  auth: 'none' | 'user';
+  /**
+   * 'none' for the unauthenticated endpoints (server_settings, fetch_api_key); 'spectator' for those
+   * a request without any credentials may also call (register, GET /messages), whose handler then
+   * applies the realm's spectator rules (domain/spectators.ts). Credentials sent are always checked.
+   */
+  auth: 'none' | 'user' | 'spectator';
   handler(call: ChatCall, params: Static<S>): Promise<ChatResult>;
 }
 

@@ -266,7 +266,9 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[]):
       addTextParams(raw, url.searchParams);
       addTextParams(raw, r.body);
       Object.assign(raw, match.pathParams);
-      const userOrRead = endpoint.auth === 'user' ? cache.user(realm.id, r.headers.authorization) : undefined;
+      // A spectator sends no Authorization header at all (an empty one counts as none, as in Zulip).
+      const authenticate = endpoint.auth === 'user' || (endpoint.auth === 'spectator' && !!r.headers.authorization);
+      const userOrRead = authenticate ? cache.user(realm.id, r.headers.authorization) : undefined;
       const user = userOrRead instanceof Promise ? await userOrRead : userOrRead;
       const { values, ignored } = decodeParams(endpoint.params, raw);
       const call = new Call(services, realm, user, clientName(raw.client, r.headers['user-agent']), r, ignored, listener);

@@ -29,6 +29,9 @@ export interface RealmRow {
   default_language: Generated<string>;
   can_create_groups: Generated<string | null>;
   can_manage_all_groups: Generated<string | null>;
+  // Migration 15: spectator (web-public) access, and who may make channels web-public.
+  enable_spectator_access: Generated<number>;
+  can_create_web_public_channel_group: Generated<string | null>;
 }
 
 export interface ChatUserRow {

@@ -11,7 +11,7 @@ import { systemGroupId, parseGroupSetting, type GroupSettingValue } from './grou
 import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH } from './realm.js';
 
 /** Zulip's palette for a user's new subscriptions, taken in turn. */
-const COLORS = ['#76ce90', '#fae589', '#a6c7e5', '#e79ab5', '#bfd56f', '#f4ae55', '#b0a5fd', '#addfe5', '#f5ce6e', '#c2726a', '#94c849', '#bd86e5', '#ee7e4a', '#a6dcbf', '#95a5fd', '#53a063', '#9987e1', '#e4523d', '#c2c2c2', '#4f8de4', '#c6a8ad', '#e7cc4d', '#c8bebf', '#a47462'];
+export const COLORS = ['#76ce90', '#fae589', '#a6c7e5', '#e79ab5', '#bfd56f', '#f4ae55', '#b0a5fd', '#addfe5', '#f5ce6e', '#c2726a', '#94c849', '#bd86e5', '#ee7e4a', '#a6dcbf', '#95a5fd', '#53a063', '#9987e1', '#e4523d', '#c2c2c2', '#4f8de4', '#c6a8ad', '#e7cc4d', '#c8bebf', '#a47462'];
 
 export function checkChannelName(raw: string): string {
   const name = raw.trim();
@@ -76,6 +76,8 @@ export interface NewChannel {
   name: string;
   description: string;
   inviteOnly: boolean;
+  /** Readable by spectators; checked by the caller (spectators.ts checkCanCreateWebPublic). */
+  isWebPublic?: boolean;
   historyPublicToSubscribers?: boolean;
   /** Who may post; role:everyone when absent. Checked by the caller (checkGroupSettingValue). */
   canSendMessageGroup?: GroupSettingValue;
@@ -99,7 +101,7 @@ export async function createStream(db: Queryable<ChatTables>, realmId: number, c
       description,
       rendered_description: description ? renderMarkdown(description) : '',
       invite_only: c.inviteOnly ? 1 : 0,
-      is_web_public: 0,
+      is_web_public: c.isWebPublic ? 1 : 0,
       history_public_to_subscribers: historyPublic ? 1 : 0,
       message_retention_days: null,
       creator_id: creator.id,

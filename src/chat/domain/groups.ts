@@ -88,16 +88,22 @@ export interface GroupSettingUpdate { new: GroupSettingValue; old?: GroupSetting
 /**
  * Refuses a group-setting value naming a group or a user the realm does not have, and the system
  * groups the setting may not use (role:internet always unless allowed; role:everyone and
- * role:nobody where the setting forbids them), before anything is stored.
+ * role:nobody where the setting forbids them; any group but the listed system ones for a setting
+ * that takes only those), before anything is stored.
  */
 export async function checkGroupSettingValue(
   db: Queryable<ChatTables>, realmId: number, setting: string, value: GroupSettingValue,
-  opts: { allowInternet?: boolean; allowNobody?: boolean; allowEveryone?: boolean } = {},
+  opts: { allowInternet?: boolean; allowNobody?: boolean; allowEveryone?: boolean; systemGroups?: readonly string[] } = {},
 ): Promise<void> {
+  if (opts.systemGroups && typeof value !== 'number') throw badRequest(`'${setting}' must be a system user group.`);
   const groups = typeof value === 'number' ? [value] : value.direct_subgroups;
   for (const id of groups) {
     const g = await db.selectFrom('user_groups').select(['name', 'is_system_group', 'deactivated']).where('realm_id', '=', realmId).where('id', '=', id).executeTakeFirst();
     if (!g || g.deactivated === 1) throw badRequest(`Invalid user group ID: ${id}`);
+    if (opts.systemGroups) {
+      if (g.is_system_group !== 1) throw badRequest(`'${setting}' must be a system user group.`);
+      if (!opts.systemGroups.includes(g.name)) throw badRequest(`'${setting}' setting cannot be set to '${g.name}' group.`);
+    }
     const forbidden = g.is_system_group === 1 && (
       (g.name === 'role:internet' && !opts.allowInternet) ||
       (g.name === NOBODY_GROUP.name && opts.allowNobody === false) ||
@@ -114,7 +120,7 @@ export async function checkGroupSettingValue(
 /** Checks an update ({new, old}) of a group setting and returns the value to store. */
 export async function checkGroupSettingUpdate(
   db: Queryable<ChatTables>, realmId: number, setting: string, update: GroupSettingUpdate, current: GroupSettingValue,
-  allowed: { allowEveryone: boolean; allowNobody?: boolean },
+  allowed: { allowEveryone: boolean; allowNobody?: boolean; systemGroups?: readonly string[] },
 ): Promise<GroupSettingValue> {
   const value = normaliseGroupSetting(update.new);
   await checkGroupSettingValue(db, realmId, setting, value, allowed);

@@ -22,6 +22,7 @@ import { reactionsOf } from './reactions.js';
 import { editFields } from './edit-history.js';
 import { usersAlerted, type RealmAlertWords } from './alert-words.js';
 import { mutersOf } from './muting.js';
+import { isSpectator } from './spectators.js';
 
 /** Zulip's stand-in for "after every message": the anchor `newest` and huge numbers become this. */
 export const LARGER_THAN_MAX_MESSAGE_ID = 10_000_000_000_000_000;
@@ -375,7 +376,9 @@ export async function messagesJson(store: Database<ChatTables>, clock: Clock, re
     }
     matches.forEach((m, i) => (parts[i] ??= built.get(m.id)));
   }
-  const received = needsSpans(matches) ? await cachedSpans(store, clock, realm.id, me) : NOTHING_RECEIVED;
+  // A spectator holds no copies: Zulip shows every message to one as read, nothing more.
+  const spectator = isSpectator(me);
+  const received = !spectator && needsSpans(matches) ? await cachedSpans(store, clock, realm.id, me) : NOTHING_RECEIVED;
   // UTF-8 pieces, copied once into the answer (json-text.ts).
   const out: Buffer[] = [OPEN_LIST];
   parts.forEach((part, i) => {
@@ -383,7 +386,7 @@ export async function messagesJson(store: Database<ChatTables>, clock: Clock, re
     if (!part) return;
     if (out.length > 1) out.push(COMMA);
     out.push(part.head);
-    const bits = flagBits(matches[i], received);
+    const bits = spectator ? FLAG.read : flagBits(matches[i], received);
     if (p.search) {
       const f = matchFields(part.rendered, part.subject, p.search);
       out.push(Buffer.from(`,"flags":${flagNamesJson(bits)},"match_content":${JSON.stringify(f.match_content)},"match_subject":${JSON.stringify(f.match_subject)}}`));

@@ -12,6 +12,7 @@ import { FLAG } from './flags.js';
 import { normaliseTopic } from './topics.js';
 import { userByEmail, userById } from './users.js';
 import { isGuest } from './roles.js';
+import { isSpectator } from './spectators.js';
 import { highlightWords, parseSearch } from './search.js';
 import { flagsSql } from './receipt.js';
 import { followedSql, mutedSql, mutedTopicSql } from './muting.js';
@@ -77,7 +78,7 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
       case 'stream': {
         const byId = typeof operand === 'number' || (typeof operand === 'string' && /^\d+$/.test(operand));
         const stream = byId ? await streamById(db, realmId, Number(operand)) : typeof operand === 'string' ? await streamByName(db, realmId, operand) : undefined;
-        if (!stream || !(await canAccessContent(db, me, stream))) throw badNarrow('unknown channel');
+        if (!stream || !(await canAccessContent(db, me, stream))) throw badNarrow(isSpectator(me) ? `unknown web-public channel ${String(operand)}` : 'unknown channel');
         cond = sql`m.stream_id = ${stream.id}`;
         if (!term.negated) channelId = stream.id;
         if (!term.negated && stream.history_public_to_subscribers === 1) history = true;
@@ -85,9 +86,14 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
       }
       case 'channels':
       case 'streams': {
-        if (operand !== 'public') throw badNarrow(`invalid channels operand ${String(operand)}`);
-        if (isGuest(me.role)) throw badNarrow('guests cannot search all public channels');
-        cond = sql`m.stream_id in (select id from streams where realm_id = ${realmId} and invite_only = 0)`;
+        if (operand === 'web-public') {
+          // Anyone may read these (spectators only these): channels:web-public is how a spectator's query says what it is.
+          cond = sql`m.stream_id in (select id from streams where realm_id = ${realmId} and is_web_public = 1)`;
+        } else {
+          if (operand !== 'public') throw badNarrow(`invalid channels operand ${String(operand)}`);
+          if (isGuest(me.role)) throw badNarrow('guests cannot search all public channels');
+          cond = sql`m.stream_id in (select id from streams where realm_id = ${realmId} and invite_only = 0)`;
+        }
         if (!term.negated) history = true;
         break;
       }

@@ -98,6 +98,13 @@ export const SIMPLE_SETTINGS = {
     read: (row) => row.message_edit_history_visibility_policy,
     write: (value) => ({ message_edit_history_visibility_policy: value as string }),
   },
+  // Spectator (logged-out) access to web-public channels (domain/spectators.ts); off for a new realm.
+  enable_spectator_access: {
+    param: Type.Boolean(),
+    check: (value) => value as boolean,
+    read: (row) => row.enable_spectator_access === 1,
+    write: (value) => ({ enable_spectator_access: value ? 1 : 0 }),
+  },
 } satisfies Record<string, SimpleSetting>;
 
 export type SimpleSettingName = keyof typeof SIMPLE_SETTINGS;
@@ -110,11 +117,17 @@ interface GroupSettingRule {
   allowEveryone: boolean;
   /** Only owners may change it: it decides who manages user groups, owners included. */
   ownerOnly?: true;
+  /** The whole setting must be one of these system groups (Zulip's require_system_group and allowed_system_groups). */
+  systemGroups?: readonly string[];
 }
 
 /** Zulip 10's configuration of the realm group settings Keel has (Realm.REALM_PERMISSION_GROUP_SETTINGS). */
 export const REALM_GROUP_SETTINGS = {
   can_create_groups: { default: 'role:members', allowNobody: true, allowEveryone: false, ownerOnly: true },
+  // Owners by default: web-public channels can be read by anyone on the Internet.
+  can_create_web_public_channel_group: {
+    default: 'role:owners', allowNobody: true, allowEveryone: false, systemGroups: ['role:moderators', 'role:administrators', 'role:owners', 'role:nobody'],
+  },
   can_delete_any_message_group: { default: 'role:administrators', allowNobody: false, allowEveryone: false },
   can_delete_own_message_group: { default: 'role:everyone', allowNobody: true, allowEveryone: true },
   can_manage_all_groups: { default: 'role:owners', allowNobody: false, allowEveryone: false, ownerOnly: true },

@@ -86,15 +86,18 @@ export async function holdersOf(db: Queryable<ChatTables>, messageId: number, st
   return flags;
 }
 
-/** Channels whose whole history the user may read: public ones (not for guests), and subscribed ones sharing history. */
+/**
+ * Channels whose whole history the user may read: web-public ones (for everyone, guests and
+ * spectators too), public ones (not for guests), and subscribed ones sharing history.
+ */
 export async function historyStreamIds(db: Queryable<ChatTables>, realmId: number, me: ChatUser): Promise<number[]> {
   const rows = await db
     .selectFrom('streams')
     .leftJoin('subscriptions', (j) => j.onRef('subscriptions.stream_id', '=', 'streams.id').on('subscriptions.user_id', '=', me.id).on('subscriptions.active', '=', 1))
-    .select(['streams.id', 'streams.invite_only', 'streams.history_public_to_subscribers', 'subscriptions.id as sub'])
+    .select(['streams.id', 'streams.invite_only', 'streams.is_web_public', 'streams.history_public_to_subscribers', 'subscriptions.id as sub'])
     .where('streams.realm_id', '=', realmId)
     .execute();
   return rows
-    .filter((r) => (r.invite_only === 0 && !isGuest(me.role)) || (r.sub !== null && r.history_public_to_subscribers === 1))
+    .filter((r) => r.is_web_public === 1 || (r.invite_only === 0 && !isGuest(me.role)) || (r.sub !== null && r.history_public_to_subscribers === 1))
     .map((r) => r.id);
 }

@@ -1,8 +1,8 @@
 // The subscription object (a channel with the user's own settings for it), as GET
 // /users/me/subscriptions, POST /register and subscription events show it.
 import type { Queryable } from '../../platform/db/database.js';
-import type { ChatTables, ChatUser } from '../tables.js';
-import { channelFields, subscriberIds } from './channels.js';
+import type { ChatTables, ChatUser, Stream } from '../tables.js';
+import { channelFields, COLORS, subscriberIds } from './channels.js';
 import { booleanSetting } from './presence.js';
 
 /** The per-channel notification settings, and the user setting (with Zulip's default) each inherits when null. */
@@ -64,6 +64,22 @@ export async function subscriptionObjects(
     };
     if (o.includeSubscribers) sub.subscribers = await subscriberIds(db, r.id);
     out.push(sub);
+  }
+  return out;
+}
+
+/**
+ * A spectator's subscriptions: the web-public channels, as a new user's subscriptions to them would
+ * be (Zulip's get_web_public_subs: colors in turn, not muted, notifications on).
+ */
+export async function spectatorSubscriptionObjects(db: Queryable<ChatTables>, streams: Stream[], nowSeconds: number): Promise<Record<string, unknown>[]> {
+  const out = [];
+  for (const [i, s] of streams.entries()) {
+    out.push({
+      ...(await channelFields(db, s, nowSeconds)),
+      color: COLORS[i % COLORS.length], is_muted: false, in_home_view: true, pin_to_top: false,
+      desktop_notifications: true, email_notifications: true, push_notifications: true, audible_notifications: true, wildcard_mentions_notify: true,
+    });
   }
   return out;
 }

@@ -23,6 +23,7 @@ import {
 import { isAdmin, isGuest, ROLE } from '../domain/roles.js';
 import { userByEmail, userById } from '../domain/users.js';
 import { unixSeconds } from '../../platform/clock.js';
+import { checkCanCreateWebPublic } from '../domain/spectators.js';
 
 const noSuchUser = () => badRequest('No such user');
 
@@ -36,6 +37,7 @@ export const subscribeEndpoint = defineEndpoint({
     principals: Type.Optional(Type.Union([Type.Array(Type.String()), Type.Array(Type.Integer())])),
     authorization_errors_fatal: Type.Boolean({ default: true }),
     invite_only: Type.Boolean({ default: false }),
+    is_web_public: Type.Boolean({ default: false }),
     history_public_to_subscribers: Type.Optional(Type.Boolean()),
     // Applies only to channels this request creates, as in Zulip.
     can_send_message_group: Type.Optional(Type.Union([
@@ -79,8 +81,12 @@ export const subscribeEndpoint = defineEndpoint({
         let stream = await streamByName(trx, call.realm.id, name);
         if (!stream) {
           if (isGuest(me.role)) throw badRequest('Insufficient permission');
+          if (p.is_web_public) {
+            if (p.invite_only) throw badRequest('Invalid parameters');
+            await checkCanCreateWebPublic(trx, call.realm, me);
+          }
           stream = await createStream(trx, call.realm.id, me, {
-            name, description: entry.description ?? '', inviteOnly: p.invite_only, historyPublicToSubscribers: p.history_public_to_subscribers,
+            name, description: entry.description ?? '', inviteOnly: p.invite_only, isWebPublic: p.is_web_public, historyPublicToSubscribers: p.history_public_to_subscribers,
             canSendMessageGroup: p.can_send_message_group,
           }, now);
           created.push(stream);
@@ -552,8 +558,8 @@ export const updateStream = defineEndpoint({
           { isPrivate: stream.invite_only === 1, isWebPublic: stream.is_web_public === 1, historyPublic: stream.history_public_to_subscribers === 1 },
           { isPrivate: p.is_private, isWebPublic: p.is_web_public, historyPublic: p.history_public_to_subscribers },
         );
-        // Keel has no spectator access (server_settings says realm_web_public_access_enabled false).
-        if (p.is_web_public === true) throw badRequest('Web-public channels are not enabled.');
+        // Checked only when asked to become web-public, as Zulip does.
+        if (p.is_web_public === true) await checkCanCreateWebPublic(trx, call.realm, me);
         set.invite_only = next.isPrivate ? 1 : 0;
         set.is_web_public = next.isWebPublic ? 1 : 0;
         set.history_public_to_subscribers = next.historyPublic ? 1 : 0;

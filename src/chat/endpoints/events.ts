@@ -8,6 +8,8 @@ import { isGuest } from '../domain/roles.js';
 import { NarrowTerm as NarrowParam } from './messages.js';
 import { eventsJsonPieces, QUEUE_NARROW_IS, QUEUE_NARROW_OPERATORS, type QueuedEvent, type Waiter } from '../events/queue.js';
 import { initialState, SUPPORTED_STATE } from '../events/state.js';
+import { notLoggedIn, spectatorOf, webPublicAccess } from '../domain/spectators.js';
+import type { ChatUser } from '../tables.js';
 
 function checkQueueNarrow(terms: NarrowTerm[]): NarrowTerm[] {
   for (const t of terms) {
@@ -17,14 +19,20 @@ function checkQueueNarrow(terms: NarrowTerm[]): NarrowTerm[] {
   return terms;
 }
 
+/**
+ * POST /register. Without credentials (a spectator, where the realm allows them: spectators.ts) it
+ * makes no queue (queue_id null, last_event_id -1) and returns what anyone may see; client_gravatar
+ * and include_subscribers may not be true then (Zulip's errors since feature level 149).
+ */
 export const registerQueue = defineEndpoint({
   method: 'POST',
   path: '/register',
   summary: 'Register an event queue',
-  auth: 'user',
+  auth: 'spectator',
   params: Type.Object({
     apply_markdown: Type.Boolean({ default: false }),
-    client_gravatar: Type.Boolean({ default: true }),
+    // True by default for users, false for spectators.
+    client_gravatar: Type.Optional(Type.Boolean()),
     include_subscribers: Type.Boolean({ default: false }),
     slim_presence: Type.Boolean({ default: false }),
     presence_history_limit_days: Type.Optional(Type.Integer()),
@@ -35,15 +43,29 @@ export const registerQueue = defineEndpoint({
     narrow: Type.Array(NarrowParam, { default: [] }),
   }),
   async handler(call, p) {
-    const me = requireUser(call);
     const { db, events, clock } = call.services;
-    if (p.all_public_streams && isGuest(me.role)) throw badRequest('User not authorized for this query');
+    // A spectator's refusals come first, as in Zulip's events_register_backend.
+    if (!call.user) {
+      if (!(await webPublicAccess(db.kysely, call.realm))) throw notLoggedIn();
+      if (p.client_gravatar) throw badRequest("Invalid 'client_gravatar' parameter for anonymous request");
+      if (p.include_subscribers) throw badRequest("Invalid 'include_subscribers' parameter for anonymous request");
+    }
     const narrow = checkQueueNarrow(readNarrow(p.narrow as RawNarrow));
     const eventTypes = p.event_types ?? null;
     // fetch_event_types defaults to event_types, and both to everything.
     const fetchTypes = p.fetch_event_types ?? eventTypes;
     const fetch = new Set<string>(fetchTypes === null ? SUPPORTED_STATE : fetchTypes);
     const capabilities = p.client_capabilities;
+    const stateOf = (me: ChatUser, clientGravatar: boolean) => initialState(db.kysely, {
+      realm: call.realm, realmUrl: call.services.realmUrl(call.realm), me, fetch, clientGravatar, includeSubscribers: p.include_subscribers,
+      emptyTopicName: capabilities.empty_topic_name === true, capabilities, nowMs: clock.now(),
+      presence: call.services.presence, slimPresence: p.slim_presence, presenceHistoryLimitDays: p.presence_history_limit_days,
+      userSettingsObject: capabilities.user_settings_object === true,
+    });
+    if (!call.user) return { queue_id: null, last_event_id: -1, ...(await stateOf(spectatorOf(call.realm), false)) };
+    const me = call.user;
+    const clientGravatar = p.client_gravatar ?? true;
+    if (p.all_public_streams && isGuest(me.role)) throw badRequest('User not authorized for this query');
     return events.gate.snapshot(async () => {
       const queue = events.create({
         userId: me.id,
@@ -52,16 +74,11 @@ export const registerQueue = defineEndpoint({
         narrow,
         allPublicStreams: p.all_public_streams,
         applyMarkdown: p.apply_markdown,
-        clientGravatar: p.client_gravatar,
+        clientGravatar,
         capabilities,
       });
       try {
-        const state = await initialState(db.kysely, {
-          realm: call.realm, realmUrl: call.services.realmUrl(call.realm), me, fetch, clientGravatar: p.client_gravatar, includeSubscribers: p.include_subscribers,
-          emptyTopicName: capabilities.empty_topic_name === true, capabilities, nowMs: clock.now(),
-          presence: call.services.presence, slimPresence: p.slim_presence, presenceHistoryLimitDays: p.presence_history_limit_days,
-          userSettingsObject: capabilities.user_settings_object === true,
-        });
+        const state = await stateOf(me, clientGravatar);
         return { queue_id: queue.id, last_event_id: queue.lastEventId, ...state };
       } catch (err) {
         events.remove(queue);

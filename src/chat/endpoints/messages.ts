@@ -18,6 +18,7 @@ import { cachedNarrow } from '../domain/reader-cache.js';
 import { readableMessage } from '../domain/message-edits.js';
 import { checkGroupMentions } from '../domain/user-groups.js';
 import { realmAlertWords } from '../domain/alert-words.js';
+import { checkSpectatorNarrow, spectatorOf } from '../domain/spectators.js';
 
 export const sendMessage = defineEndpoint({
   method: 'POST',
@@ -94,11 +95,16 @@ export function parseAnchor(raw: string): number | null {
   return Math.max(0, Math.min(Number(raw), LARGER_THAN_MAX_MESSAGE_ID));
 }
 
+/**
+ * GET /messages, also for spectators: without credentials, only a query that says it is web-public
+ * (domain/spectators.ts checkSpectatorNarrow), answered as for a guest who holds nothing, from the
+ * web-public channels alone, every message read.
+ */
 export const getMessages = defineEndpoint({
   method: 'GET',
   path: '/messages',
   summary: 'Get messages',
-  auth: 'user',
+  auth: 'spectator',
   params: Type.Object({
     anchor: Type.Optional(Type.String()),
     include_anchor: Type.Optional(Type.Boolean()),
@@ -112,8 +118,12 @@ export const getMessages = defineEndpoint({
     allow_empty_topic_name: Type.Boolean({ default: false }),
   }),
   async handler(call, p) {
-    const me = requireUser(call);
     const db = call.services.db.kysely;
+    let me = call.user;
+    if (!me) {
+      await checkSpectatorNarrow(db, call.realm, readNarrow(p.narrow as RawNarrow));
+      me = spectatorOf(call.realm);
+    }
     const narrow = await cachedNarrow(call.services.db, call.services.clock, call.realm.id, me, p.narrow as RawNarrow);
     let found: Found;
     if (p.message_ids !== undefined) {

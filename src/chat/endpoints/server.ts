@@ -6,6 +6,7 @@ import { ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from '../version.js';
 import { decoyHash, verifyPassword } from '../../platform/auth/passwords.js';
 import { sealKey, unseal } from '../domain/api-keys.js';
 import { userByEmail } from '../domain/users.js';
+import { webPublicAccess } from '../domain/spectators.js';
 
 export const getServerSettings = defineEndpoint({
   method: 'GET',
@@ -34,7 +35,8 @@ export const getServerSettings = defineEndpoint({
       realm_icon: `${url}/static/images/logo/zulip-icon-128x128.png`,
       // HTML here (the login page shows it); register and realm events carry the Markdown source.
       realm_description: call.realm.rendered_description,
-      realm_web_public_access_enabled: false,
+      // Spectator access on, and a web-public channel to show (domain/spectators.ts).
+      realm_web_public_access_enabled: await webPublicAccess(call.services.db.kysely, call.realm),
     };
   },
 });

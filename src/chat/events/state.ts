@@ -9,7 +9,8 @@ import { avatarUrlFor, botObject, userObject } from '../domain/users.js';
 import { sealKey, unseal } from '../domain/api-keys.js';
 import { channelFields } from '../domain/channels.js';
 import { canSeeMetadata } from '../domain/channel-access.js';
-import { subscriptionObjects, withInheritedNotifications } from '../domain/subscriptions.js';
+import { spectatorSubscriptionObjects, subscriptionObjects, withInheritedNotifications } from '../domain/subscriptions.js';
+import { isSpectator } from '../domain/spectators.js';
 import { isAdmin, isGuest, ROLE } from '../domain/roles.js';
 import { groupObjects } from '../domain/user-groups.js';
 import { linkifierObjects } from '../domain/linkifiers.js';
@@ -52,6 +53,7 @@ export const LONGPOLL_TIMEOUT_SECONDS = 90;
 export interface StateRequest {
   realm: Realm;
   realmUrl: string;
+  /** The user, or a spectator (domain/spectators.ts): then only what anyone may see. */
   me: ChatUser;
   fetch: Set<string>;
   clientGravatar: boolean;
@@ -71,7 +73,9 @@ export interface StateRequest {
 export async function initialState(db: Queryable<ChatTables>, r: StateRequest): Promise<Record<string, unknown>> {
   const { me, fetch } = r;
   const now = Math.floor(r.nowMs / 1000);
-  const caps = r.capabilities;
+  const spectator = isSpectator(me);
+  // Zulip serves a spectator linkifiers in URL-template form whatever it declared.
+  const caps = spectator ? { ...r.capabilities, linkifier_url_template: true } : r.capabilities;
   const archived = caps.archived_channels === true;
   // Always present, whatever was asked: clients read these to know whom they talk to.
   const out: Record<string, unknown> = {
@@ -100,6 +104,8 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
       server_typing_started_expiry_period_milliseconds: 45_000,
       server_typing_stopped_wait_period_milliseconds: 5_000,
       server_typing_started_wait_period_milliseconds: 10_000,
+      // Zulip's WEB_PUBLIC_STREAMS_ENABLED: Keel's server always allows them; realm_enable_spectator_access decides.
+      server_web_public_streams_enabled: true,
     });
   }
   if (fetch.has('realm_user')) {
@@ -134,7 +140,10 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
     const streams = await q.orderBy('name_lower').execute();
     const visible = [];
     for (const s of streams) if (await canSeeMetadata(db, me, s)) visible.push(s);
-    if (fetch.has('subscription')) {
+    if (fetch.has('subscription') && spectator) {
+      // What a spectator may see (the web-public channels) as if subscribed; nothing else.
+      Object.assign(out, { subscriptions: await spectatorSubscriptionObjects(db, visible, now), unsubscribed: [], never_subscribed: [] });
+    } else if (fetch.has('subscription')) {
       const own = async (active: boolean) => {
         const subs = await subscriptionObjects(db, me.id, now, { active, includeSubscribers: r.includeSubscribers, includeArchived: archived });
         return caps.notification_settings_null === true ? subs : withInheritedNotifications(subs, me);
@@ -166,7 +175,8 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
     out.realm_bots = bots.map((b) => botObject(b, unseal(key, b.api_key_sealed)));
   }
   if (fetch.has('default_streams')) {
-    out.realm_default_streams = (await db.selectFrom('default_streams').select('stream_id').where('realm_id', '=', r.realm.id).orderBy('stream_id').execute()).map((d) => d.stream_id);
+    // Zulip: a spectator may not see every default channel, so it is told of none.
+    out.realm_default_streams = spectator ? [] : (await db.selectFrom('default_streams').select('stream_id').where('realm_id', '=', r.realm.id).orderBy('stream_id').execute()).map((d) => d.stream_id);
   }
   // Zulip's key is realm_user_groups; Keel also took user_groups before it knew that.
   if (fetch.has('realm_user_groups') || fetch.has('user_groups')) {
@@ -186,10 +196,12 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
     out.max_message_id = max ? Number(max.id) : -1;
   }
   if (fetch.has('update_message_flags') || fetch.has('message')) out.unread_msgs = await unreadMessages(db, me, r.emptyTopicName);
-  if (fetch.has('presence')) {
+  if (fetch.has('presence') && spectator) {
+    Object.assign(out, { presences: {}, server_timestamp: r.nowMs / 1000, presence_last_update_id: -1 });
+  } else if (fetch.has('presence')) {
     Object.assign(out, await presenceAnswer(r.presence, r.realm.id, r.nowMs, { slim: r.slimPresence, historyLimitDays: r.presenceHistoryLimitDays }));
   }
-  if (fetch.has('user_status')) out.user_status = await allStatuses(db, r.realm.id);
+  if (fetch.has('user_status')) out.user_status = spectator ? {} : await allStatuses(db, r.realm.id);
   if (fetch.has('recent_private_conversations')) out.recent_private_conversations = await recentDirect(db, me.id);
   if (fetch.has('alert_words')) out.alert_words = await alertWords(db, me.id);
   if (fetch.has('starred_messages')) {

@@ -14,8 +14,9 @@ import { chatUserPrefs } from './011_chat_user_prefs.js';
 import { chatMessageEdits } from './012_chat_message_edits.js';
 import { chatRealmAdmin } from './013_chat_realm_admin.js';
 import { chatRealmSettings } from './014_chat_realm_settings.js';
+import { chatSpectators } from './015_chat_spectators.js';
 
 export const MIGRATIONS: Migration[] = [
   infraCore, dns, chatCore, chatUsers, chatSearch, chatPresence, chatTopicIndex, chatSubscriptionSpans, chatEventQueues, chatAlertWords, chatUserPrefs,
-  chatMessageEdits, chatRealmAdmin, chatRealmSettings,
+  chatMessageEdits, chatRealmAdmin, chatRealmSettings, chatSpectators,
 ];
