@@ -1,7 +1,7 @@
 // The realm a request addresses (by its Host header: domain/subdomains.ts) and HTTP Basic
 // authentication of Chat requests within it (email:api_key, bots alike), with Zulip's errors:
 // no or unreadable header 401 UNAUTHORIZED with a Basic challenge, another scheme 400, a bad key
-// 401 INVALID_API_KEY (another realm's key too), a deactivated account 401 USER_DEACTIVATED; a
+// 401 INVALID_API_KEY, a good key at another realm's address 400, a deactivated account 401 USER_DEACTIVATED; a
 // subdomain no realm has 404 NONEXISTENT_SUBDOMAIN. The realm rows and accepted
 // credentials are cached (RequestCache): a change written on this node counts on the next request,
 // one written by another node (or `keel admin` in another process) within READ_CACHE_TTL_MS (2 s).
@@ -18,7 +18,8 @@ import { realmBySubdomain } from './domain/realm.js';
 import { invalidSubdomain, subdomainOf } from './domain/subdomains.js';
 
 export function readBasic(header: string | undefined): { email: string; apiKey: string } {
-  if (header === undefined) throw unauthorized('Missing authorization header for basic auth');
+  // Zulip's rest_dispatch answers an /api request without any credentials before trying Basic.
+  if (header === undefined) throw unauthorized('Not logged in: API authentication or user session required');
   const parts = header.trim().split(/\s+/);
   if (parts.length !== 2) throw unauthorized('Invalid authorization header for basic auth');
   if (parts[0].toLowerCase() !== 'basic') throw badRequest('This endpoint requires HTTP basic authentication.');
@@ -29,18 +30,21 @@ export function readBasic(header: string | undefined): { email: string; apiKey: 
 
 // Prepared: every cached principal expires within READ_CACHE_TTL_MS, and a thousand clients
 // re-polling their queues then read their rows again at once.
-const userByKeyHash = preparedQuery((db: Kysely<ChatTables>, hash: string, realmId: number) =>
-  db.selectFrom('chat_users').selectAll().where('api_key_hash', '=', hash).where('realm_id', '=', realmId));
+// Keys are unique across realms (as in Zulip), so the key finds its user wherever it belongs.
+const userByKeyHash = preparedQuery((db: Kysely<ChatTables>, hash: string) =>
+  db.selectFrom('chat_users').selectAll().where('api_key_hash', '=', hash));
 
 /** The user an email and a key's hash belong to, read from the store; throws Zulip's refusals. */
 async function userForKey(db: Kysely<ChatTables>, realmId: number, email: string, hash: string): Promise<ChatUser> {
-  const [user] = await userByKeyHash(db, hash, realmId);
+  const [user] = await userByKeyHash(db, hash);
   // Compare even when no row matched, so the time taken does not tell a near miss.
   const keyOk = constantTimeEqual(user?.api_key_hash ?? apiKeyHash('no such key'), hash);
   if (!user || !keyOk) throw invalidApiKey();
   const who = email.trim().toLowerCase();
   if (who !== user.email_lower && who !== user.delivery_email.toLowerCase()) throw invalidApiKey();
   if (user.is_active !== 1) throw userDeactivated();
+  // A good key sent to another realm's address: Zulip's validate_account_and_subdomain.
+  if (user.realm_id !== realmId) throw badRequest('Account is not associated with this subdomain');
   return user;
 }
 

@@ -48,6 +48,7 @@ await forEachEngine('chat API', (engine) => {
     const none = await owner.call('GET', '/users/me', {}, null);
     assert.equal(none.status, 401);
     assert.equal(none.body.code, 'UNAUTHORIZED');
+    assert.equal(none.body.msg, 'Not logged in: API authentication or user session required');
     assert.equal(none.headers.get('www-authenticate'), 'Basic realm="zulip"');
     const wrong = await owner.call('GET', '/users/me', {}, [owner.email, 'A'.repeat(32)]);
     assert.equal(wrong.status, 401);

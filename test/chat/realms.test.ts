@@ -127,10 +127,15 @@ await forEachEngine('chat realms', (engine) => {
   });
 
   it("refuses a realm's API key on another realm's host and accepts it on its own", async () => {
+    // Zulip's answer for a good key at the wrong address: 400, not the 401 of a bad key.
+    const wrongRealm = [400, 'BAD_REQUEST', 'Account is not associated with this subdomain'];
     const onRoot = await alpha.call('GET', '/users/me', {}, [beta.email, beta.apiKey]);
-    assert.deepEqual([onRoot.status, onRoot.body.code], [401, 'INVALID_API_KEY']);
+    assert.deepEqual([onRoot.status, onRoot.body.code, onRoot.body.msg], wrongRealm);
     const alphaOnBeta = await on(betaHost).call('GET', '/users/me', {}, [alpha.email, alpha.apiKey]);
-    assert.deepEqual([alphaOnBeta.status, alphaOnBeta.body.code], [401, 'INVALID_API_KEY']);
+    assert.deepEqual([alphaOnBeta.status, alphaOnBeta.body.code, alphaOnBeta.body.msg], wrongRealm);
+    // Another user's email with that key is a bad key, wherever it is sent.
+    const mixed = await on(betaHost).call('GET', '/users/me', {}, [beta.email, alpha.apiKey]);
+    assert.deepEqual([mixed.status, mixed.body.code], [401, 'INVALID_API_KEY']);
     assert.equal((await beta.get('/users/me')).status, 200);
     assert.equal((await alpha.get('/users/me')).status, 200);
   });
