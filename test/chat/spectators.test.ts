@@ -74,6 +74,14 @@ await forEachEngine('chat spectators', (engine) => {
     assert.equal(state.server_web_public_streams_enabled, true);
     assert.equal(state.realm_can_create_web_public_channel_group, groups.get('role:owners'));
     assert.equal(await webPublicAccessEnabled(), false);
+    // What each may do, in register's realm_user state: nobody makes web-public channels yet.
+    const mayDo = async (c: ChatClient) => {
+      const u = await register(c, { fetch_event_types: ['realm_user'] });
+      return [u.can_create_streams, u.can_create_public_streams, u.can_create_private_streams, u.can_create_web_public_streams, u.can_subscribe_other_users, u.can_invite_others_to_realm];
+    };
+    assert.deepEqual(await mayDo(owner), [true, true, true, false, true, false]);
+    assert.deepEqual(await mayDo(ann), [true, true, true, false, true, false]);
+    assert.deepEqual(await mayDo(gus), [false, false, false, false, false, false]);
     notLoggedIn(await anonymous('POST', '/register'));
     notLoggedIn(await fetchAnonymously([webPublic]));
     refused(await owner.post('/users/me/subscriptions', { subscriptions: [{ name: 'lobby' }], is_web_public: true }), 'BAD_REQUEST', 'Web-public channels are not enabled.');
@@ -92,6 +100,9 @@ await forEachEngine('chat spectators', (engine) => {
     assert.deepEqual((await drain(ann, annQueue)).map(({ id: _id, ...e }) => e), expected);
     assert.deepEqual((await drain(owner, ownerQueue)).map(({ id: _id, ...e }) => e), expected);
     assert.equal((await register(ann, { fetch_event_types: ['realm'] })).realm_enable_spectator_access, true);
+    // Owners (can_create_web_public_channel_group's default) now may make channels web-public.
+    assert.equal((await register(owner, { fetch_event_types: ['realm_user'] })).can_create_web_public_streams, true);
+    assert.equal((await register(admin, { fetch_event_types: ['realm_user'] })).can_create_web_public_streams, false);
     // Still nothing to show: Zulip also needs a web-public channel.
     assert.equal(await webPublicAccessEnabled(), false);
     notLoggedIn(await anonymous('POST', '/register'));

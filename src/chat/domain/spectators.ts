@@ -43,10 +43,18 @@ export async function webPublicAccess(db: Queryable<ChatTables>, realm: Realm): 
   return realm.enable_spectator_access === 1 && (await webPublicStreamIds(db, realm.id)).length > 0;
 }
 
+const inWebPublicCreators = async (db: Queryable<ChatTables>, realm: Realm, user: ChatUser) =>
+  inGroupSetting(db, user.id, await realmGroupValue(db, realm.id, 'can_create_web_public_channel_group'));
+
 /** Throws Zulip's error unless the user may make a channel web-public (at creation or by PATCH /streams). */
 export async function checkCanCreateWebPublic(db: Queryable<ChatTables>, realm: Realm, user: ChatUser): Promise<void> {
   if (realm.enable_spectator_access !== 1) throw badRequest('Web-public channels are not enabled.');
-  if (!(await inGroupSetting(db, user.id, await realmGroupValue(db, realm.id, 'can_create_web_public_channel_group')))) throw badRequest('Insufficient permission');
+  if (!(await inWebPublicCreators(db, realm, user))) throw badRequest('Insufficient permission');
+}
+
+/** Whether checkCanCreateWebPublic passes (register's can_create_web_public_streams). */
+export async function mayCreateWebPublic(db: Queryable<ChatTables>, realm: Realm, user: ChatUser): Promise<boolean> {
+  return realm.enable_spectator_access === 1 && inWebPublicCreators(db, realm, user);
 }
 
 /** The operators a spectator's narrow may use (Zulip's is_spectator_compatible). */

@@ -10,7 +10,7 @@ import { sealKey, unseal } from '../domain/api-keys.js';
 import { channelFields } from '../domain/channels.js';
 import { canSeeMetadata } from '../domain/channel-access.js';
 import { spectatorSubscriptionObjects, subscriptionObjects, withInheritedNotifications } from '../domain/subscriptions.js';
-import { isSpectator } from '../domain/spectators.js';
+import { isSpectator, mayCreateWebPublic } from '../domain/spectators.js';
 import { isAdmin, isGuest, ROLE } from '../domain/roles.js';
 import { groupObjects } from '../domain/user-groups.js';
 import { linkifierObjects } from '../domain/linkifiers.js';
@@ -128,6 +128,15 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
       is_owner: me.role === ROLE.owner,
       is_moderator: me.role === ROLE.moderator,
       is_guest: isGuest(me.role),
+      // What the caller may do, as Zulip computes it from the realm's permission settings. Keel's
+      // channel rules are Zulip's defaults (members may create public and private channels and
+      // subscribe others: endpoints/channels.ts); invitations are not served, so nobody may invite.
+      can_create_streams: !isGuest(me.role),
+      can_create_public_streams: !isGuest(me.role),
+      can_create_private_streams: !isGuest(me.role),
+      can_create_web_public_streams: await mayCreateWebPublic(db, r.realm, me),
+      can_subscribe_other_users: !isGuest(me.role),
+      can_invite_others_to_realm: false,
       avatar_source: 'G',
       avatar_url: avatarUrlFor(me, false),
       avatar_url_medium: avatarUrlFor(me, false),
