@@ -7,6 +7,36 @@ import { forEachEngine } from '../helpers/engines.js';
 import { createStorage, type Storage } from '../helpers/server.js';
 import { inProcessChat } from '../helpers/in-process-chat.js';
 import { SnapshotGate } from '../../src/chat/events/gate.js';
+import { readFileSync, existsSync } from 'node:fs';
+import { ZULIP_OPENAPI_PATH } from '../helpers/zulip-openapi.js';
+import { SUPPORTED_STATE } from '../../src/chat/events/state.js';
+
+/**
+ * The register answer's keys the reference says are present when a fetch_event_types key is asked
+ * for ("Present if `realm` is present in `fetch_event_types`"), by that key: read from the
+ * register-queue operation of the Zulip OpenAPI document.
+ */
+function documentedStateKeys(): Map<string, string> {
+  const lines = readFileSync(ZULIP_OPENAPI_PATH, 'utf8').split('\n');
+  const start = lines.findIndex((l) => l.includes('operationId: register-queue'));
+  const end = lines.findIndex((l, i) => i > start && /^  \//.test(l));
+  const out = new Map<string, string>();
+  for (let i = start; i < end; i++) {
+    const key = /^ {22}([a-z_0-9]+):\s*$/.exec(lines[i]!)?.[1];
+    if (!key) continue;
+    const near = lines.slice(i + 1, i + 8).join(' ');
+    const when = /Present if `([a-z_]+)` is present in `fetch_event_types`/.exec(near)?.[1];
+    if (when && !out.has(key)) out.set(key, when);
+  }
+  return out;
+}
+
+/** Keys Keel leaves out, and why. */
+const NOT_ANSWERED: Record<string, string> = {
+  server_supported_permission_settings: 'the permission settings metadata is not built yet',
+  jitsi_server_url: 'deprecated, and Keel has no video calls (realm_jitsi_server_url and server_jitsi_server_url are null)',
+  server_emoji_data_url: 'Keel serves no emoji data file',
+};
 
 it('the gate never lets a write and a snapshot run at the same time, and starves neither', async () => {
   const gate = new SnapshotGate();
@@ -72,6 +102,14 @@ await forEachEngine('chat register snapshot', (engine) => {
       await alice.call('DELETE', '/events', { queue_id: reg.body.queue_id });
     }
     console.log(`# snapshot race: ${placements.state} messages landed in the state, ${placements.queue} on the queue`);
+  });
+
+  it('answers every key the reference documents for each fetch_event_types key it supports', { skip: existsSync(ZULIP_OPENAPI_PATH) ? false : `${ZULIP_OPENAPI_PATH} does not exist` }, async () => {
+    const state = (await chat.owner.call('POST', '/register', {})).body;
+    const supported = new Set<string>(SUPPORTED_STATE);
+    const missing = [...documentedStateKeys()].filter(([key, when]) => supported.has(when) && !(key in state) && !(key in NOT_ANSWERED));
+    assert.deepEqual(missing, []);
+    await chat.owner.call('DELETE', '/events', { queue_id: state.queue_id });
   });
 
   async function keyOf(email: string): Promise<string> {

@@ -21,6 +21,8 @@ import { allStatuses } from '../domain/user-status.js';
 import { ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from '../version.js';
 import { receivedSql } from '../domain/receipt.js';
 import { realmSettingsState } from '../domain/realm-settings.js';
+import { systemGroupIds } from '../domain/groups.js';
+import { EMPTY_FEATURE_STATE, fixedRealmState } from './fixed-state.js';
 import { alertWords } from '../domain/alert-words.js';
 import { legacySettingsFields, realmDefaultsObject, userSettingsObject } from '../domain/user-settings.js';
 import { draftsOf, MAX_DRAFTS_IN_REGISTER } from '../domain/drafts.js';
@@ -33,6 +35,7 @@ export const SUPPORTED_STATE = [
   'realm_bot',
   'user_settings', 'update_display_settings', 'update_global_notifications', 'realm_user_settings_defaults', 'drafts', 'muted_users', 'user_topic', 'muted_topics',
   'realm_user_groups', 'realm_linkifiers', 'realm_filters', 'realm_emoji',
+  ...Object.keys(EMPTY_FEATURE_STATE),
 ] as const;
 
 /** Zulip's custom profile field types, by name: what an organization could configure. */
@@ -85,6 +88,9 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
     event_queue_longpoll_timeout_seconds: LONGPOLL_TIMEOUT_SECONDS,
   };
   if (fetch.has('realm')) {
+    const settings = await realmSettingsState(db, r.realm.id);
+    const groups = await systemGroupIds(db, r.realm.id);
+    const webPublicCreators = [...groups].find(([, id]) => id === settings.realm_can_create_web_public_channel_group)?.[0];
     Object.assign(out, {
       realm_url: r.realmUrl,
       realm_uri: r.realmUrl,
@@ -100,7 +106,8 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
       realm_message_retention_days: -1,
       // What PATCH /realm changes: name, description, language, who may edit, move and delete
       // messages, who may create and manage groups (domain/realm-settings.ts).
-      ...(await realmSettingsState(db, r.realm.id)),
+      ...settings,
+      ...fixedRealmState(r.realm, groups, webPublicCreators),
       server_typing_started_expiry_period_milliseconds: 45_000,
       server_typing_stopped_wait_period_milliseconds: 5_000,
       server_typing_started_wait_period_milliseconds: 10_000,
@@ -220,6 +227,7 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
   if (fetch.has('custom_profile_fields')) Object.assign(out, { custom_profile_fields: [], custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES });
   // Scheduling messages is not built yet, so nobody has any.
   if (fetch.has('scheduled_messages')) out.scheduled_messages = [];
+  for (const [key, empty] of Object.entries(EMPTY_FEATURE_STATE)) if (fetch.has(key)) Object.assign(out, structuredClone(empty));
   Object.assign(out, await preferencesState(db, r));
   return out;
 }
