@@ -9,7 +9,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../platform/db/database.js';
 import { preparedQuery } from '../platform/db/prepared.js';
 import type { Clock } from '../platform/clock.js';
-import { constantTimeEqual } from '../platform/auth/secrets.js';
+import { constantTimeEqual, sha256Hex } from '../platform/auth/secrets.js';
 import { ReadCache } from '../platform/db/read-cache.js';
 import type { ChatTables, ChatUser, Realm } from './tables.js';
 import { badRequest, invalidApiKey, unauthorized, userDeactivated } from './errors.js';
@@ -53,7 +53,7 @@ const MAX_CACHED_HOSTS = 1000;
 
 /**
  * What every request reads before its handler: the realm and the authenticated user. Only accepted
- * credentials are kept, keyed by the email as sent with the SHA-256 of the key (never the key), so a
+ * credentials are kept, keyed by the SHA-256 of the Authorization header (never the key itself), so a
  * wrong key, a deactivated user or a changed email always goes back to the store. The rows are
  * frozen: a handler that wants a changed user reads it again.
  */
@@ -90,12 +90,18 @@ export class RequestCache {
     });
   }
 
-  /** The user, or a promise of it when the store must be read (a hit costs no promise). */
+  /**
+   * The user, or a promise of it when the store must be read (a hit costs no promise). Accepted
+   * credentials are kept by the SHA-256 of the whole Authorization header (email and key as sent):
+   * a hit then costs one hash, without decoding the header; anything else takes the full path.
+   */
   user(realmId: number, header: string | undefined): ChatUser | Promise<ChatUser> {
+    const key = header === undefined ? undefined : `${realmId} ${sha256Hex(header)}`;
+    const hit = key === undefined ? undefined : this.users.peek(key);
+    if (hit) return hit;
     const { email, apiKey } = readBasic(header);
     if (!isWellFormedApiKey(apiKey)) throw invalidApiKey('Malformed API key');
     const hash = apiKeyHash(apiKey);
-    const key = `${realmId} ${hash} ${email}`;
-    return this.users.peek(key) ?? this.users.get(key, () => userForKey(this.db.kysely, realmId, email, hash));
+    return this.users.get(key!, () => userForKey(this.db.kysely, realmId, email, hash));
   }
 }
