@@ -28,9 +28,9 @@ export function readBasic(header: string | undefined): { email: string; apiKey: 
   return { email: decoded[0], apiKey: decoded[1] };
 }
 
+// Keys are unique across realms (as in Zulip), so the key finds its user wherever it belongs.
 // Prepared: every cached principal expires within READ_CACHE_TTL_MS, and a thousand clients
 // re-polling their queues then read their rows again at once.
-// Keys are unique across realms (as in Zulip), so the key finds its user wherever it belongs.
 const userByKeyHash = preparedQuery((db: Kysely<ChatTables>, hash: string) =>
   db.selectFrom('chat_users').selectAll().where('api_key_hash', '=', hash));
 
@@ -96,12 +96,13 @@ export class RequestCache {
    * a hit then costs one hash, without decoding the header; anything else takes the full path.
    */
   user(realmId: number, header: string | undefined): ChatUser | Promise<ChatUser> {
-    const key = header === undefined ? undefined : `${realmId} ${sha256Hex(header)}`;
-    const hit = key === undefined ? undefined : this.users.peek(key);
+    // No header is never cached: readBasic refuses it below.
+    const key = `${realmId} ${sha256Hex(header ?? '')}`;
+    const hit = this.users.peek(key);
     if (hit) return hit;
     const { email, apiKey } = readBasic(header);
     if (!isWellFormedApiKey(apiKey)) throw invalidApiKey('Malformed API key');
     const hash = apiKeyHash(apiKey);
-    return this.users.get(key!, () => userForKey(this.db.kysely, realmId, email, hash));
+    return this.users.get(key, () => userForKey(this.db.kysely, realmId, email, hash));
   }
 }

@@ -58,15 +58,22 @@ export function splitTarget(target: string): { pathname: string; searchParams: U
 /** Whether a request announces a body; fastify takes those (and ignores a GET's, as Zulip reads GET parameters from the query). */
 const hasBody = (req: IncomingMessage) => req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
 
-/** Aborted when the client goes away before the answer is written ('close' before the finish). */
+/**
+ * Runs `gone` if the client goes away before the answer is written ('close' before the finish).
+ * True, without running it, when the client is gone already.
+ */
+function onClientGone(res: ServerResponse, gone: () => void): boolean {
+  if (res.destroyed && !res.writableFinished) return true;
+  res.once('close', () => {
+    if (!res.writableFinished) gone();
+  });
+  return false;
+}
+
+/** Aborted when the client goes away before the answer is written. */
 function goneSignal(res: ServerResponse): AbortSignal {
   const gone = new AbortController();
-  if (res.destroyed && !res.writableFinished) gone.abort();
-  else {
-    res.once('close', () => {
-      if (!res.writableFinished) gone.abort();
-    });
-  }
+  if (onClientGone(res, () => gone.abort())) gone.abort();
   return gone.signal;
 }
 
@@ -122,12 +129,8 @@ class LateResponse implements LateAnswer {
     this.res = res;
     this.listener = listener;
     this.head = ignored.length ? `{"result":"success","msg":"","ignored_parameters_unsupported":${JSON.stringify(ignored)},` : '{"result":"success","msg":"",';
-    if (res.destroyed && !res.writableFinished) process.nextTick(gone); // gone already: once the handler has parked
-    else {
-      res.on('close', () => {
-        if (!res.writableFinished) gone();
-      });
-    }
+    // Gone already: told once the handler has parked.
+    if (onClientGone(res, gone)) process.nextTick(gone);
   }
 
   send(fields: readonly (string | Buffer)[]): void {

@@ -143,9 +143,12 @@ export async function realmRow(db: Queryable<ChatTables>, realmId: number): Prom
   return db.selectFrom('realms').selectAll().where('id', '=', realmId).executeTakeFirstOrThrow();
 }
 
-/** Every group setting of the realm row: the stored value, or its default group (one query for those). */
-export async function realmGroupValues(db: Queryable<ChatTables>, row: Realm): Promise<Record<RealmGroupSetting, GroupSettingValue>> {
-  const defaults = REALM_GROUP_SETTING_NAMES.some((n) => row[n] === null) ? await systemGroupIds(db, row.id) : new Map<string, number>();
+/**
+ * Every group setting of the realm row: the stored value, or its default group (one query for those,
+ * unless the caller has the realm's system groups already).
+ */
+export async function realmGroupValues(db: Queryable<ChatTables>, row: Realm, systemGroups?: Map<string, number>): Promise<Record<RealmGroupSetting, GroupSettingValue>> {
+  const defaults = systemGroups ?? (REALM_GROUP_SETTING_NAMES.some((n) => row[n] === null) ? await systemGroupIds(db, row.id) : new Map<string, number>());
   const out = {} as Record<RealmGroupSetting, GroupSettingValue>;
   for (const name of REALM_GROUP_SETTING_NAMES) {
     const raw = row[name];
@@ -163,14 +166,15 @@ export async function realmGroupValue(db: Queryable<ChatTables>, realmId: number
 
 /**
  * The settings as POST /register shows them (realm_<name>), read from the row as committed now: the
- * realm the request carries may come from a cache older than the snapshot.
+ * realm the request carries may come from a cache older than the snapshot. `systemGroups` are the
+ * realm's system groups by name, which register reads for its other keys too.
  */
-export async function realmSettingsState(db: Queryable<ChatTables>, realmId: number): Promise<Record<string, unknown>> {
+export async function realmSettingsState(db: Queryable<ChatTables>, realmId: number, systemGroups: Map<string, number>): Promise<Record<string, unknown>> {
   const row = await realmRow(db, realmId);
   const out: Record<string, unknown> = {};
   for (const [name, s] of Object.entries(SIMPLE_SETTINGS) as [SimpleSettingName, SimpleSetting][]) out[`realm_${name}`] = s.read(row);
   // Deprecated boolean that register still carries: false only when no history at all is visible.
   out.realm_allow_edit_history = row.message_edit_history_visibility_policy !== 'none';
-  for (const [name, value] of Object.entries(await realmGroupValues(db, row))) out[`realm_${name}`] = value;
+  for (const [name, value] of Object.entries(await realmGroupValues(db, row, systemGroups))) out[`realm_${name}`] = value;
   return out;
 }

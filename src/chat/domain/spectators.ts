@@ -29,18 +29,15 @@ const SPECTATOR_ID = 0;
 
 export const isSpectator = (user: Pick<ChatUser, 'id'>) => user.id === SPECTATOR_ID;
 
-/** The realm's web-public channels a spectator may read (archived ones are not shown). */
-export async function webPublicStreamIds(db: Queryable<ChatTables>, realmId: number): Promise<number[]> {
-  const rows = await db.selectFrom('streams').select('id').where('realm_id', '=', realmId).where('is_web_public', '=', 1).where('is_archived', '=', 0).orderBy('id').execute();
-  return rows.map((r) => r.id);
-}
-
 /**
  * Zulip's realm.allow_web_public_streams_access(): spectator access is on and there is a web-public
- * channel to read. Keel's server always allows web-public channels (Zulip's WEB_PUBLIC_STREAMS_ENABLED).
+ * (unarchived) channel to read. Keel's server always allows web-public channels (Zulip's
+ * WEB_PUBLIC_STREAMS_ENABLED).
  */
 export async function webPublicAccess(db: Queryable<ChatTables>, realm: Realm): Promise<boolean> {
-  return realm.enable_spectator_access === 1 && (await webPublicStreamIds(db, realm.id)).length > 0;
+  if (realm.enable_spectator_access !== 1) return false;
+  const one = await db.selectFrom('streams').select('id').where('realm_id', '=', realm.id).where('is_web_public', '=', 1).where('is_archived', '=', 0).limit(1).executeTakeFirst();
+  return one !== undefined;
 }
 
 const inWebPublicCreators = async (db: Queryable<ChatTables>, realm: Realm, user: ChatUser) =>

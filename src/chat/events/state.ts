@@ -88,8 +88,8 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
     event_queue_longpoll_timeout_seconds: LONGPOLL_TIMEOUT_SECONDS,
   };
   if (fetch.has('realm')) {
-    const settings = await realmSettingsState(db, r.realm.id);
     const groups = await systemGroupIds(db, r.realm.id);
+    const settings = await realmSettingsState(db, r.realm.id, groups);
     const webPublicCreators = [...groups].find(([, id]) => id === settings.realm_can_create_web_public_channel_group)?.[0];
     Object.assign(out, {
       realm_url: r.realmUrl,
@@ -122,6 +122,7 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
     // does for long-idle users of huge realms, whose clients then ask GET /avatar/{user_id}); Keel
     // serves no such route, so it always sends the URL.
     const shown = (u: ChatUser) => userObject(u, { clientGravatar: r.clientGravatar, includeProfileFields: true, viewer });
+    const member = !isGuest(me.role);
     Object.assign(out, {
       realm_users: users.filter((u) => u.is_active === 1).map(shown),
       realm_non_active_users: users.filter((u) => u.is_active !== 1).map(shown),
@@ -138,11 +139,11 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
       // What the caller may do, as Zulip computes it from the realm's permission settings. Keel's
       // channel rules are Zulip's defaults (members may create public and private channels and
       // subscribe others: endpoints/channels.ts); invitations are not served, so nobody may invite.
-      can_create_streams: !isGuest(me.role),
-      can_create_public_streams: !isGuest(me.role),
-      can_create_private_streams: !isGuest(me.role),
+      can_create_streams: member,
+      can_create_public_streams: member,
+      can_create_private_streams: member,
       can_create_web_public_streams: await mayCreateWebPublic(db, r.realm, me),
-      can_subscribe_other_users: !isGuest(me.role),
+      can_subscribe_other_users: member,
       can_invite_others_to_realm: false,
       avatar_source: 'G',
       avatar_url: avatarUrlFor(me, false),
