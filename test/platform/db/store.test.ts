@@ -132,6 +132,22 @@ await forEachEngine('store', (engine) => {
     assert.deepEqual(await ids(db.kysely), await db.kysely.selectFrom('things').select('id').orderBy('id').execute());
   });
 
+
+  it('reads columns of any name directly as Kysely does: quotes, "__proto__", a repeated name', async () => {
+    // The direct reader makes its row objects with code generated from the column names.
+    const odd = preparedQuery((k: Kysely<T>) => k.selectFrom('things').select([
+      'id', sql<string>`name`.as('a"b\\c\n'), sql<number>`1`.as('__proto__'), sql<number>`2`.as('constructor'), sql<number>`3`.as('id'),
+    ]).orderBy('things.id').limit(1));
+    const [row] = (await odd(db.kysely)) as Record<string, unknown>[];
+    assert.equal(Object.getPrototypeOf(row), Object.prototype);
+    assert.deepEqual(Object.keys(row), ['id', 'a"b\\c\n', '__proto__', 'constructor']);
+    assert.equal(row.id, 3, 'a repeated name keeps its last value');
+    assert.equal(Object.getOwnPropertyDescriptor(row, '__proto__')?.value, 1);
+    assert.equal(row.constructor, 2);
+    const one = preparedQuery((k: Kysely<T>) => k.selectFrom('things').select(sql<number>`7`.as('__proto__')).limit(1));
+    const [single] = (await one(db.kysely)) as Record<string, unknown>[];
+    assert.equal(Object.getOwnPropertyDescriptor(single, '__proto__')?.value, 7);
+  });
   it('sees its own writes at once and other handles\' writes from the next turn, and never holds a write back', async () => {
     // SQLite's direct reads of one event-loop turn share a read transaction (TurnSnapshot): a write
     // through Kysely must end it first, commit on its own, and be seen by the next read.
