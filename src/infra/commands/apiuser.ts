@@ -19,7 +19,11 @@ const Permissions = Type.Union([Type.Array(Type.String()), Type.String()], {
 });
 const Status = Type.Union([Type.Literal('ACTIVE'), Type.Literal('DISABLED')]);
 
-function present(row: Selectable<ApiUserRow>) {
+/** The columns an answer shows: all but the secret's hash, which is read only to check a key. */
+const SHOWN = ['id', 'uuid', 'name', 'customer_id', 'permissions', 'status', 'date_created', 'date_modified'] as const;
+type ShownRow = Pick<Selectable<ApiUserRow>, (typeof SHOWN)[number]>;
+
+function present(row: ShownRow) {
   return {
     id: row.id,
     uuid: row.uuid,
@@ -47,9 +51,9 @@ function grantable(call: Call, all: string[], value: string[] | string): string[
 }
 
 const ownById = preparedQuery((db: Kysely<InfraTables>, customerId: number, id: number) =>
-  db.selectFrom('api_users').selectAll().where('customer_id', '=', customerId).where('id', '=', id));
+  db.selectFrom('api_users').select(SHOWN).where('customer_id', '=', customerId).where('id', '=', id));
 const ownByUuid = preparedQuery((db: Kysely<InfraTables>, customerId: number, uuid: string) =>
-  db.selectFrom('api_users').selectAll().where('customer_id', '=', customerId).where('uuid', '=', uuid));
+  db.selectFrom('api_users').select(SHOWN).where('customer_id', '=', customerId).where('uuid', '=', uuid));
 
 async function findOwn(call: Call, id: number | string) {
   const { customerId } = requirePrincipal(call);
@@ -78,7 +82,7 @@ export function apiuserCommands(allCommandNames: () => string[]): Command[] {
         if (p.name) q = q.where(sql<boolean>`lower(name) like ${'%' + p.name.toLowerCase().replace(/[\\%_]/g, '\\$&') + '%'} escape '\\'`);
         if (p.status) q = q.where('status', '=', p.status);
         const total = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-        const rows = await q.selectAll().orderBy('id').limit(p.resWindow ?? 20).offset(p.resStart ?? 0).execute();
+        const rows = await q.select(SHOWN).orderBy('id').limit(p.resWindow ?? 20).offset(p.resStart ?? 0).execute();
         const list = rows.map(present);
         return { message: 'API Users Retrieved Successfully', data: list, matches: Number(total.n), top: { apiusers: list } };
       },
@@ -103,7 +107,7 @@ export function apiuserCommands(allCommandNames: () => string[]): Command[] {
             customer_id: customerId, uuid: key.uuid, secret_hash: key.secretHash, name: p.name ?? `API user ${key.uuid.slice(0, 8)}`,
             permissions: JSON.stringify(permissions), status: p.status ?? 'ACTIVE', date_created: now, date_modified: now,
           })
-          .returningAll()
+          .returning(SHOWN)
           .executeTakeFirstOrThrow();
         const apiuser = { ...present(row), secret: key.secret };
         return { message: 'API User Created Successfully', data: apiuser, top: { apiuser } };
@@ -159,7 +163,7 @@ export function apiuserCommands(allCommandNames: () => string[]): Command[] {
         }
         changes.date_modified = unixSeconds(call.services.clock);
         const updated = await call.services.db.kysely
-          .updateTable('api_users').set(changes).where('id', '=', row.id).returningAll().executeTakeFirstOrThrow();
+          .updateTable('api_users').set(changes).where('id', '=', row.id).returning(SHOWN).executeTakeFirstOrThrow();
         const apiuser = secret ? { ...present(updated), secret } : present(updated);
         return { message: 'API User Updated Successfully', data: apiuser, top: { apiuser } };
       },

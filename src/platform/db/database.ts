@@ -149,12 +149,19 @@ export function directReaderOf(kysely: object): DirectReader | undefined {
 
 /**
  * Runs a compiled query the caller knows only reads (a select, also one written as raw SQL): on the
- * direct reader when the store has one and it may run now, else through Kysely.
+ * direct reader when the store has one and it may run now, else through Kysely. `parameters` replace
+ * the query's own (a prepared query's values for this run).
  */
-export async function runRead<R>(db: Kysely<any> | Transaction<any>, query: CompiledQuery<R>): Promise<R[]> {
-  const rows = directReaderOf(db)?.(query.sql, query.parameters);
-  if (rows) return rows as R[];
-  return (await db.executeQuery<R>(query)).rows;
+export function runRead<R>(db: Kysely<any> | Transaction<any>, query: CompiledQuery<R>, parameters: readonly unknown[] = query.parameters): Promise<R[]> {
+  let rows: unknown[] | undefined;
+  try {
+    rows = directReaderOf(db)?.(query.sql, parameters);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  if (rows) return Promise.resolve(rows as R[]);
+  const run = parameters === query.parameters ? query : { ...query, parameters };
+  return db.executeQuery<R>(run).then((r) => r.rows);
 }
 
 export function wrap<S>(

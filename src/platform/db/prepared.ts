@@ -21,18 +21,23 @@ const PLACEHOLDERS = Array.from({ length: MAX_ARGS }, (_, i) => new Placeholder(
  */
 export function preparedQuery<S, A extends unknown[], R>(build: (db: Kysely<S>, ...args: A) => Compilable<R>): (db: Kysely<S>, ...args: A) => Promise<R[]> {
   const compiled = new WeakMap<Kysely<S>, CompiledQuery<R>>();
-  return async (db, ...args) => {
-    if (args.length > MAX_ARGS) throw new Error(`a prepared query takes at most ${MAX_ARGS} arguments`);
-    const root = rootBuilder(db);
-    let query = compiled.get(root);
-    if (!query) {
-      query = build(root, ...(PLACEHOLDERS as unknown as A)).compile();
-      // Plugins see a query when it is compiled, once here: a write would pass the store's write
-      // counter (database.ts) once, not on every run, and caches would miss its later runs.
-      if (query.query.kind !== 'SelectQueryNode') throw new Error('a prepared query must be a select');
-      compiled.set(root, query);
+  // Not an async function: it would wrap runRead's promise in one more, a few microtask turns later.
+  return (db, ...args) => {
+    try {
+      if (args.length > MAX_ARGS) throw new Error(`a prepared query takes at most ${MAX_ARGS} arguments`);
+      const root = rootBuilder(db);
+      let query = compiled.get(root);
+      if (!query) {
+        query = build(root, ...(PLACEHOLDERS as unknown as A)).compile();
+        // Plugins see a query when it is compiled, once here: a write would pass the store's write
+        // counter (database.ts) once, not on every run, and caches would miss its later runs.
+        if (query.query.kind !== 'SelectQueryNode') throw new Error('a prepared query must be a select');
+        compiled.set(root, query);
+      }
+      const parameters = query.parameters.map((p) => (p instanceof Placeholder ? args[p.index] : p));
+      return runRead(db, query, parameters);
+    } catch (err) {
+      return Promise.reject(err);
     }
-    const parameters = query.parameters.map((p) => (p instanceof Placeholder ? args[p.index] : p));
-    return runRead(db, { ...query, parameters });
   };
 }
