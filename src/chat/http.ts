@@ -90,12 +90,10 @@ class Listener {
   closing = false;
   readonly services: ChatServices;
   // Made once, not for every answer.
-  private readonly synced: () => Promise<void>;
   private readonly notDurable: (err: unknown) => DurableFailure;
 
   constructor(services: ChatServices) {
     this.services = services;
-    this.synced = () => services.db.synced();
     this.notDurable = (err) => {
       services.log.error('chat answer not durable', { error: (err as Error).stack });
       return { status: 500, body: INTERNAL_ERROR };
@@ -108,7 +106,8 @@ class Listener {
     const headers: OutgoingHttpHeaders = { ...extra, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) };
     if (this.closing) headers.connection = 'close';
     try {
-      await endWhenDurable(res, this.synced, headers, body, this.notDurable, status);
+      const written = endWhenDurable(res, this.services.db, headers, body, this.notDurable, status);
+      if (written) await written;
     } catch (err) {
       this.services.log.error('chat answer failed', { error: (err as Error).stack });
       res.destroy();

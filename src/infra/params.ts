@@ -69,7 +69,7 @@ export function checkParams<S extends TObject>(schema: S, input: Record<string, 
   const { validator, defaults, byLower } = prepare(schema);
   // A property the request spells apart from case takes the value of the first such key, unless the
   // exact spelling is given too.
-  for (const key of Object.keys(input)) {
+  for (const key in input) {
     const name = byLower.get(key.toLowerCase());
     if (name !== undefined && name !== key && payload[name] === undefined) payload[name] = input[key];
   }

@@ -2,7 +2,7 @@
 // it must equal what JSON.stringify gives for the provider's layout.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { okText } from '../../src/infra/transport/envelope.js';
+import { okText, quote } from '../../src/infra/transport/envelope.js';
 
 it('writes the REST envelope: code first, then message, matches and data', () => {
   const data = [{ id: 1, name: 'a "quoted" name' }];
@@ -19,4 +19,12 @@ it('writes the command-style envelope with the top-level keys before data, the s
   // A top-level `data` never doubles the key.
   assert.deepEqual(JSON.parse(okText({ message: 'm', data: 1, top: { data: 2 } }, 'cmd')), { code: 'OK', message: 'm', data: 1 });
   assert.deepEqual(JSON.parse(okText({ message: 'm', top: { data: 2 } }, 'cmd')), { code: 'OK', message: 'm', data: 2 });
+});
+
+it('quotes messages and key names exactly as JSON.stringify does, whatever they hold', () => {
+  const odd = ['', 'plain', 'a "quoted" word', 'back\\slash', 'tab\tnew\nline', '\u0000\u001f\u007f', 'é ü 中', '\u2028\u2029', '\ud83d\ude00', 'lone \ud83d', 'lone \ude00'];
+  for (const s of odd) {
+    assert.equal(quote(s), JSON.stringify(s), `quote(${JSON.stringify(s)})`);
+    assert.equal(okText({ message: s, top: { [s || 'k']: 1 } }, 'cmd'), JSON.stringify({ code: 'OK', message: s, [s || 'k']: 1 }));
+  }
 });

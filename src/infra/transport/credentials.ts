@@ -26,7 +26,7 @@ export function cookieValue(header: string | undefined, name: string): string | 
 export function takeCredentials(headers: { authorization?: string; cookie?: string }, params: Record<string, unknown>): Credentials {
   let uuid: unknown;
   let secret: unknown;
-  for (const key of Object.keys(params)) {
+  for (const key in params) {
     // Only two lengths can be these keys; the others are not lower-cased.
     if (key.length !== BODY_KEYS.uuid.length && key.length !== BODY_KEYS.secret.length) continue;
     const lower = key.toLowerCase();

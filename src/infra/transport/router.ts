@@ -14,6 +14,8 @@ export type Target =
 
 interface Route { command: Command; segments: string[] }
 
+const CMD: Target = { kind: 'cmd' };
+
 /**
  * Routes are looked for among those of the same length and first word (a family, singular or
  * plural: trailing s's dropped), so a request tries a handful of patterns, not all of them.
@@ -51,8 +53,10 @@ export class Router {
   }
 
   find(method: string, apiPath: string): Target {
+    // Nearly every command-style call: no need to split the path.
+    if (apiPath.length === 9 && apiPath.toLowerCase() === '/json.php') return CMD;
     const segs = split(apiPath);
-    if (segs.length === 1 && segs[0].toLowerCase() === 'json.php') return { kind: 'cmd' };
+    if (segs.length === 1 && segs[0].toLowerCase() === 'json.php') return CMD;
     if (segs.length === 1 && segs[0].toLowerCase() === 'openapi.json') return { kind: 'openapi' };
     let best: { route: Route; params: Record<string, string>; literals: number } | undefined;
     const allowed = new Set<string>();

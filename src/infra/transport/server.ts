@@ -165,7 +165,6 @@ function onClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
 export function createInfraServer(services: InfraServices, commands: Command[]): InfraServer {
   const router = new Router(commands);
   const principals = new PrincipalCache(services.db, services.clock);
-  const synced = () => services.db.synced();
   let openapi: string | undefined;
   let closing = false;
 
@@ -252,10 +251,11 @@ export function createInfraServer(services: InfraServices, commands: Command[]):
     if (closing) res.shouldKeepAlive = false;
     const headers: OutgoingHttpHeaders = { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body) };
     if (cookie !== undefined) headers['set-cookie'] = cookie;
-    await endWhenDurable(res, synced, headers, body, (err) => {
+    const written = endWhenDurable(res, services.db, headers, body, (err) => {
       services.log.error('infra answer not durable', { method: req.method, path, error: (err as Error).stack });
       return INTERNAL_ERROR;
     });
+    if (written) await written;
   }
 
   const dispatch = (req: IncomingMessage, res: ServerResponse): void => {

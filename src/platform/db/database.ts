@@ -21,6 +21,11 @@ export interface Database<S> {
    */
   synced(): Promise<void>;
   /**
+   * True when synced() would have nothing to wait for: no write since the last flush and no flush
+   * running. An answer can then be written at once, without a promise.
+   */
+  durable(): boolean;
+  /**
    * Changes whenever a statement that may write starts or finishes through this handle, and whenever
    * a transaction ends. An in-process cache of rows notes it before reading and treats its entry as
    * stale once it moved; writes by other processes or nodes are not seen here.
@@ -169,7 +174,7 @@ export function wrap<S>(
   location: string,
   kysely: Kysely<S>,
   onClose: () => Promise<void>,
-  synced: () => Promise<void> = () => ALREADY_DURABLE,
+  flushes?: Pick<Database<S>, 'synced' | 'durable'>,
   direct?: DirectReaders,
 ): Database<S> {
   const writes = new WriteCounter();
@@ -199,7 +204,8 @@ export function wrap<S>(
       }
     },
     writeGeneration: (table) => (table === undefined ? writes.generation : writes.tableGeneration(table)),
-    synced,
+    synced: flushes ? () => flushes.synced() : () => ALREADY_DURABLE,
+    durable: flushes ? () => flushes.durable() : () => true,
     async close() {
       await kysely.destroy();
       await onClose();

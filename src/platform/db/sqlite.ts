@@ -36,7 +36,7 @@ export function openSqlite<S>(file: string): Database<S> {
   };
   // Inside the transaction whose callback is running, which is the one open on the connection.
   const inside = (sql: string, parameters: readonly unknown[]) => (raw.inTransaction ? objectRows(statements.cached(sql), parameters) : undefined);
-  return wrap('sqlite', file, kysely, async () => flusher.close(), () => flusher.synced(), { outside, inside });
+  return wrap('sqlite', file, kysely, async () => flusher.close(), flusher, { outside, inside });
 }
 
 /** Makes one row object from what better-sqlite3 returned: the row's values, or the one value of a one-column select. */
@@ -183,6 +183,10 @@ class WalFlusher {
 
   markDirty(): void {
     this.dirty = true;
+  }
+
+  durable(): boolean {
+    return !this.dirty && this.flushing === undefined;
   }
 
   synced(): Promise<void> {

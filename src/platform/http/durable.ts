@@ -3,6 +3,7 @@
 // Infra listener's, written on plain node:http, through endWhenDurable.
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
+import type { Database } from '../db/database.js';
 
 export function answerWhenDurable(app: FastifyInstance, synced: () => Promise<void>): void {
   app.addHook('onSend', async (_req, _reply, payload) => {
@@ -14,26 +15,37 @@ export function answerWhenDurable(app: FastifyInstance, synced: () => Promise<vo
 /** What to send instead when the flush failed: a body (status 200, the Infra envelope) or a status and body. */
 export type DurableFailure = string | { status: number; body: string };
 
+/** What an answer waits for: the store's flushes (Database.synced and Database.durable). */
+export type Flushes = Pick<Database<unknown>, 'synced' | 'durable'>;
+
 /**
- * Writes a whole answer once `synced()` resolves, in one `res.end`. If the flush fails nothing that
- * answer might acknowledge is promised: `onFailure` gives the answer sent instead.
+ * Writes a whole answer in one `res.end`, at once when the store has nothing to flush (most reads),
+ * else once `synced()` resolves; undefined when it was written at once. If the flush fails nothing
+ * that answer might acknowledge is promised: `onFailure` gives the answer sent instead.
  */
-export async function endWhenDurable(
+export function endWhenDurable(
   res: ServerResponse,
-  synced: () => Promise<void>,
+  store: Flushes,
   headers: OutgoingHttpHeaders,
   body: string | Buffer,
   onFailure: (err: unknown) => DurableFailure,
   status = 200,
-): Promise<void> {
-  try {
-    await synced();
-  } catch (err) {
-    const failed = onFailure(err);
-    if (typeof failed === 'string') body = failed;
-    else ({ status, body } = failed);
-    headers = { ...headers, 'content-length': Buffer.byteLength(body) };
+): Promise<void> | undefined {
+  if (store.durable()) {
+    res.writeHead(status, headers);
+    res.end(body);
+    return undefined;
   }
-  res.writeHead(status, headers);
-  res.end(body);
+  return store.synced().then(
+    () => {
+      res.writeHead(status, headers);
+      res.end(body);
+    },
+    (err: unknown) => {
+      const failed = onFailure(err);
+      const [code, text] = typeof failed === 'string' ? [status, failed] : [failed.status, failed.body];
+      res.writeHead(code, { ...headers, 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+    },
+  );
 }

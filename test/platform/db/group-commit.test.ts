@@ -24,10 +24,15 @@ after(async () => {
 it('flushes after a write, shares one flush among concurrent waiters, and skips it when nothing changed', async () => {
   const fsync = mock.method(fs, 'fsync');
   await db.kysely.insertInto('server_secrets').values({ name: 'a', value: '1' }).execute();
-  await Promise.all([db.synced(), db.synced(), db.synced()]);
+  assert.equal(db.durable(), false, 'a write waits for its flush');
+  const flushing = Promise.all([db.synced(), db.synced(), db.synced()]);
+  assert.equal(db.durable(), false, 'an answer waits for a running flush, whose writes it may show');
+  await flushing;
   assert.equal(fsync.mock.callCount(), 1, 'one fsync for three waiters');
+  assert.equal(db.durable(), true);
   await db.synced();
   await db.kysely.selectFrom('server_secrets').selectAll().execute();
+  assert.equal(db.durable(), true, 'a read leaves nothing to flush');
   await db.synced();
   assert.equal(fsync.mock.callCount(), 1, 'no fsync when nothing was written');
   await db.transaction(async (trx) => {
