@@ -9,7 +9,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../platform/db/database.js';
 import { preparedQuery } from '../platform/db/prepared.js';
 import type { Clock } from '../platform/clock.js';
-import { constantTimeEqual, sha256Hex } from '../platform/auth/secrets.js';
+import { constantTimeEqual, sha256Key } from '../platform/auth/secrets.js';
 import { ReadCache } from '../platform/db/read-cache.js';
 import type { ChatTables, ChatUser, Realm } from './tables.js';
 import { badRequest, invalidApiKey, unauthorized, userDeactivated } from './errors.js';
@@ -97,7 +97,7 @@ export class RequestCache {
    */
   user(realmId: number, header: string | undefined): ChatUser | Promise<ChatUser> {
     // No header is never cached: readBasic refuses it below.
-    const key = `${realmId} ${sha256Hex(header ?? '')}`;
+    const key = `${realmId} ${sha256Key(header ?? '')}`;
     const hit = this.users.peek(key);
     if (hit) return hit;
     const { email, apiKey } = readBasic(header);

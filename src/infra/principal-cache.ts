@@ -4,7 +4,7 @@
 import type { Database } from '../platform/db/database.js';
 import type { Clock } from '../platform/clock.js';
 import type { JwtSigner } from '../platform/auth/jwt.js';
-import { sha256Hex } from '../platform/auth/secrets.js';
+import { sha256Key } from '../platform/auth/secrets.js';
 import { READ_CACHE_TTL_MS, ReadCache } from '../platform/db/read-cache.js';
 import type { Principal } from './command.js';
 import type { InfraTables } from './tables.js';
@@ -22,12 +22,13 @@ export class PrincipalCache {
   }
 
   /**
-   * The key is the uuid with the SHA-256 of the secret, never the secret itself; only credentials
-   * that were accepted are kept, so a wrong secret always goes to the store (and its constant-time compare).
-   * A hit is answered without a promise.
+   * The key is one SHA-256 of the uuid and the secret (the uuid's length first, so no other pair
+   * spells the same text), never the secret itself; only credentials that were accepted are kept, so
+   * a wrong secret always goes to the store (and its constant-time compare). A hit is answered
+   * without a promise.
    */
   forApiKey(uuid: string, secret: string): Principal | Promise<Principal | null> {
-    const key = `key ${uuid} ${sha256Hex(secret)}`;
+    const key = sha256Key(`${uuid.length}:${uuid}:${secret}`);
     return this.cache.peek(key) ?? this.lookup(key, () => principalForApiKey(this.db, uuid, secret));
   }
 

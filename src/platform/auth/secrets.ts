@@ -20,6 +20,14 @@ export function sha256Hex(value: string): string {
   return hash('sha256', value, 'hex');
 }
 
+/**
+ * The SHA-256 of a credential as a cache key: base64 is 44 characters against hex's 64, and a map
+ * hashes every character of a new key string on each lookup.
+ */
+export function sha256Key(value: string): string {
+  return hash('sha256', value, 'base64');
+}
+
 /** Compares two strings in time that depends only on their lengths. */
 export function constantTimeEqual(a: string, b: string): boolean {
   const ba = Buffer.from(a);
