@@ -76,7 +76,10 @@ export function checkParams<S extends TObject>(schema: S, input: Record<string, 
   // Most calls send values of the right types already. Value.Convert leaves such a value as it is,
   // so after the top-level defaults one compiled check settles it, without walking the schema twice.
   if (defaults) {
-    for (const [name, value] of defaults) if (payload[name] === undefined) payload[name] = Value.Clone(value);
+    // A primitive default is used as it is; an object or list is copied, so no request changes the schema's own.
+    for (const [name, value] of defaults) {
+      if (payload[name] === undefined) payload[name] = typeof value === 'object' && value !== null ? Value.Clone(value) : value;
+    }
     if (validator.Check(payload)) return payload;
   }
   const value = Value.Convert(schema, Value.Default(schema, payload));

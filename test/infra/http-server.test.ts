@@ -107,6 +107,11 @@ await forEachEngine('infra http server', (engine) => {
     assert.deepEqual(JSON.parse(malformed.body), { code: 'ERROR', message: 'Malformed percent-encoding in the path segment %E0%A4%A' });
     const dotted = await infra.app.inject({ method: 'GET', url: '/api/rest/v2.10/zz/../apiusers', headers: { authorization } });
     assert.equal(JSON.parse(dotted.body).code, 'OK', dotted.body);
+    // As the WHATWG URL parser reads them: an encoded dot segment, and a backslash for a slash.
+    for (const url of ['/api/rest/v2.10/zz/%2E%2e/apiusers', '/api/rest/v2.10\\apiusers', '/api/rest/v2.10/./apiusers']) {
+      const res = await infra.app.inject({ method: 'GET', url, headers: { authorization } });
+      assert.equal(JSON.parse(res.body).code, 'OK', `${url}: ${res.body}`);
+    }
   });
 
   it('sets the session cookie on session.login', async () => {

@@ -44,7 +44,8 @@ function splitTarget(target: string): { path: string; query: string } {
   const q = target.indexOf('?');
   let path = q < 0 ? target : target.slice(0, q);
   let query = q < 0 ? '' : target.slice(q + 1);
-  if (path.charCodeAt(0) !== 47 /* / */ || NEEDS_URL_PARSER.test(path)) {
+  // The regular expression only when the path holds a piece of what it looks for.
+  if (path.charCodeAt(0) !== 47 /* / */ || ((path.includes('/.') || path.includes('%') || path.includes('\\')) && NEEDS_URL_PARSER.test(path))) {
     const url = new URL(target, 'http://x');
     path = url.pathname;
     query = url.search.slice(1);
