@@ -110,7 +110,7 @@ function readBody(req: IncomingMessage): Promise<string> | undefined {
   const expected = chunked || length === undefined ? -1 : Number(length);
   if (expected > BODY_LIMIT) return Promise.reject(new BodyTooLarge());
   // No named closure here: tsx compiles with esbuild's keepNames, which renames every named closure
-  // with Object.defineProperty each time it is made, a slow path of V8's (a microsecond per request).
+  // with Object.defineProperty each time it is made, a slow path of V8's (about 2 us per request here).
   return new Promise((resolve, reject) => {
     let chunks: Buffer[] = [];
     let size = 0;
