@@ -32,6 +32,10 @@ export interface RealmRow {
   // Migration 15: spectator (web-public) access, and who may make channels web-public.
   enable_spectator_access: Generated<number>;
   can_create_web_public_channel_group: Generated<string | null>;
+  // Migration 16: who may create public and private channels and subscribe others.
+  can_create_public_channel_group: Generated<string | null>;
+  can_create_private_channel_group: Generated<string | null>;
+  can_add_subscribers_group: Generated<string | null>;
 }
 
 export interface ChatUserRow {

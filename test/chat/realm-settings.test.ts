@@ -13,6 +13,7 @@ type Ev = Record<string, any>;
 
 const ADMINISTRATOR = 200;
 const MODERATOR = 300;
+const GUEST = 600;
 
 await forEachEngine('chat realm settings', (engine) => {
   let storage: Storage;
@@ -122,6 +123,52 @@ await forEachEngine('chat realm settings', (engine) => {
     assert.equal((await ann.post('/user_groups/create', { name: 'ann team', description: '', members: [annId] })).status, 200, 'ann is in the setting');
     assert.equal((await patch(owner, { can_create_groups: { new: groups.get('role:administrators') } })).status, 200);
     refused(await ann.post('/user_groups/create', { name: 'ann team 2', description: '', members: [annId] }), 'UNAUTHORIZED_PRINCIPAL', 'Insufficient permission');
+  });
+
+  it('decides who creates public and private channels and who subscribes others, in register too', async () => {
+    const admins = groups.get('role:administrators')!;
+    const members = groups.get('role:members')!;
+    const mayDo = async (c: ChatClient) => {
+      const s = await register(c, { fetch_event_types: ['realm', 'realm_user'] });
+      return [s.can_create_public_streams, s.can_create_private_streams, s.can_create_streams, s.can_subscribe_other_users];
+    };
+    const defaults = await realmState();
+    assert.deepEqual([defaults.realm_can_create_public_channel_group, defaults.realm_can_create_private_channel_group, defaults.realm_can_add_subscribers_group], [members, members, members]);
+    assert.deepEqual([defaults.realm_create_public_stream_policy, defaults.realm_create_private_stream_policy], [1, 1]);
+    assert.deepEqual(await mayDo(ann), [true, true, true, true]);
+
+    const queue = await realmQueue();
+    assert.equal((await patch(admin, { can_create_public_channel_group: { new: admins }, can_add_subscribers_group: { new: admins } })).status, 200);
+    assert.deepEqual((await drain(ann, queue)).map(({ id: _id, ...e }) => e), [
+      { type: 'realm', op: 'update_dict', property: 'default', data: { can_add_subscribers_group: admins } },
+      { type: 'realm', op: 'update_dict', property: 'default', data: { can_create_public_channel_group: admins } },
+    ]);
+    const after = await realmState();
+    assert.equal(after.realm_can_create_public_channel_group, admins);
+    assert.equal(after.realm_create_public_stream_policy, 2, 'the deprecated policy number follows');
+    assert.deepEqual(await mayDo(ann), [false, true, true, false]);
+    assert.deepEqual(await mayDo(admin), [true, true, true, true]);
+
+    // A member may no longer create a public channel nor subscribe someone else; nothing is made.
+    refused(await ann.post('/users/me/subscriptions', { subscriptions: [{ name: 'ann public' }] }), 'BAD_REQUEST', 'Insufficient permission');
+    refused(await ann.post('/users/me/subscriptions', { subscriptions: [{ name: 'general' }], principals: [annId, (await register(mod, {})).user_id] }), 'BAD_REQUEST', 'Insufficient permission');
+    const names = async () => ((await owner.call('GET', '/streams', {})).body.streams as Ev[]).map((s) => s.name);
+    assert.ok(!(await names()).includes('ann public'));
+    // Private channels are still every member's to create, and an administrator does both.
+    assert.equal((await ann.post('/users/me/subscriptions', { subscriptions: [{ name: 'ann private' }], invite_only: true })).status, 200);
+    assert.equal((await admin.post('/users/me/subscriptions', { subscriptions: [{ name: 'adam public' }], principals: [annId] })).status, 200);
+    assert.ok((await names()).includes('adam public'));
+
+    assert.equal((await patch(admin, { can_create_public_channel_group: { new: members }, can_add_subscribers_group: { new: members } })).status, 200);
+    assert.deepEqual(await mayDo(ann), [true, true, true, true]);
+
+    // A guest holds none of these, even named in the setting itself (role:everyone is not allowed for them).
+    const { client: gus, id: gusId } = await makeUser(owner, server.chatUrl, 'gus', GUEST);
+    assert.equal((await patch(admin, { can_create_private_channel_group: { new: { direct_members: [gusId], direct_subgroups: [members] } } })).status, 200);
+    assert.deepEqual(await mayDo(gus), [false, false, false, false]);
+    refused(await gus.post('/users/me/subscriptions', { subscriptions: [{ name: 'gus private' }], invite_only: true }), 'BAD_REQUEST', 'Insufficient permission');
+    refused(await patch(admin, { can_create_public_channel_group: { new: groups.get('role:everyone') } }), 'BAD_REQUEST', "'can_create_public_channel_group' setting cannot be set to 'role:everyone' group.");
+    assert.equal((await patch(admin, { can_create_private_channel_group: { new: members } })).status, 200);
   });
 
   it('refuses a group in use by a realm setting to be deactivated', async () => {

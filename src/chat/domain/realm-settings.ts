@@ -4,10 +4,11 @@
 // Group settings stored NULL hold Zulip's default system group for them (migrations 12 and 14).
 import Type, { type TSchema } from 'typebox';
 import type { Queryable } from '../../platform/db/database.js';
-import type { ChatTables, Realm, RealmRow } from '../tables.js';
+import type { ChatTables, ChatUser, Realm, RealmRow } from '../tables.js';
 import type { Updateable } from 'kysely';
 import { badRequest } from '../errors.js';
-import { parseGroupSetting, systemGroupId, systemGroupIds, type GroupSettingValue } from './groups.js';
+import { inGroupSetting, parseGroupSetting, systemGroupId, systemGroupIds, type GroupSettingValue } from './groups.js';
+import { isGuest } from './roles.js';
 import { renderMarkdown } from './markdown.js';
 import { LANGUAGES } from './user-settings.js';
 
@@ -123,7 +124,11 @@ interface GroupSettingRule {
 
 /** Zulip 10's configuration of the realm group settings Keel has (Realm.REALM_PERMISSION_GROUP_SETTINGS). */
 export const REALM_GROUP_SETTINGS = {
+  // Who may subscribe other users to channels (endpoints/channels.ts), and create channels of each kind.
+  can_add_subscribers_group: { default: 'role:members', allowNobody: true, allowEveryone: false },
   can_create_groups: { default: 'role:members', allowNobody: true, allowEveryone: false, ownerOnly: true },
+  can_create_private_channel_group: { default: 'role:members', allowNobody: true, allowEveryone: false },
+  can_create_public_channel_group: { default: 'role:members', allowNobody: true, allowEveryone: false },
   // Owners by default: web-public channels can be read by anyone on the Internet.
   can_create_web_public_channel_group: {
     default: 'role:owners', allowNobody: true, allowEveryone: false, systemGroups: ['role:moderators', 'role:administrators', 'role:owners', 'role:nobody'],
@@ -162,6 +167,15 @@ export async function realmGroupValue(db: Queryable<ChatTables>, realmId: number
   const row = await db.selectFrom('realms').select(name).where('id', '=', realmId).executeTakeFirstOrThrow();
   const raw = row[name] as string | null;
   return raw === null ? systemGroupId(db, realmId, REALM_GROUP_SETTINGS[name].default) : parseGroupSetting(raw);
+}
+
+/**
+ * Whether the user holds one of the realm's group permissions now. As in Zulip, a guest never holds
+ * one whose setting may not be role:everyone, even as a member of the groups it names.
+ */
+export async function holdsRealmPermission(db: Queryable<ChatTables>, realmId: number, user: Pick<ChatUser, 'id' | 'role'>, name: RealmGroupSetting): Promise<boolean> {
+  if (!REALM_GROUP_SETTINGS[name].allowEveryone && isGuest(user.role)) return false;
+  return inGroupSetting(db, user.id, await realmGroupValue(db, realmId, name));
 }
 
 /**

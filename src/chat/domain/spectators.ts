@@ -5,8 +5,7 @@
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser, Realm } from '../tables.js';
 import { badRequest, unauthorized } from '../errors.js';
-import { inGroupSetting } from './groups.js';
-import { realmGroupValue } from './realm-settings.js';
+import { holdsRealmPermission } from './realm-settings.js';
 import { ROLE } from './roles.js';
 import type { NarrowTerm } from './narrow.js';
 
@@ -40,8 +39,8 @@ export async function webPublicAccess(db: Queryable<ChatTables>, realm: Realm): 
   return one !== undefined;
 }
 
-const inWebPublicCreators = async (db: Queryable<ChatTables>, realm: Realm, user: ChatUser) =>
-  inGroupSetting(db, user.id, await realmGroupValue(db, realm.id, 'can_create_web_public_channel_group'));
+const inWebPublicCreators = (db: Queryable<ChatTables>, realm: Realm, user: ChatUser) =>
+  holdsRealmPermission(db, realm.id, user, 'can_create_web_public_channel_group');
 
 /** Throws Zulip's error unless the user may make a channel web-public (at creation or by PATCH /streams). */
 export async function checkCanCreateWebPublic(db: Queryable<ChatTables>, realm: Realm, user: ChatUser): Promise<void> {

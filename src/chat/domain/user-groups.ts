@@ -8,7 +8,7 @@ import {
   checkGroupSettingValue, inGroupSetting, normaliseGroupSetting, parseGroupSetting, systemGroupId, type GroupSettingValue,
 } from './groups.js';
 import { isGuest, NOBODY_GROUP } from './roles.js';
-import { REALM_GROUP_SETTING_NAMES, realmGroupValue, realmRow } from './realm-settings.js';
+import { holdsRealmPermission, REALM_GROUP_SETTING_NAMES, realmRow } from './realm-settings.js';
 
 export const GROUP_PERMISSIONS = [
   'can_add_members_group', 'can_join_group', 'can_leave_group', 'can_manage_group', 'can_mention_group', 'can_remove_members_group',
@@ -43,10 +43,6 @@ export function requireMemberOrAdmin(user: ChatUser): void {
   if (user.is_bot === 1) throw badRequest('This endpoint does not accept bot requests.');
 }
 
-/** Whether the user holds one of the realm's group permissions (can_create_groups, can_manage_all_groups). */
-export async function realmGroupPermission(db: Queryable<ChatTables>, realmId: number, user: ChatUser, setting: 'can_create_groups' | 'can_manage_all_groups'): Promise<boolean> {
-  return inGroupSetting(db, user.id, await realmGroupValue(db, realmId, setting));
-}
 
 export function checkGroupName(name: string): string {
   const trimmed = name.trim();
@@ -115,7 +111,7 @@ export async function groupById(db: Queryable<ChatTables>, realmId: number, id: 
  */
 export async function hasGroupPermission(db: Queryable<ChatTables>, realmId: number, user: ChatUser, g: UserGroup, settings: GroupPermission[]): Promise<boolean> {
   if (g.is_system_group === 1) return false;
-  if (await realmGroupPermission(db, realmId, user, 'can_manage_all_groups')) return true;
+  if (await holdsRealmPermission(db, realmId, user, 'can_manage_all_groups')) return true;
   const nobody = await nobodyGroupId(db, realmId);
   for (const s of new Set<GroupPermission>([...settings, 'can_manage_group'])) {
     if (await inGroupSetting(db, user.id, groupSetting(g, s, nobody))) return true;

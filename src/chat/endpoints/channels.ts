@@ -24,6 +24,7 @@ import { isAdmin, isGuest, ROLE } from '../domain/roles.js';
 import { userByEmail, userById } from '../domain/users.js';
 import { unixSeconds } from '../../platform/clock.js';
 import { checkCanCreateWebPublic } from '../domain/spectators.js';
+import { holdsRealmPermission } from '../domain/realm-settings.js';
 
 const noSuchUser = () => badRequest('No such user');
 
@@ -70,8 +71,8 @@ export const subscribeEndpoint = defineEndpoint({
         }
       }
       const others = targets.some((t) => t.id !== me.id);
-      // The realm lets members (not guests) add others, as Zulip's default can_add_subscribers_group.
-      if (others && isGuest(me.role)) throw badRequest('Insufficient permission');
+      // The realm's can_add_subscribers_group (members by default) decides who may subscribe others.
+      if (others && !(await holdsRealmPermission(trx, call.realm.id, me, 'can_add_subscribers_group'))) throw badRequest('Insufficient permission');
       const subscribed: Record<string, string[]> = {};
       const already: Record<string, string[]> = {};
       const unauthorized: string[] = [];
@@ -80,7 +81,9 @@ export const subscribeEndpoint = defineEndpoint({
         const name = checkChannelName(entry.name);
         let stream = await streamByName(trx, call.realm.id, name);
         if (!stream) {
-          if (isGuest(me.role)) throw badRequest('Insufficient permission');
+          // Who may create a channel of this kind (members by default); a web-public one is public too.
+          const creators = p.invite_only ? 'can_create_private_channel_group' : 'can_create_public_channel_group';
+          if (!(await holdsRealmPermission(trx, call.realm.id, me, creators))) throw badRequest('Insufficient permission');
           if (p.is_web_public) {
             if (p.invite_only) throw badRequest('Invalid parameters');
             await checkCanCreateWebPublic(trx, call.realm, me);

@@ -12,8 +12,9 @@ import { userById } from '../domain/users.js';
 import {
   allMembers, allSubgroups, checkGroupDescription, checkGroupName, checkNameFree, checkPermissionValue, directMembers, directSubgroups, GROUP_PERMISSIONS,
   groupById, groupForUpdate, groupObjections, groupObjects, groupSetting, hasGroupPermission, initialSetting, insufficientPermission, nobodyGroupId,
-  realmGroupPermission, requireMemberOrAdmin, type GroupPermission,
+  requireMemberOrAdmin, type GroupPermission,
 } from '../domain/user-groups.js';
+import { holdsRealmPermission } from '../domain/realm-settings.js';
 import { userGroupAddNotice, userGroupMembershipNotices, userGroupUpdateNotice } from '../events/realm-notices.js';
 import { GroupSettingUpdateSchema, GroupSettingValueSchema } from './channels.js';
 
@@ -71,7 +72,7 @@ export const createUserGroup = defineEndpoint({
     const realmId = call.realm.id;
     const groupId = await events.write(
       () => db.transaction(async (trx) => {
-        if (!(await realmGroupPermission(trx, realmId, me, 'can_create_groups'))) throw insufficientPermission();
+        if (!(await holdsRealmPermission(trx, realmId, me, 'can_create_groups'))) throw insufficientPermission();
         const name = checkGroupName(p.name);
         const description = checkGroupDescription(p.description);
         await checkNameFree(trx, realmId, name);

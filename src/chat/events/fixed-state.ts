@@ -10,24 +10,30 @@ const SERVER_GENERATION = Math.floor(Date.now() / 1000);
 
 /** Zulip's legacy policy numbers, for the deprecated `*_policy` keys derived from group settings. */
 const CREATE_WEB_PUBLIC_POLICY: Record<string, number> = { 'role:administrators': 2, 'role:moderators': 4, 'role:nobody': 6, 'role:owners': 7 };
+/**
+ * Zulip's CommonPolicyEnum, for create_public/private_stream_policy. A setting the old numbers cannot
+ * say (owners, nobody, a custom group) is shown as the nearest stricter one, administrators only.
+ */
+const COMMON_POLICY: Record<string, number> = { 'role:members': 1, 'role:administrators': 2, 'role:fullmembers': 3, 'role:moderators': 4 };
+const ADMINS_ONLY = 2;
 
 /**
  * The `realm` section's keys Keel decides by fixed rules. `groups` are the realm's system groups by
- * name; `webPublicCreators` is the name of the system group can_create_web_public_channel_group holds.
+ * name; `settings` the realm settings as register shows them (realm-settings.ts), from which the
+ * deprecated policy numbers are derived.
  */
-export function fixedRealmState(realm: Realm, groups: Map<string, number>, webPublicCreators: string | undefined): Record<string, unknown> {
+export function fixedRealmState(realm: Realm, groups: Map<string, number>, settings: Record<string, unknown>): Record<string, unknown> {
   const group = (name: string) => groups.get(name)!;
+  // The system group a group setting holds, by name; undefined for a custom (anonymous) group.
+  const systemName = (setting: string) => [...groups].find(([, id]) => id === settings[setting])?.[0];
+  const commonPolicy = (setting: string) => COMMON_POLICY[systemName(setting) ?? ''] ?? ADMINS_ONLY;
   return {
     realm_date_created: realm.date_created,
     // Zulip's defaults: no realm is deleted sooner than 14 days after deactivation, none has a limit.
     server_min_deactivated_realm_deletion_days: 14,
     server_max_deactivated_realm_deletion_days: null,
-    // Keel's channel rules (endpoints/channels.ts): members, not guests, create public and private
-    // channels and subscribe others; members create bots (endpoints/bots.ts); wildcard mentions and
-    // direct messages are not restricted; everyone sees every user of the realm.
-    realm_can_create_public_channel_group: group('role:members'),
-    realm_can_create_private_channel_group: group('role:members'),
-    realm_can_add_subscribers_group: group('role:members'),
+    // Keel's fixed rules: members create bots (endpoints/bots.ts); wildcard mentions and direct
+    // messages are not restricted; everyone sees every user of the realm.
     realm_can_create_bots_group: group('role:members'),
     realm_can_create_write_only_bots_group: group('role:members'),
     realm_can_mention_many_users_group: group('role:everyone'),
@@ -40,10 +46,10 @@ export function fixedRealmState(realm: Realm, groups: Map<string, number>, webPu
     realm_can_add_custom_emoji_group: group('role:nobody'),
     realm_can_manage_billing_group: group('role:nobody'),
     realm_can_summarize_topics_group: group('role:nobody'),
-    // The deprecated policy numbers of the same rules (1: members; 1: everyone may mention many).
-    realm_create_public_stream_policy: 1,
-    realm_create_private_stream_policy: 1,
-    realm_create_web_public_stream_policy: CREATE_WEB_PUBLIC_POLICY[webPublicCreators ?? 'role:owners'] ?? 7,
+    // The deprecated policy numbers of the channel settings and of the rules above (1: everyone may mention many).
+    realm_create_public_stream_policy: commonPolicy('realm_can_create_public_channel_group'),
+    realm_create_private_stream_policy: commonPolicy('realm_can_create_private_channel_group'),
+    realm_create_web_public_stream_policy: CREATE_WEB_PUBLIC_POLICY[systemName('realm_can_create_web_public_channel_group') ?? 'role:owners'] ?? 7,
     realm_wildcard_mention_policy: 1,
     // Accounts are made by administrators (`keel admin`, POST /users); users change their own name
     // and email (PATCH /settings) but Keel stores no avatars.

@@ -20,7 +20,7 @@ import { presenceAnswer, type PresenceStore } from '../domain/presence.js';
 import { allStatuses } from '../domain/user-status.js';
 import { ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from '../version.js';
 import { receivedSql } from '../domain/receipt.js';
-import { realmSettingsState } from '../domain/realm-settings.js';
+import { holdsRealmPermission, realmSettingsState, type RealmGroupSetting } from '../domain/realm-settings.js';
 import { systemGroupIds } from '../domain/groups.js';
 import { EMPTY_FEATURE_STATE, fixedRealmState } from './fixed-state.js';
 import { alertWords } from '../domain/alert-words.js';
@@ -90,7 +90,6 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
   if (fetch.has('realm')) {
     const groups = await systemGroupIds(db, r.realm.id);
     const settings = await realmSettingsState(db, r.realm.id, groups);
-    const webPublicCreators = [...groups].find(([, id]) => id === settings.realm_can_create_web_public_channel_group)?.[0];
     Object.assign(out, {
       realm_url: r.realmUrl,
       realm_uri: r.realmUrl,
@@ -105,9 +104,9 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
       // -1 is Zulip's "keep forever" (the realm has no retention policy).
       realm_message_retention_days: -1,
       // What PATCH /realm changes: name, description, language, who may edit, move and delete
-      // messages, who may create and manage groups (domain/realm-settings.ts).
+      // messages, create channels, subscribe others, create and manage groups (domain/realm-settings.ts).
       ...settings,
-      ...fixedRealmState(r.realm, groups, webPublicCreators),
+      ...fixedRealmState(r.realm, groups, settings),
       server_typing_started_expiry_period_milliseconds: 45_000,
       server_typing_stopped_wait_period_milliseconds: 5_000,
       server_typing_started_wait_period_milliseconds: 10_000,
@@ -122,7 +121,8 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
     // does for long-idle users of huge realms, whose clients then ask GET /avatar/{user_id}); Keel
     // serves no such route, so it always sends the URL.
     const shown = (u: ChatUser) => userObject(u, { clientGravatar: r.clientGravatar, includeProfileFields: true, viewer });
-    const member = !isGuest(me.role);
+    const may = (setting: RealmGroupSetting) => holdsRealmPermission(db, r.realm.id, me, setting);
+    const [mayCreatePublic, mayCreatePrivate] = [await may('can_create_public_channel_group'), await may('can_create_private_channel_group')];
     Object.assign(out, {
       realm_users: users.filter((u) => u.is_active === 1).map(shown),
       realm_non_active_users: users.filter((u) => u.is_active !== 1).map(shown),
@@ -136,14 +136,13 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
       is_owner: me.role === ROLE.owner,
       is_moderator: me.role === ROLE.moderator,
       is_guest: isGuest(me.role),
-      // What the caller may do, as Zulip computes it from the realm's permission settings. Keel's
-      // channel rules are Zulip's defaults (members may create public and private channels and
-      // subscribe others: endpoints/channels.ts); invitations are not served, so nobody may invite.
-      can_create_streams: member,
-      can_create_public_streams: member,
-      can_create_private_streams: member,
+      // What the caller may do, as Zulip computes it from the realm's permission settings (the ones
+      // endpoints/channels.ts checks); invitations are not served, so nobody may invite.
+      can_create_streams: mayCreatePublic || mayCreatePrivate,
+      can_create_public_streams: mayCreatePublic,
+      can_create_private_streams: mayCreatePrivate,
       can_create_web_public_streams: await mayCreateWebPublic(db, r.realm, me),
-      can_subscribe_other_users: member,
+      can_subscribe_other_users: await may('can_add_subscribers_group'),
       can_invite_others_to_realm: false,
       avatar_source: 'G',
       avatar_url: avatarUrlFor(me, false),

@@ -15,8 +15,9 @@ import { chatMessageEdits } from './012_chat_message_edits.js';
 import { chatRealmAdmin } from './013_chat_realm_admin.js';
 import { chatRealmSettings } from './014_chat_realm_settings.js';
 import { chatSpectators } from './015_chat_spectators.js';
+import { chatChannelCreation } from './016_chat_channel_creation.js';
 
 export const MIGRATIONS: Migration[] = [
   infraCore, dns, chatCore, chatUsers, chatSearch, chatPresence, chatTopicIndex, chatSubscriptionSpans, chatEventQueues, chatAlertWords, chatUserPrefs,
-  chatMessageEdits, chatRealmAdmin, chatRealmSettings, chatSpectators,
+  chatMessageEdits, chatRealmAdmin, chatRealmSettings, chatSpectators, chatChannelCreation,
 ];
