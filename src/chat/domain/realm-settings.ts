@@ -169,13 +169,28 @@ export async function realmGroupValue(db: Queryable<ChatTables>, realmId: number
   return raw === null ? systemGroupId(db, realmId, REALM_GROUP_SETTINGS[name].default) : parseGroupSetting(raw);
 }
 
+type PermissionHolder = Pick<ChatUser, 'id' | 'role'>;
+
 /**
- * Whether the user holds one of the realm's group permissions now. As in Zulip, a guest never holds
- * one whose setting may not be role:everyone, even as a member of the groups it names.
+ * Whether the user is in a realm group setting's value. As in Zulip, a guest never holds a
+ * permission whose setting may not be role:everyone, even as a member of the groups it names.
  */
-export async function holdsRealmPermission(db: Queryable<ChatTables>, realmId: number, user: Pick<ChatUser, 'id' | 'role'>, name: RealmGroupSetting): Promise<boolean> {
-  if (!REALM_GROUP_SETTINGS[name].allowEveryone && isGuest(user.role)) return false;
-  return inGroupSetting(db, user.id, await realmGroupValue(db, realmId, name));
+function holds(db: Queryable<ChatTables>, user: PermissionHolder, name: RealmGroupSetting, value: GroupSettingValue): Promise<boolean> {
+  if (!REALM_GROUP_SETTINGS[name].allowEveryone && isGuest(user.role)) return Promise.resolve(false);
+  return inGroupSetting(db, user.id, value);
+}
+
+/** Whether the user holds one of the realm's group permissions now (reads that one setting). */
+export async function holdsRealmPermission(db: Queryable<ChatTables>, realmId: number, user: PermissionHolder, name: RealmGroupSetting): Promise<boolean> {
+  return holds(db, user, name, await realmGroupValue(db, realmId, name));
+}
+
+/** Several of the realm's group permissions at once, from one read of the realm row. */
+export async function realmPermissions<N extends RealmGroupSetting>(db: Queryable<ChatTables>, realmId: number, user: PermissionHolder, names: readonly N[]): Promise<Record<N, boolean>> {
+  const values = await realmGroupValues(db, await realmRow(db, realmId));
+  const out = {} as Record<N, boolean>;
+  for (const name of names) out[name] = await holds(db, user, name, values[name]);
+  return out;
 }
 
 /**

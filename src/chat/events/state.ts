@@ -20,7 +20,7 @@ import { presenceAnswer, type PresenceStore } from '../domain/presence.js';
 import { allStatuses } from '../domain/user-status.js';
 import { ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from '../version.js';
 import { receivedSql } from '../domain/receipt.js';
-import { holdsRealmPermission, realmSettingsState, type RealmGroupSetting } from '../domain/realm-settings.js';
+import { realmPermissions, realmSettingsState } from '../domain/realm-settings.js';
 import { systemGroupIds } from '../domain/groups.js';
 import { EMPTY_FEATURE_STATE, fixedRealmState } from './fixed-state.js';
 import { alertWords } from '../domain/alert-words.js';
@@ -121,8 +121,7 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
     // does for long-idle users of huge realms, whose clients then ask GET /avatar/{user_id}); Keel
     // serves no such route, so it always sends the URL.
     const shown = (u: ChatUser) => userObject(u, { clientGravatar: r.clientGravatar, includeProfileFields: true, viewer });
-    const may = (setting: RealmGroupSetting) => holdsRealmPermission(db, r.realm.id, me, setting);
-    const [mayCreatePublic, mayCreatePrivate] = [await may('can_create_public_channel_group'), await may('can_create_private_channel_group')];
+    const may = await realmPermissions(db, r.realm.id, me, ['can_create_public_channel_group', 'can_create_private_channel_group', 'can_add_subscribers_group']);
     Object.assign(out, {
       realm_users: users.filter((u) => u.is_active === 1).map(shown),
       realm_non_active_users: users.filter((u) => u.is_active !== 1).map(shown),
@@ -138,11 +137,11 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
       is_guest: isGuest(me.role),
       // What the caller may do, as Zulip computes it from the realm's permission settings (the ones
       // endpoints/channels.ts checks); invitations are not served, so nobody may invite.
-      can_create_streams: mayCreatePublic || mayCreatePrivate,
-      can_create_public_streams: mayCreatePublic,
-      can_create_private_streams: mayCreatePrivate,
+      can_create_streams: may.can_create_public_channel_group || may.can_create_private_channel_group,
+      can_create_public_streams: may.can_create_public_channel_group,
+      can_create_private_streams: may.can_create_private_channel_group,
       can_create_web_public_streams: await mayCreateWebPublic(db, r.realm, me),
-      can_subscribe_other_users: await may('can_add_subscribers_group'),
+      can_subscribe_other_users: may.can_add_subscribers_group,
       can_invite_others_to_realm: false,
       avatar_source: 'G',
       avatar_url: avatarUrlFor(me, false),

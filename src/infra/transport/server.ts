@@ -175,15 +175,16 @@ export function createInfraServer(services: InfraServices, commands: Command[]):
     if (access === 'public') return undefined;
     if (creds.kind === 'apikey') {
       const found = principals.forApiKey(creds.uuid, creds.secret);
-      return found instanceof Promise ? found.then((p) => admit(command, p)) : admit(command, found);
+      return found instanceof Promise ? found.then((p) => admit(command, access, p)) : admit(command, access, found);
     }
-    if (creds.kind === 'jwt') return principals.forJwt(services.jwt, creds.token).then((p) => admit(command, p));
+    if (creds.kind === 'jwt') return principals.forJwt(services.jwt, creds.token).then((p) => admit(command, access, p));
     throw accessDenied();
   }
 
-  function admit(command: Command, principal: Principal | null): Principal {
+  /** The principal, if it may call the command: any valid one, or one whose permissions name it. */
+  function admit(command: Command, access: 'authenticated' | 'permission', principal: Principal | null): Principal {
     if (!principal) throw accessDenied();
-    if ((command.access ?? 'permission') === 'permission' && !allows(principal.permissions, command.cmd)) {
+    if (access === 'permission' && !allows(principal.permissions, command.cmd)) {
       throw accessDenied(`this API user lacks the permission ${command.cmd}`);
     }
     return principal;
