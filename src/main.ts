@@ -113,7 +113,7 @@ function startChat(ctx: Context, config: Config): { app: FastifyInstance; events
 async function serve(config: Config, json: boolean): Promise<number> {
   const ctx = await createContext(config);
   if (ctx.created || ctx.chatCreated) printInit(ctx.created, ctx.chatCreated, json, config);
-  const infra = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones }, allCommands());
+  const infra = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones, nameserverDomain: ctx.config.nameserverDomain }, allCommands());
   const chat = startChat(ctx, config);
   // Saves the queues for the next start; a failed save leaves clients as a crash would (they get
   // BAD_EVENT_QUEUE_ID and register again), so it is logged and the shutdown goes on.
