@@ -14,7 +14,8 @@ import { createChatServer } from './chat/http.js';
 import { allEndpoints } from './chat/endpoints/index.js';
 import { AttemptLimiter, LOGIN_BUDGETS } from './chat/domain/rate-limit.js';
 import type { FastifyInstance } from 'fastify';
-import { ADMIN_USAGE, runAdmin } from './chat/admin.js';
+import { ADMIN_USAGE, CHAT_ADMIN_COMMANDS, runAdmin } from './chat/admin.js';
+import { INFRA_ADMIN_COMMANDS, INFRA_ADMIN_USAGE, runInfraAdmin } from './infra/admin.js';
 import { EventHub } from './chat/events/hub.js';
 import { restoreQueues, saveQueues } from './chat/events/persist.js';
 import { PresenceStore } from './chat/domain/presence.js';
@@ -27,6 +28,7 @@ commands:
   init      create the database, the first customer, login and API key, and the chat realm
             with its owner (secrets printed once)
   migrate   bring the database schema up to date
+${INFRA_ADMIN_USAGE}
 ${ADMIN_USAGE}
             create a chat realm (with its owner), user or bot and print its id, email and API key once
   help      show this text
@@ -199,7 +201,11 @@ export async function main(argv: string[]): Promise<number> {
       out(USAGE);
       return 0;
     }
-    if (command === 'admin') return await runAdmin(rest, out);
+    if (command === 'admin') {
+      if (INFRA_ADMIN_COMMANDS.includes(rest[0])) return await runInfraAdmin(rest, out);
+      if (CHAT_ADMIN_COMMANDS.includes(rest[0])) return await runAdmin(rest, out);
+      throw new UsageError(`unknown admin command "${rest[0] ?? ''}" (admin commands: ${[...INFRA_ADMIN_COMMANDS, ...CHAT_ADMIN_COMMANDS].join(', ')})`);
+    }
     const { options, positionals } = readOptions(rest);
     if (options.help) {
       out(USAGE);

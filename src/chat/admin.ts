@@ -31,6 +31,8 @@ const ALLOWED: Record<string, string[]> = {
   'create-bot': ['owner-email', 'full-name', 'short-name', 'realm'],
 };
 
+export const CHAT_ADMIN_COMMANDS = Object.keys(ALLOWED);
+
 function need(own: Record<string, string | undefined>, name: string): string {
   const v = own[name];
   if (v === undefined || v.trim() === '') throw new UsageError(`--${name} is required`);
