@@ -96,7 +96,7 @@ describe('dns tcp limits', () => {
   });
 
   it('drops a query trickled in one byte at a time after the message timeout, and answers one sent in two parts', async () => {
-    const { server, at } = await start({ messageTimeoutMs: 300, idleTimeoutMs: 1000 });
+    const { server, at } = await start({ messageTimeoutMs: 300, idleTimeoutMs: 3000 });
     servers.push(server);
     const slow = await TcpClient.connect(at);
     clients.push(slow);
@@ -112,7 +112,7 @@ describe('dns tcp limits', () => {
     console.log(`# trickled query (1 byte per 25 ms) dropped after ${after} ms, ${sent} of ${bytes.length} bytes sent (message timeout 300 ms)`);
     assert.equal(slow.closed, true, 'closed before the message was complete');
     assert.ok(sent < bytes.length);
-    assert.ok(after >= 250 && after < 1000, `closed by the message timeout, not the idle one (${after} ms)`);
+    assert.ok(after >= 250 && after < 2500, `closed by the message timeout; the idle one never runs out while bytes arrive (${after} ms)`);
     assert.equal(await slow.next(100), null, 'no answer');
 
     const split = await TcpClient.connect(at);
@@ -122,7 +122,7 @@ describe('dns tcp limits', () => {
     split.socket.write(bytes.subarray(10));
     assert.notEqual(await split.next(), null, 'a message that arrives within the bound is answered');
     // The idle timeout still applies between messages.
-    assert.equal(await split.waitClosed(2000), true);
+    assert.equal(await split.waitClosed(5000), true);
   });
 
   it('holds one source to its own cap, closing its idle connections first, and leaves other sources alone', async () => {
@@ -133,7 +133,7 @@ describe('dns tcp limits', () => {
     const busy = await hold(at, 4);
     clients.push(...busy);
     for (const c of busy) c.socket.write(query.subarray(0, 5));
-    await sleep(50);
+    await sleep(200); // for the server to read them
     const fifth = await TcpClient.connect(at);
     clients.push(fifth);
     assert.equal(await fifth.waitClosed(1000), true, 'a fifth connection from the same address is refused');
@@ -143,7 +143,7 @@ describe('dns tcp limits', () => {
     const secondary = await hold(at, 6, [SECONDARY]);
     clients.push(...secondary);
     for (const c of secondary) c.socket.write(query.subarray(0, 5));
-    await sleep(50);
+    await sleep(200);
     assert.ok(secondary.every((c) => !c.closed), 'a secondary may open more');
 
     // One of the four finishes its message and is answered: now idle, it is the one a new connection replaces.
