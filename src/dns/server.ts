@@ -105,10 +105,6 @@ class TcpConnections {
     this.limits = limits;
   }
 
-  get size(): number {
-    return this.all.size;
-  }
-
   /** Makes room for `c` by closing idle connections where a cap is reached; false when there is none to close. */
   admit(c: TcpConnection): boolean {
     const peers = this.bySource.get(c.source);
