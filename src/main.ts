@@ -14,7 +14,8 @@ import { createChatServer } from './chat/http.js';
 import { allEndpoints } from './chat/endpoints/index.js';
 import { AttemptLimiter, LOGIN_BUDGETS } from './chat/domain/rate-limit.js';
 import type { FastifyInstance } from 'fastify';
-import { ADMIN_USAGE, runAdmin } from './chat/admin.js';
+import { ADMIN_USAGE, CHAT_ADMIN_COMMANDS, runAdmin } from './chat/admin.js';
+import { INFRA_ADMIN_COMMANDS, INFRA_ADMIN_USAGE, runInfraAdmin } from './infra/admin.js';
 import { EventHub } from './chat/events/hub.js';
 import { restoreQueues, saveQueues } from './chat/events/persist.js';
 import { PresenceStore } from './chat/domain/presence.js';
@@ -27,6 +28,7 @@ commands:
   init      create the database, the first customer, login and API key, and the chat realm
             with its owner (secrets printed once)
   migrate   bring the database schema up to date
+${INFRA_ADMIN_USAGE}
 ${ADMIN_USAGE}
             create a chat realm (with its owner), user or bot and print its id, email and API key once
   help      show this text
@@ -113,7 +115,7 @@ function startChat(ctx: Context, config: Config): { app: FastifyInstance; events
 async function serve(config: Config, json: boolean): Promise<number> {
   const ctx = await createContext(config);
   if (ctx.created || ctx.chatCreated) printInit(ctx.created, ctx.chatCreated, json, config);
-  const infra = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones }, allCommands());
+  const infra = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones, nameserverDomain: ctx.config.nameserverDomain }, allCommands());
   const chat = startChat(ctx, config);
   // Saves the queues for the next start; a failed save leaves clients as a crash would (they get
   // BAD_EVENT_QUEUE_ID and register again), so it is logged and the shutdown goes on.
@@ -199,7 +201,11 @@ export async function main(argv: string[]): Promise<number> {
       out(USAGE);
       return 0;
     }
-    if (command === 'admin') return await runAdmin(rest, out);
+    if (command === 'admin') {
+      if (INFRA_ADMIN_COMMANDS.includes(rest[0])) return await runInfraAdmin(rest, out);
+      if (CHAT_ADMIN_COMMANDS.includes(rest[0])) return await runAdmin(rest, out);
+      throw new UsageError(`unknown admin command "${rest[0] ?? ''}" (admin commands: ${[...INFRA_ADMIN_COMMANDS, ...CHAT_ADMIN_COMMANDS].join(', ')})`);
+    }
     const { options, positionals } = readOptions(rest);
     if (options.help) {
       out(USAGE);

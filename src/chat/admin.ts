@@ -1,8 +1,7 @@
 // `keel admin create-realm|create-user|create-bot`: makes Chat realms (organizations, each with its
 // owner) and accounts from the command line, printing the new account's id, email and API key once.
-import { parseArgs } from 'node:util';
 import { buildConfig, type Config } from '../config/config.js';
-import { OPTIONS, readOptions, UsageError } from '../config/env.js';
+import { readCommandArgs, readOptions, UsageError } from '../config/env.js';
 import { chatRootDomain, chatUrl, openStore } from '../context.js';
 import type { Database } from '../platform/db/database.js';
 import { randomPassword } from '../platform/auth/secrets.js';
@@ -32,25 +31,7 @@ const ALLOWED: Record<string, string[]> = {
   'create-bot': ['owner-email', 'full-name', 'short-name', 'realm'],
 };
 
-/** Splits admin flags from the shared ones (data dir, database URL ...), which readOptions checks. */
-function readAdminArgs(argv: string[]): { own: Record<string, string | undefined>; shared: string[] } {
-  const spec: Record<string, { type: 'string' | 'boolean' }> = { ...OWN, json: { type: 'boolean' }, help: { type: 'boolean' } };
-  for (const name of Object.keys(OPTIONS)) spec[name] = { type: 'string' };
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, options: spec, strict: true, allowPositionals: false, tokens: true });
-  } catch (err) {
-    throw new UsageError((err as Error).message.split('\n')[0]);
-  }
-  const own: Record<string, string | undefined> = {};
-  const shared: string[] = [];
-  for (const t of parsed.tokens ?? []) {
-    if (t.kind !== 'option') continue;
-    if (t.name in OWN) own[t.name] = t.value;
-    else shared.push(`--${t.name}`, ...(t.value === undefined ? [] : [t.value]));
-  }
-  return { own, shared };
-}
+export const CHAT_ADMIN_COMMANDS = Object.keys(ALLOWED);
 
 function need(own: Record<string, string | undefined>, name: string): string {
   const v = own[name];
@@ -137,7 +118,7 @@ const WHAT: Record<string, string> = { 'create-realm': 'realm owner', 'create-us
 export async function runAdmin(argv: string[], out: (line: string) => void): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === undefined || !(sub in ALLOWED)) throw new UsageError(`unknown admin command "${sub ?? ''}" (admin commands: ${Object.keys(ALLOWED).join(', ')})`);
-  const { own, shared } = readAdminArgs(rest);
+  const { own, shared } = readCommandArgs(rest, OWN);
   const { options } = readOptions(shared);
   const stray = Object.keys(own).find((k) => !ALLOWED[sub].includes(k));
   if (stray) throw new UsageError(`--${stray} does not apply to admin ${sub}`);

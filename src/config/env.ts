@@ -38,3 +38,26 @@ export function readOptions(argv: string[], env: NodeJS.ProcessEnv = process.env
   }
   return { options, positionals: parsed.positionals };
 }
+
+/**
+ * For subcommands with flags of their own (keel admin ...): splits `own` flags (string-valued) from
+ * the shared ones (data dir, database URL ...), which are given back for readOptions to check.
+ */
+export function readCommandArgs(argv: string[], own: Record<string, { type: 'string' }>): { own: Record<string, string | undefined>; shared: string[] } {
+  const spec: Record<string, { type: 'string' | 'boolean' }> = { ...own, json: { type: 'boolean' }, help: { type: 'boolean' } };
+  for (const name of Object.keys(OPTIONS)) spec[name] = { type: 'string' };
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: spec, strict: true, allowPositionals: false, tokens: true });
+  } catch (err) {
+    throw new UsageError((err as Error).message.split('\n')[0]);
+  }
+  const values: Record<string, string | undefined> = {};
+  const shared: string[] = [];
+  for (const t of parsed.tokens ?? []) {
+    if (t.kind !== 'option') continue;
+    if (t.name in own) values[t.name] = t.value;
+    else shared.push(`--${t.name}`, ...(t.value === undefined ? [] : [t.value]));
+  }
+  return { own: values, shared };
+}

@@ -79,6 +79,31 @@ export interface InitResult {
   apiSecret: string;
 }
 
+/** `passwordHash` is hashPassword(password), made before the transaction: hashing is slow on purpose. */
+export interface NewCustomer { companyName: string; username: string; password: string; passwordHash: string; email?: string }
+
+/**
+ * A customer, its owner login and an API key holding every permission, in the caller's transaction.
+ * Returns the key's secret, which is stored only hashed.
+ */
+export async function createCustomer(trx: Queryable<InfraTables>, c: NewCustomer, now: number): Promise<InitResult> {
+  const customer = await trx
+    .insertInto('customers')
+    .values({ company_name: c.companyName, std_name: c.companyName.toUpperCase(), first_name: '', last_name: '', email: c.email ?? '', status: 'ACTIVE', parent_id: null, currency: 'AUD', date_created: now, date_modified: now })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await trx
+    .insertInto('logins')
+    .values({ customer_id: customer.id, username: c.username, password_hash: c.passwordHash, name: 'Owner', role: 'OWNER', status: 'ACTIVE', last_login: null, date_created: now, date_modified: now })
+    .execute();
+  const key = newApiKey();
+  await trx
+    .insertInto('api_users')
+    .values({ customer_id: customer.id, uuid: key.uuid, secret_hash: key.secretHash, name: 'initial key', permissions: JSON.stringify(['*']), status: 'ACTIVE', date_created: now, date_modified: now })
+    .execute();
+  return { customerId: customer.id, username: c.username, password: c.password, apiUuid: key.uuid, apiSecret: key.secret };
+}
+
 /**
  * First run: the JWT key, the first customer, its owner login and an API key holding every permission.
  * Returns null when this database was set up before (nothing is changed then).
@@ -91,22 +116,7 @@ export async function initialise(db: Database<InfraTables>, now: number): Promis
     const existing = await trx.selectFrom('server_secrets').select('name').where('name', '=', JWT_KEY_NAME).executeTakeFirst();
     if (existing) return null;
     await trx.insertInto('server_secrets').values({ name: JWT_KEY_NAME, value: randomToken(32) }).execute();
-    const customer = await trx
-      .insertInto('customers')
-      .values({ company_name: 'Keel', std_name: 'KEEL', first_name: '', last_name: '', email: '', status: 'ACTIVE', parent_id: null, currency: 'AUD', date_created: now, date_modified: now })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    const username = 'admin';
-    await trx
-      .insertInto('logins')
-      .values({ customer_id: customer.id, username, password_hash: passwordHash, name: 'Owner', role: 'OWNER', status: 'ACTIVE', last_login: null, date_created: now, date_modified: now })
-      .execute();
-    const key = newApiKey();
-    await trx
-      .insertInto('api_users')
-      .values({ customer_id: customer.id, uuid: key.uuid, secret_hash: key.secretHash, name: 'initial key', permissions: JSON.stringify(['*']), status: 'ACTIVE', date_created: now, date_modified: now })
-      .execute();
-    return { customerId: customer.id, username, password, apiUuid: key.uuid, apiSecret: key.secret };
+    return createCustomer(trx, { companyName: 'Keel', username: 'admin', password, passwordHash }, now);
   });
 }
 

@@ -26,6 +26,8 @@ export interface InfraServices {
   log: Logger;
   /** The hosted DNS zones the DNS server answers from; dns.* commands update it after each commit. */
   zones: ZoneCatalog;
+  /** ns1..ns4 live under this domain (config --nameserver-domain): no customer may host it. */
+  nameserverDomain: string;
 }
 
 export interface Call {

@@ -1,6 +1,7 @@
 // The rules a hosted zone and its records must follow, as pure functions: the dns.* commands check
 // every record with them before anything is written, and the zone is built from what they return.
 import { isIPv4, isIPv6 } from 'node:net';
+import { getPublicSuffix } from 'tldts';
 
 export const RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'NS', 'TXT', 'SRV', 'CAA', 'PTR'] as const;
 export type RecordType = (typeof RECORD_TYPES)[number];
@@ -284,6 +285,50 @@ export function checkZoneName(raw: unknown, field: string, problems: Problems): 
     problems.add(field, err.message);
     return undefined;
   }
+}
+
+/**
+ * Reverse zones a customer may host: at most a /24 of IPv4 (three octet labels before in-addr.arpa)
+ * or a /48 of IPv6 (twelve nibble labels before ip6.arpa). A wider one would hold other networks'
+ * addresses, and since zones are first come, first served, it would lock their holders out.
+ */
+const REVERSE_ZONES = [
+  { suffix: 'in-addr.arpa', labels: 3, width: '/24', example: '2.0.192.in-addr.arpa' },
+  { suffix: 'ip6.arpa', labels: 12, width: '/48', example: '0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa' },
+] as const;
+
+/**
+ * Why no customer may host the zone `name` (as zoneName returns it), or null when one may. Zones are
+ * first come, first served and a zone blocks every zone of another customer inside it, so these are
+ * refused: the nameserver domain and anything inside it (whoever held it would answer for ns1..ns4,
+ * the servers every zone is delegated to); a public suffix, by the Public Suffix List (names below
+ * it belong to many unrelated owners); and reverse zones wider than REVERSE_ZONES allows.
+ * The List's private section (github.io, blogspot.com ...) counts as well: those suffixes too are
+ * shared by many owners, each of whom may want their own zone here, and nothing shows that the
+ * customer asking is the operator of the suffix. Names registered under a suffix (user.github.io,
+ * example.co.uk) are fine.
+ */
+export function unhostableZone(name: string, nameserverDomain: string): string | null {
+  if (name === nameserverDomain || name.endsWith('.' + nameserverDomain)) {
+    return `${name} is ${name === nameserverDomain ? '' : 'inside '}this server's nameserver domain ${nameserverDomain} (ns1..ns4.${nameserverDomain}), which the server answers for itself`;
+  }
+  if (getPublicSuffix(name, { allowPrivateDomains: true, extractHostname: false }) === name) {
+    return `${name} is a public suffix (on the Public Suffix List): its names belong to many owners; host a domain registered under it instead`;
+  }
+  for (const r of REVERSE_ZONES) {
+    if (!name.endsWith('.' + r.suffix)) continue;
+    const labels = name.split('.').length - r.suffix.split('.').length;
+    if (labels < r.labels) {
+      return `${name} is a reverse zone wider than a ${r.width}: host at most a ${r.width}, with at least ${r.labels} labels before ${r.suffix}, such as ${r.example}`;
+    }
+  }
+  return null;
+}
+
+/** Checks that a zone name may be hosted (see unhostableZone), naming `field` in the problem. */
+export function checkHostable(name: string, nameserverDomain: string, field: string, problems: Problems): void {
+  const why = unhostableZone(name, nameserverDomain);
+  if (why) problems.add(field, why);
 }
 
 /** Checks an owner name against a zone (see lookupIn), naming `field` in the problem. */

@@ -85,7 +85,7 @@ describe('dns fuzz', () => {
   before(async () => {
     server = await startDnsServer({
       catalog: catalog(), listen: { host: '127.0.0.1', port: 0 }, nameserverDomain: NS_DOMAIN, nameserverAddresses: NS_ADDRESSES,
-      secondaries: [{ host: '127.0.0.1', port: 9 }], log, tcpTimeoutMs: 500, notifyAttempts: 1,
+      secondaries: [{ host: '127.0.0.1', port: 9 }], log, tcp: { idleTimeoutMs: 500, messageTimeoutMs: 500 }, notifyAttempts: 1,
     });
     at = { address: '127.0.0.1', port: server.udpAddress.port };
   });

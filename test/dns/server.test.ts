@@ -43,7 +43,7 @@ describe('dns server sockets', () => {
     server = await startDnsServer({
       catalog, listen: { host: '127.0.0.1', port: 0 }, nameserverDomain: NS_DOMAIN, nameserverAddresses: NS_ADDRESSES,
       secondaries: [{ host: SECONDARY, port: notifySocket.address().port }], log: createLogger('error'),
-      tcpTimeoutMs: 400, notifyRetryMs: 100, notifyAttempts: 4,
+      tcp: { idleTimeoutMs: 400, messageTimeoutMs: 400 }, notifyRetryMs: 100, notifyAttempts: 4,
     });
     at = { address: '127.0.0.1', port: server.udpAddress.port };
   });

@@ -12,7 +12,7 @@ import { storageArgs, type Storage } from './server.js';
 export async function inProcessInfra(storage: Storage, opts: { clock?: Clock; args?: string[] } = {}) {
   const config = buildConfig(readOptions([...storageArgs(storage), ...(opts.args ?? [])], {}).options);
   const ctx: Context = await createContext(config, { clock: opts.clock, log: createLogger('error') });
-  const app = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones }, allCommands());
+  const app = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones, nameserverDomain: ctx.config.nameserverDomain }, allCommands());
   const basicHeader = 'Basic ' + Buffer.from(`${ctx.created!.apiUuid}:${ctx.created!.apiSecret}`).toString('base64');
   /** Runs a command-style request; headers default to the first API key's Basic credentials. */
   async function cmd(cmd: string, params: Record<string, unknown> = {}, headers: Record<string, string> = { authorization: basicHeader }) {

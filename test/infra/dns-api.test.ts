@@ -5,28 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
 import { createStorage, startServer, type RunningServer, type Storage } from '../helpers/server.js';
 import { InfraClient, send, type Reply } from '../helpers/infra-client.js';
-import { openDatabase } from '../../src/platform/db/open.js';
-import { MIGRATIONS } from '../../src/platform/db/migrations/index.js';
-import { newApiKey } from '../../src/infra/accounts.js';
-import type { InfraTables } from '../../src/infra/tables.js';
-
-/** A second customer with an API key holding every permission, written straight into the store. */
-async function secondCustomer(storage: Storage): Promise<[string, string]> {
-  const db = await openDatabase<InfraTables>({ dataDir: storage.dataDir, databaseUrl: storage.databaseUrl, migrations: MIGRATIONS });
-  try {
-    const now = Math.floor(Date.now() / 1000);
-    const c = await db.kysely.insertInto('customers')
-      .values({ company_name: 'Other', std_name: 'OTHER', first_name: '', last_name: '', email: '', status: 'ACTIVE', parent_id: null, currency: 'AUD', date_created: now, date_modified: now })
-      .returning('id').executeTakeFirstOrThrow();
-    const key = newApiKey();
-    await db.kysely.insertInto('api_users')
-      .values({ customer_id: c.id, uuid: key.uuid, secret_hash: key.secretHash, name: 'other', permissions: '["*"]', status: 'ACTIVE', date_created: now, date_modified: now })
-      .execute();
-    return [key.uuid, key.secret];
-  } finally {
-    await db.close();
-  }
-}
+import { createCustomer } from '../helpers/infra-customers.js';
 
 function ok(r: Reply): Record<string, any> {
   assert.equal(r.status, 200);
@@ -58,7 +37,7 @@ await forEachEngine('dns api', (engine) => {
     server = await startServer(storage);
     basic = [server.secrets!.apiUuid, server.secrets!.apiSecret];
     api = new InfraClient(server.infraUrl, { basic });
-    other = new InfraClient(server.infraUrl, { basic: await secondCustomer(storage) });
+    other = (await createCustomer(storage, server.infraUrl, 'other')).api;
   });
   after(async () => {
     await server?.stop();

@@ -24,7 +24,7 @@ await forEachEngine('dns zone catalog', (engine) => {
   before(async () => {
     storage = await createStorage(engine);
     ctx = await createContext(configFor(storage));
-    app = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones }, allCommands());
+    app = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones, nameserverDomain: ctx.config.nameserverDomain }, allCommands());
     auth = 'Basic ' + Buffer.from(`${ctx.created!.apiUuid}:${ctx.created!.apiSecret}`).toString('base64');
   });
   after(async () => {

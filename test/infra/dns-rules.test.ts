@@ -1,7 +1,7 @@
 // Unit: the zone and record rules that have no wire of their own to show them.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { checkRecord, lookupIn, Problems, serialBase, txtStrings, zoneName } from '../../src/infra/dns-rules.js';
+import { checkRecord, lookupIn, Problems, serialBase, txtStrings, unhostableZone, zoneName } from '../../src/infra/dns-rules.js';
 
 it('splits a TXT value into strings of at most 255 bytes without cutting a character', () => {
   assert.deepEqual(txtStrings(''), ['']);
@@ -30,6 +30,26 @@ it('checks zone names', () => {
   assert.equal(zoneName('2.0.192.in-addr.arpa'), '2.0.192.in-addr.arpa');
   assert.throws(() => zoneName('com'), /two labels/);
   assert.throws(() => zoneName('_x.example.com'), /invalid label/);
+});
+
+it('refuses zones no customer may claim: the nameserver domain, public suffixes, wide reverse zones', () => {
+  const ns = 'ns.keel.example';
+  const refused = (name: string, why: RegExp) => assert.match(unhostableZone(name, ns) ?? 'accepted', why, name);
+  refused('ns.keel.example', /nameserver domain ns\.keel\.example/);
+  refused('ns1.ns.keel.example', /inside this server's nameserver domain/);
+  refused('a.b.ns.keel.example', /inside/);
+  // ICANN suffixes, wildcard rules (*.ck) and the private section alike.
+  for (const suffix of ['co.uk', 'com.au', 'in-addr.arpa', 'ip6.arpa', 'e164.arpa', 'foo.ck', 'github.io', 'blogspot.com', 's3.amazonaws.com']) {
+    refused(suffix, /public suffix/);
+  }
+  refused('10.in-addr.arpa', /wider than a \/24/);
+  refused('168.192.in-addr.arpa', /wider than a \/24/);
+  refused('8.b.d.0.1.0.0.2.ip6.arpa', /wider than a \/48/);
+  refused('0.0.0.8.b.d.0.1.0.0.2.ip6.arpa', /wider than a \/48/);
+  for (const ok of ['example.co.uk', 'user.github.io', 'www.ck', 'keel.example', 'other.keel.example', 'example.com',
+    '2.0.192.in-addr.arpa', '0-25.2.0.192.in-addr.arpa', '0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa', 'alpha.example']) {
+    assert.equal(unhostableZone(ok, ns), null, ok);
+  }
 });
 
 it('keeps the numeric parts a type does not use at zero', () => {

@@ -11,7 +11,7 @@ import { unixSeconds } from '../../platform/clock.js';
 import { isUniqueViolation, type Database, type Queryable } from '../../platform/db/database.js';
 import type { DnsDomainRow, DnsRecordRow, InfraTables } from '../tables.js';
 import {
-  checkLookup, checkRecord, checkZoneName, checkZoneRules, isZoneFileForm, pick, Problems, RECORD_TYPES, serialBase,
+  checkHostable, checkLookup, checkRecord, checkZoneName, checkZoneRules, isZoneFileForm, pick, Problems, RECORD_TYPES, serialBase,
   type RecordValues, type ZoneEntry,
 } from '../dns-rules.js';
 import { refreshZone } from '../dns-zones.js';
@@ -380,7 +380,8 @@ export const dnsCommands: Command[] = [
       if (p.customerId !== undefined && p.customerId !== customerId) throw notFound('customer');
       const problems = new Problems();
       const name = checkZoneName(p.name, 'name', problems);
-      if (name === undefined) throw fault(problems);
+      if (name !== undefined) checkHostable(name, call.services.nameserverDomain, 'name', problems);
+      if (name === undefined || !problems.empty) throw fault(problems);
       const entries = p.records === undefined || p.records === null ? [] : entriesOf(p as Record<string, unknown>, 'records', problems);
       if (entries.some((e) => e.field === '')) problems.add('records', 'must be a list or a map of records');
       const values = entries.map((e) => checkRecord(e.raw, name, e.field, problems));

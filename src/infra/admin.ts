@@ -1,0 +1,73 @@
+// `keel admin create-customer`: makes an Infra customer from the command line, with its owner login
+// and an API key holding every permission, and prints their secrets once (as `keel init` does for
+// the first customer).
+import { buildConfig } from '../config/config.js';
+import { readCommandArgs, readOptions, UsageError } from '../config/env.js';
+import { openStore } from '../context.js';
+import { unixSeconds, systemClock } from '../platform/clock.js';
+import { isUniqueViolation } from '../platform/db/database.js';
+import { hashPassword } from '../platform/auth/passwords.js';
+import { randomPassword } from '../platform/auth/secrets.js';
+import { createCustomer, jwtKey, type InitResult } from './accounts.js';
+
+export const INFRA_ADMIN_USAGE = `  admin create-customer --company-name N --username U [--email E] [--password P] [--json]
+            create an infra customer with its owner login and an API key, and print them once`;
+
+export const INFRA_ADMIN_COMMANDS = ['create-customer'];
+
+const OWN = { 'company-name': { type: 'string' }, username: { type: 'string' }, email: { type: 'string' }, password: { type: 'string' } } as const;
+
+const USERNAME = /^[A-Za-z0-9._@+-]{1,100}$/;
+const PASSWORD_MIN = 8;
+
+function need(own: Record<string, string | undefined>, name: string): string {
+  const v = own[name]?.trim();
+  if (v === undefined || v === '') throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+export async function runInfraAdmin(argv: string[], out: (line: string) => void): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub !== 'create-customer') throw new UsageError(`unknown admin command "${sub ?? ''}"`);
+  const { own, shared } = readCommandArgs(rest, OWN);
+  const { options } = readOptions(shared);
+  const config = buildConfig(options);
+  // Every check before the store is opened, so bad input changes nothing.
+  const companyName = need(own, 'company-name');
+  if (companyName.length > 200) throw new UsageError('--company-name must be at most 200 characters');
+  const username = need(own, 'username');
+  if (!USERNAME.test(username)) throw new UsageError('--username must be 1 to 100 letters, digits and . _ @ + -');
+  const email = own.email?.trim();
+  if (email !== undefined && !/^[^\s@]+@[^\s@]+$/.test(email)) throw new UsageError(`--email must be an email address, got "${email}"`);
+  const generated = own.password === undefined;
+  const password = own.password ?? randomPassword();
+  if (password.length < PASSWORD_MIN) throw new UsageError(`--password must be at least ${PASSWORD_MIN} characters`);
+  const passwordHash = await hashPassword(password);
+
+  const db = await openStore(config);
+  let made: InitResult;
+  try {
+    if (!(await jwtKey(db))) throw new UsageError('Keel is not set up yet: run keel init first');
+    made = await db.transaction(async (trx) => {
+      const taken = await trx.selectFrom('logins').select('id').where('username', '=', username).executeTakeFirst();
+      if (taken) throw new UsageError(`the username ${username} is taken`);
+      return createCustomer(trx, { companyName, username, password, passwordHash, email }, unixSeconds(systemClock));
+    });
+  } catch (err) {
+    // Two creates of one username racing: the loser meets the UNIQUE constraint.
+    if (isUniqueViolation(err)) throw new UsageError(`the username ${username} is taken`);
+    throw err;
+  } finally {
+    await db.close();
+  }
+  const result: Record<string, unknown> = { customerId: made.customerId, username: made.username, apiUuid: made.apiUuid, apiSecret: made.apiSecret };
+  if (generated) result.password = password;
+  if (options.json) out(JSON.stringify(result));
+  else {
+    out(`customer ${made.customerId} (${companyName}) created; its secrets are shown only this once:`);
+    out(`  login:       ${made.username}${generated ? ` / ${password}` : ''}`);
+    out(`  API key:     ${made.apiUuid}`);
+    out(`  API secret:  ${made.apiSecret}`);
+  }
+  return 0;
+}
