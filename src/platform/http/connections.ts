@@ -172,19 +172,16 @@ export interface HttpServerOptions {
  */
 export function createHttpServer(options: HttpServerOptions, handler: http.RequestListener): http.Server {
   const t = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  // Node checks the header and request timeouts on this period (30 s by default, which would let a
+  // 20 s header timeout run to 50 s).
+  const checkEvery = Math.min(5_000, Math.max(100, Math.floor(t.headersMs / 4)));
   const server = http.createServer(
-    {
-      headersTimeout: t.headersMs,
-      requestTimeout: t.requestMs,
-      keepAliveTimeout: t.keepAliveMs,
-      // Node checks the header and request timeouts on this period (30 s by default, which would let
-      // a 20 s header timeout run to 50 s).
-      connectionsCheckingInterval: Math.min(5_000, Math.max(100, Math.floor(t.headersMs / 4))),
-    },
+    { headersTimeout: t.headersMs, requestTimeout: t.requestMs, keepAliveTimeout: t.keepAliveMs, connectionsCheckingInterval: checkEvery },
     handler,
   );
-  // Applied to every new connection; node replaces it by the keep-alive timeout after each answer.
-  server.setTimeout(t.headersMs);
+  // Silence on a new connection (node replaces this by the keep-alive timeout after each answer):
+  // a little longer than the header timeout, so that half-sent headers get node's 408 first.
+  server.setTimeout(t.headersMs + 2 * checkEvery);
   server.on('timeout', closeIfIdle);
   options.cap.watch(server);
   // Out of open files anyway (files held elsewhere): accept() fails and node reports it on the
