@@ -119,7 +119,7 @@ async function serve(config: Config, json: boolean): Promise<number> {
   // soft open-files limit to the hard one as it starts; only the hard limit (ulimit -Hn, systemd's
   // LimitNOFILE, docker --ulimit nofile) allows more.
   const openFiles = readOpenFilesLimit();
-  const cap = new ConnectionCap();
+  const cap = new ConnectionCap(config.maxConnections);
   const infra = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones }, allCommands(), { cap });
   const chat = startChat(ctx, config, cap);
   // Saves the queues for the next start; a failed save leaves clients as a crash would (they get
@@ -186,7 +186,8 @@ async function serve(config: Config, json: boolean): Promise<number> {
     out(`dns listening on ${dnsAddr} (UDP and TCP), nameservers ns1..ns4.${config.nameserverDomain}`);
     out(`chat listening on http://${chatAddr}/api/v1/`);
     const limit = files ? `open-files limit ${files.soft ?? 'unlimited'} (hard ${files.hard ?? 'unlimited'})` : 'open-files limit unknown';
-    out(`${limit}: at most ${cap.max} HTTP connections (Infra and Chat together; idle ones close first)`);
+    const set = config.maxConnections === undefined ? '' : ', set by --max-connections';
+    out(`${limit}: at most ${cap.max} HTTP connections (Infra and Chat together${set}; idle ones close first)`);
   }
 
   await new Promise<void>((resolve) => {

@@ -14,7 +14,7 @@ import { decodeParams } from './params.js';
 import { ChatRouter } from './router.js';
 import { RequestCache } from './auth.js';
 import { answerWhenDurable, endWhenDurable, type DurableFailure } from '../platform/http/durable.js';
-import { ConnectionCap, createHttpServer, OPEN_BODY_LIMIT, type HttpTimeouts } from '../platform/http/connections.js';
+import { closeAfterRefusal, ConnectionCap, createHttpServer, OPEN_BODY_LIMIT, type HttpTimeouts } from '../platform/http/connections.js';
 
 /** The body limit of a request whose headers carry a valid API key; OPEN_BODY_LIMIT before that. */
 const BODY_LIMIT = 25 * 1024 * 1024;
@@ -329,7 +329,7 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
       ? `A request body without a valid API key in the Authorization header must announce its length (Content-Length) of at most ${OPEN_BODY_LIMIT} bytes`
       : `Request body too large: the limit is ${OPEN_BODY_LIMIT} bytes without a valid API key in the Authorization header, ${BODY_LIMIT} bytes with one`;
     // The unread body is not waited for: the connection closes after the answer.
-    res.shouldKeepAlive = false;
+    closeAfterRefusal(res);
     await listener.write(res, chunked ? 411 : 413, JSON.stringify({ result: 'error', msg, code: 'BAD_REQUEST' }));
   }
 

@@ -20,7 +20,7 @@ import { errorBody, okText } from './envelope.js';
 import { takeCredentials } from './credentials.js';
 import { Router } from './router.js';
 import { endWhenDurable } from '../../platform/http/durable.js';
-import { ConnectionCap, createHttpServer, OPEN_BODY_LIMIT, type HttpTimeouts } from '../../platform/http/connections.js';
+import { closeAfterRefusal, ConnectionCap, createHttpServer, OPEN_BODY_LIMIT, type HttpTimeouts } from '../../platform/http/connections.js';
 
 /** The body limit of a request whose headers carry valid credentials; OPEN_BODY_LIMIT before that. */
 export const BODY_LIMIT = 10 * 1024 * 1024;
@@ -281,7 +281,7 @@ export function createInfraServer(services: InfraServices, commands: Command[], 
       });
     } catch (err) {
       if (err instanceof ClientGone) return;
-      if (err instanceof BodyTooLarge) res.shouldKeepAlive = false;
+      if (err instanceof BodyTooLarge) closeAfterRefusal(res);
       if (err instanceof InfraError) body = JSON.stringify(errorBody(err));
       else {
         services.log.error('infra request failed', { method: req.method, path, error: (err as Error).stack });

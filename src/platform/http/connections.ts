@@ -153,6 +153,32 @@ export class ConnectionCap {
   }
 }
 
+/** How long a connection whose answer left its request body unread goes on being read after the answer. */
+const LINGER_MS = 2_000;
+
+/**
+ * Node's destroySoon, for a connection whose client may still be sending the body it was refused:
+ * closed at once, the client's next bytes would draw a reset that can make it lose the answer
+ * before it reads it. So the connection is half-closed, what still comes is read and dropped (node
+ * drains the refused request), and it is destroyed once the client closes or after LINGER_MS.
+ */
+function lingeringClose(this: Socket): void {
+  this.end();
+  const timer = setTimeout(() => this.destroy(), LINGER_MS);
+  timer.unref();
+  this.once('close', () => clearTimeout(timer));
+}
+
+/**
+ * Marks an answer that refuses a request body it has not read (too large, or not yet authenticated):
+ * the connection closes after it, lingering so that the client gets the answer.
+ */
+export function closeAfterRefusal(res: http.ServerResponse): void {
+  res.shouldKeepAlive = false;
+  // Node ends a connection with socket.destroySoon() once its last answer is written.
+  if (res.socket) (res.socket as Socket & { destroySoon(): void }).destroySoon = lingeringClose;
+}
+
 /** A connection silent for the timeout: closed unless a response is in progress (a parked poll, a slow handler). */
 function closeIfIdle(socket: Socket): void {
   if (!busy(socket)) socket.destroy();
