@@ -317,7 +317,12 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
         known = !!(user instanceof Promise ? await user : user);
       } catch (err) {
         // Bad credentials: the body is refused below. Anything else is the store failing.
-        if (!(err instanceof ChatError)) services.log.error('chat request failed', { method: req.method, path: req.url, error: (err as Error).stack });
+        if (!(err instanceof ChatError)) {
+          services.log.error('chat request failed', { method: req.method, path: req.url, error: (err as Error).stack });
+          closeAfterRefusal(res);
+          await listener.write(res, 500, INTERNAL_ERROR);
+          return;
+        }
       }
     }
     if (known) {
