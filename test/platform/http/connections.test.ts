@@ -7,6 +7,8 @@ import net from 'node:net';
 import { describe, it } from 'node:test';
 import { ConnectionCap, connectionCapFor, createHttpServer, readOpenFilesLimit, type HttpTimeouts } from '../../../src/platform/http/connections.js';
 import { createLogger } from '../../../src/platform/log.js';
+import { buildConfig } from '../../../src/config/config.js';
+import { readOptions, UsageError } from '../../../src/config/env.js';
 
 const log = createLogger('error');
 
@@ -82,6 +84,16 @@ describe('connection cap', () => {
     const limit = readOpenFilesLimit();
     if (process.platform === 'linux') assert.ok(limit && limit.soft > 0 && limit.hard >= limit.soft, JSON.stringify(limit));
     assert.equal(new ConnectionCap().max, connectionCapFor(limit?.soft));
+  });
+
+  it('takes a fixed cap from --max-connections (KEEL_MAX_CONNECTIONS), a whole number >= 1', () => {
+    assert.equal(buildConfig(readOptions([], {}).options).maxConnections, undefined);
+    assert.equal(buildConfig(readOptions(['--max-connections', '500'], {}).options).maxConnections, 500);
+    assert.equal(buildConfig(readOptions([], { KEEL_MAX_CONNECTIONS: '700' }).options).maxConnections, 700);
+    for (const bad of ['0', '-3', '1.5', 'many']) {
+      assert.throws(() => buildConfig(readOptions([`--max-connections=${bad}`], {}).options), (err: Error) => err instanceof UsageError && /--max-connections must be a whole number >= 1/.test(err.message));
+    }
+    assert.equal(new ConnectionCap(500).max, 500);
   });
 
   it('holds 2,000 idle connections against a cap of 500: idle ones close, parked polls stay, a new request is answered', async () => {
