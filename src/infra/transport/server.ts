@@ -107,8 +107,8 @@ function bodyText(chunks: Buffer[]): string {
 }
 
 /**
- * The body as text, read on any method (the Go client sends {} with GET). Undefined, without waiting,
- * when the request announces none. Read in flowing mode: the parser hands each chunk straight to the
+ * The body as text, read on any method (the Go client sends {} with GET) when the request announces
+ * one (hasBody). Read in flowing mode: the parser hands each chunk straight to the
  * 'data' listener (no buffering, no 'readable' tick), and a body with a Content-Length is answered as
  * soon as that many bytes came, without waiting for 'end'; chunked bodies end at 'end'. Over `limit`,
  * refused without reading further (or at all, when announced).
