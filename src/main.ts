@@ -19,6 +19,7 @@ import { INFRA_ADMIN_COMMANDS, INFRA_ADMIN_USAGE, runInfraAdmin } from './infra/
 import { EventHub } from './chat/events/hub.js';
 import { restoreQueues, saveQueues } from './chat/events/persist.js';
 import { PresenceStore } from './chat/domain/presence.js';
+import { ConnectionCap, readOpenFilesLimit } from './platform/http/connections.js';
 
 const USAGE = `usage: keel <command> [options]
 
@@ -81,7 +82,7 @@ function listenFailure(err: unknown, what: string, at: ListenAddress): UsageErro
   return new UsageError(`cannot listen on ${at.host}:${at.port} for ${what}: ${why}`);
 }
 
-function startChat(ctx: Context, config: Config): { app: FastifyInstance; events: EventHub; url: () => string; close: () => Promise<void> } {
+function startChat(ctx: Context, config: Config, cap: ConnectionCap): { app: FastifyInstance; events: EventHub; url: () => string; close: () => Promise<void> } {
   let actual = config.chatListen;
   const rootDomain = chatRootDomain(config);
   const events = new EventHub(ctx.clock, ctx.log, {}, () => ctx.chatDb.synced());
@@ -98,6 +99,7 @@ function startChat(ctx: Context, config: Config): { app: FastifyInstance; events
       presence: new PresenceStore(ctx.chatDb, ctx.clock, ctx.log),
     },
     allEndpoints(),
+    { cap },
   );
   return {
     app,
@@ -115,8 +117,13 @@ function startChat(ctx: Context, config: Config): { app: FastifyInstance; events
 async function serve(config: Config, json: boolean): Promise<number> {
   const ctx = await createContext(config);
   if (ctx.created || ctx.chatCreated) printInit(ctx.created, ctx.chatCreated, json, config);
-  const infra = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones, nameserverDomain: ctx.config.nameserverDomain }, allCommands());
-  const chat = startChat(ctx, config);
+  // One cap on the connections of both HTTP listeners: they share the open files. Node raises the
+  // soft open-files limit to the hard one as it starts; only the hard limit (ulimit -Hn, systemd's
+  // LimitNOFILE, docker --ulimit nofile) allows more.
+  const openFiles = readOpenFilesLimit();
+  const cap = new ConnectionCap(config.maxConnections);
+  const infra = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones, nameserverDomain: ctx.config.nameserverDomain }, allCommands(), { cap });
+  const chat = startChat(ctx, config, cap);
   // Saves the queues for the next start; a failed save leaves clients as a crash would (they get
   // BAD_EVENT_QUEUE_ID and register again), so it is logged and the shutdown goes on.
   // A failed start says so in one line of its own, so its save is logged only at debug level.
@@ -173,11 +180,16 @@ async function serve(config: Config, json: boolean): Promise<number> {
   // UDP and TCP share the port, so one address describes both.
   const dnsAddr = hostPort(dns.udpAddress, config.dnsListen);
   const chatAddr = hostPort(chat.app.server.address(), config.chatListen);
-  if (json) out(JSON.stringify({ listening: { infra: infraAddr, dns: dnsAddr, chat: chatAddr } }));
+  // JSON numbers: an unlimited limit is null.
+  const files = openFiles && { soft: Number.isFinite(openFiles.soft) ? openFiles.soft : null, hard: Number.isFinite(openFiles.hard) ? openFiles.hard : null };
+  if (json) out(JSON.stringify({ listening: { infra: infraAddr, dns: dnsAddr, chat: chatAddr }, openFiles: files ?? null, maxConnections: cap.max }));
   else {
     out(`infra listening on http://${infraAddr}/api/rest/v2.10/`);
     out(`dns listening on ${dnsAddr} (UDP and TCP), nameservers ns1..ns4.${config.nameserverDomain}`);
     out(`chat listening on http://${chatAddr}/api/v1/`);
+    const limit = files ? `open-files limit ${files.soft ?? 'unlimited'} (hard ${files.hard ?? 'unlimited'})` : 'open-files limit unknown';
+    const set = config.maxConnections === undefined ? '' : ', set by --max-connections';
+    out(`${limit}: at most ${cap.max} HTTP connections (Infra and Chat together${set}; idle ones close first)`);
   }
 
   await new Promise<void>((resolve) => {

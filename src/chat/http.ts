@@ -5,7 +5,7 @@
 // requests) goes from node:http straight to the same dispatch, without fastify's per-request objects.
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
-import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { LATER, type ChatCall, type ChatServices, type Endpoint, type LateAnswer } from './endpoint.js';
 import type { ChatUser, Realm } from './tables.js';
 import { ChatError } from './errors.js';
@@ -14,7 +14,9 @@ import { decodeParams } from './params.js';
 import { ChatRouter } from './router.js';
 import { RequestCache } from './auth.js';
 import { answerWhenDurable, endWhenDurable, type DurableFailure } from '../platform/http/durable.js';
+import { closeAfterRefusal, ConnectionCap, createHttpServer, OPEN_BODY_LIMIT, type HttpTimeouts } from '../platform/http/connections.js';
 
+/** The body limit of a request whose headers carry a valid API key; OPEN_BODY_LIMIT before that. */
 const BODY_LIMIT = 25 * 1024 * 1024;
 const PREFIX = '/api/v1';
 
@@ -209,20 +211,32 @@ class Call implements ChatCall {
 
 const NOTHING_TO_DETACH = () => {};
 
-export function createChatServer(services: ChatServices, endpoints: Endpoint[]): FastifyInstance {
+/** A body fastify may read without authenticating first: announced, and within OPEN_BODY_LIMIT. */
+const smallBody = (req: IncomingMessage): boolean => {
+  const length = req.headers['content-length'];
+  return length !== undefined && req.headers['transfer-encoding'] === undefined && Number(length) <= OPEN_BODY_LIMIT;
+};
+
+export interface ChatHttpOptions {
+  /** Shared with the other listeners of the process; by default one of its own, from the open-files limit. */
+  cap?: ConnectionCap;
+  timeouts?: Partial<HttpTimeouts>;
+}
+
+export function createChatServer(services: ChatServices, endpoints: Endpoint[], options: ChatHttpOptions = {}): FastifyInstance {
   const router = new ChatRouter(endpoints);
   const cache = new RequestCache(services.db, services.clock, services.rootDomain);
-  // Long-polls park for up to the heartbeat (50 s) and clients wait 90 s
-  // (event_queue_longpoll_timeout_seconds): requests may live 120 s, idle keep-alive sockets 65 s
-  // (longer than common proxies' 60 s), and a socket may carry any number of polls.
   const listener = new Listener(services);
-  const server = http.createServer({ keepAliveTimeout: 65_000, requestTimeout: 120_000 }, (req, res) => {
+  // Long-polls park for up to the heartbeat (50 s) and clients wait 90 s
+  // (event_queue_longpoll_timeout_seconds); parked polls are busy connections, which neither the
+  // timeouts nor the connection cap close (platform/http/connections.ts). A socket may carry any
+  // number of polls (maxRequestsPerSocket 0, node's default).
+  const server = createHttpServer({ cap: options.cap ?? new ConnectionCap(), timeouts: options.timeouts, log: services.log, name: 'chat' }, (req, res) => {
     // While closing, fastify answers 503 (return503OnClosing).
     if (req.method === 'GET' && req.url!.startsWith(`${PREFIX}/`) && !hasBody(req) && !listener.closing) void direct(req, res);
-    else app.routing(req, res);
+    else if (!hasBody(req) || smallBody(req) || listener.closing) app.routing(req, res);
+    else void admitBody(req, res);
   });
-  server.maxRequestsPerSocket = 0;
-  server.headersTimeout = 60_000;
   const app = Fastify({ serverFactory: () => server, logger: false, bodyLimit: BODY_LIMIT, return503OnClosing: true });
   // Parked polls end at shutdown rather than holding the close up until their heartbeat. The
   // listener's close (right after this hook) drops idle keep-alive sockets once, while the polls
@@ -286,6 +300,42 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[]):
   async function handle(req: FastifyRequest, reply: FastifyReply): Promise<string | Buffer | undefined> {
     const answer = await dispatch({ method: req.method, url: req.url, headers: req.headers, body: req.body, ip: req.ip, res: reply.raw, detach: () => reply.hijack() });
     return answer && send(reply, answer.status, answer.body, answer.headers);
+  }
+
+  /**
+   * A body that is large or of unknown length (chunked): fastify reads it (up to BODY_LIMIT) only if
+   * the Authorization header holds a valid API key. Otherwise it is refused before any of it is
+   * read: 413 over OPEN_BODY_LIMIT, 411 without a Content-Length (credentials sent in a body, as to
+   * fetch_api_key, fit in OPEN_BODY_LIMIT, and clients announce such small bodies' length).
+   */
+  async function admitBody(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let known = false;
+    if (req.headers.authorization) {
+      try {
+        const realm = cache.realm(req.headers.host);
+        const user = cache.user((realm instanceof Promise ? await realm : realm).id, req.headers.authorization);
+        known = !!(user instanceof Promise ? await user : user);
+      } catch (err) {
+        // Bad credentials: the body is refused below. Anything else is the store failing.
+        if (!(err instanceof ChatError)) {
+          services.log.error('chat request failed', { method: req.method, path: req.url, error: (err as Error).stack });
+          closeAfterRefusal(res);
+          await listener.write(res, 500, INTERNAL_ERROR);
+          return;
+        }
+      }
+    }
+    if (known) {
+      app.routing(req, res);
+      return;
+    }
+    const chunked = req.headers['content-length'] === undefined;
+    const msg = chunked
+      ? `A request body without a valid API key in the Authorization header must announce its length (Content-Length) of at most ${OPEN_BODY_LIMIT} bytes`
+      : `Request body too large: the limit is ${OPEN_BODY_LIMIT} bytes without a valid API key in the Authorization header, ${BODY_LIMIT} bytes with one`;
+    // The unread body is not waited for: the connection closes after the answer.
+    closeAfterRefusal(res);
+    await listener.write(res, chunked ? 411 : 413, JSON.stringify({ result: 'error', msg, code: 'BAD_REQUEST' }));
   }
 
   /** A bodiless GET, from node:http: answered as a late answer is, once the store is flushed. */

@@ -22,6 +22,8 @@ export interface Config {
   dnsSecondaries: ListenAddress[];
   jwtLifetimeSeconds: number;
   logLevel: 'error' | 'warn' | 'info' | 'debug';
+  /** Most open HTTP connections; undefined: derived from the open-files limit. */
+  maxConnections?: number;
 }
 
 export function parseListen(flag: string, value: string): ListenAddress {
@@ -95,6 +97,10 @@ export function buildConfig(o: RawOptions): Config {
   if (level !== 'error' && level !== 'warn' && level !== 'info' && level !== 'debug') {
     throw new UsageError(`--log-level must be error, warn, info or debug, got "${level}"`);
   }
+  const maxConnections = o['max-connections'] === undefined ? undefined : Number(o['max-connections']);
+  if (maxConnections !== undefined && (!Number.isInteger(maxConnections) || maxConnections < 1)) {
+    throw new UsageError(`--max-connections must be a whole number >= 1, got "${o['max-connections']}"`);
+  }
   const dnsListen = parseListen('dns-listen', o['dns-listen']!);
   return {
     dataDir: path.resolve(o['data-dir'] ?? './data'),
@@ -108,5 +114,6 @@ export function buildConfig(o: RawOptions): Config {
     dnsSecondaries: parseSecondaries(o['dns-secondaries']),
     jwtLifetimeSeconds: lifetime,
     logLevel: level,
+    maxConnections,
   };
 }

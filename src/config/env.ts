@@ -14,6 +14,7 @@ export const OPTIONS = {
   'dns-secondaries': { env: 'KEEL_DNS_SECONDARIES', help: 'comma-separated IP or IP:PORT of secondaries (AXFR allowed, NOTIFY sent)' },
   'jwt-lifetime': { env: 'KEEL_JWT_LIFETIME', help: 'lifetime of issued JWTs in seconds', default: '3600' },
   'log-level': { env: 'KEEL_LOG_LEVEL', help: 'error, warn, info or debug', default: 'info' },
+  'max-connections': { env: 'KEEL_MAX_CONNECTIONS', help: 'most open HTTP connections, Infra and Chat together (default: from the open-files limit)' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

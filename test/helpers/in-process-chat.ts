@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { buildConfig } from '../../src/config/config.js';
 import { readOptions } from '../../src/config/env.js';
 import { createContext } from '../../src/context.js';
-import { createChatServer } from '../../src/chat/http.js';
+import { createChatServer, type ChatHttpOptions } from '../../src/chat/http.js';
 import { allEndpoints } from '../../src/chat/endpoints/index.js';
 import { AttemptLimiter, LOGIN_BUDGETS } from '../../src/chat/domain/rate-limit.js';
 import { EventHub } from '../../src/chat/events/hub.js';
@@ -33,7 +33,8 @@ export interface InProcessClient {
   call(method: string, path: string, params?: Record<string, unknown>): Promise<Reply>;
 }
 
-export async function inProcessChat(storage: Storage) {
+/** `http` sets the listener's connection cap and timeouts (tests that listen on a real socket). */
+export async function inProcessChat(storage: Storage, http: ChatHttpOptions = {}) {
   const clock = new ManualClock(Date.UTC(2025, 0, 1));
   const config = buildConfig(readOptions([...storageArgs(storage)], {}).options);
   const ctx = await createContext(config, { clock, log: createLogger('error') });
@@ -46,6 +47,7 @@ export async function inProcessChat(storage: Storage) {
   const app = createChatServer(
     { db: ctx.chatDb, clock, log: ctx.log, realmUrl: (realm) => realmUrlFor('http://chat.keel.test', 'chat.keel.test', realm.string_id), rootDomain: 'chat.keel.test', loginLimiter: new AttemptLimiter(clock, LOGIN_BUDGETS), events, presence },
     allEndpoints(),
+    http,
   );
 
   function client(email: string, apiKey: string): InProcessClient {

@@ -20,9 +20,10 @@ import { errorBody, okText } from './envelope.js';
 import { takeCredentials } from './credentials.js';
 import { Router } from './router.js';
 import { endWhenDurable } from '../../platform/http/durable.js';
+import { closeAfterRefusal, ConnectionCap, createHttpServer, OPEN_BODY_LIMIT, type HttpTimeouts } from '../../platform/http/connections.js';
 
+/** The body limit of a request whose headers carry valid credentials; OPEN_BODY_LIMIT before that. */
 export const BODY_LIMIT = 10 * 1024 * 1024;
-const KEEP_ALIVE_MS = 65_000;
 const JSON_TYPE = 'application/json; charset=utf-8';
 const INTERNAL_ERROR = JSON.stringify({ code: 'FAULT', message: 'Internal server error' });
 // Path segments the URL parser would rewrite ("." and ".." segments, backslashes): rare, so those
@@ -85,10 +86,18 @@ function bodyParams(raw: string): Record<string, unknown> {
 }
 
 class BodyTooLarge extends InfraError {
-  constructor() {
-    super('ERROR', `Request body too large: the limit is ${BODY_LIMIT} bytes`);
+  constructor(limit: number) {
+    super(
+      'ERROR',
+      limit < BODY_LIMIT
+        ? `Request body too large: the limit is ${limit} bytes without valid credentials in the headers (HTTP Basic, a Bearer JWT or the session cookie), ${BODY_LIMIT} bytes with them`
+        : `Request body too large: the limit is ${limit} bytes`,
+    );
   }
 }
+
+/** The body limit for a request whose header credentials were looked up: found or not. */
+const limitFor = (principal: Principal | null): number => (principal ? BODY_LIMIT : OPEN_BODY_LIMIT);
 
 /** The client went away mid-body: nobody to answer. */
 class ClientGone extends Error {}
@@ -98,17 +107,17 @@ function bodyText(chunks: Buffer[]): string {
 }
 
 /**
- * The body as text, read on any method (the Go client sends {} with GET). Undefined, without waiting,
- * when the request announces none. Read in flowing mode: the parser hands each chunk straight to the
+ * The body as text, read on any method (the Go client sends {} with GET) when the request announces
+ * one (hasBody). Read in flowing mode: the parser hands each chunk straight to the
  * 'data' listener (no buffering, no 'readable' tick), and a body with a Content-Length is answered as
- * soon as that many bytes came, without waiting for 'end'; chunked bodies end at 'end'.
+ * soon as that many bytes came, without waiting for 'end'; chunked bodies end at 'end'. Over `limit`,
+ * refused without reading further (or at all, when announced).
  */
-function readBody(req: IncomingMessage): Promise<string> | undefined {
+function readBody(req: IncomingMessage, limit: number): Promise<string> {
   const length = req.headers['content-length'];
   const chunked = req.headers['transfer-encoding'] !== undefined;
-  if ((length === undefined || length === '0') && !chunked) return undefined;
   const expected = chunked || length === undefined ? -1 : Number(length);
-  if (expected > BODY_LIMIT) return Promise.reject(new BodyTooLarge());
+  if (expected > limit) return Promise.reject(new BodyTooLarge(limit));
   // No named closure here: tsx compiles with esbuild's keepNames, which renames every named closure
   // with Object.defineProperty each time it is made, a slow path of V8's (about 2 us per request here).
   return new Promise((resolve, reject) => {
@@ -120,10 +129,10 @@ function readBody(req: IncomingMessage): Promise<string> | undefined {
       size += c.length;
       // Over the limit (chunked): refused at once, and the rest read and dropped so the client can
       // finish sending; the connection closes after the answer.
-      if (size > BODY_LIMIT) {
+      if (size > limit) {
         settled = true;
         chunks = [];
-        reject(new BodyTooLarge());
+        reject(new BodyTooLarge(limit));
         return;
       }
       chunks.push(c);
@@ -163,11 +172,38 @@ function onClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   );
 }
 
-export function createInfraServer(services: InfraServices, commands: Command[]): InfraServer {
+/** Whether the request announces a body (the Go client sends {} with GET). */
+const hasBody = (req: IncomingMessage): boolean =>
+  req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+
+export interface InfraHttpOptions {
+  /** Shared with the other listeners of the process; by default one of its own, from the open-files limit. */
+  cap?: ConnectionCap;
+  timeouts?: Partial<HttpTimeouts>;
+}
+
+export function createInfraServer(services: InfraServices, commands: Command[], options: InfraHttpOptions = {}): InfraServer {
   const router = new Router(commands);
   const principals = new PrincipalCache(services.db, services.clock);
   let openapi: string | undefined;
   let closing = false;
+
+  /**
+   * How much of the body may be read: BODY_LIMIT when the headers carry valid credentials, else
+   * OPEN_BODY_LIMIT (credentials sent in the body fit in that). Looked up only for a body announced
+   * over OPEN_BODY_LIMIT or not announced (chunked): nothing more is read before that.
+   */
+  function bodyLimit(req: IncomingMessage): number | Promise<number> {
+    const length = req.headers['content-length'];
+    if (length !== undefined && Number(length) <= OPEN_BODY_LIMIT) return OPEN_BODY_LIMIT;
+    const creds = takeCredentials(req.headers as { authorization?: string; cookie?: string }, {});
+    if (creds.kind === 'apikey') {
+      const found = principals.forApiKey(creds.uuid, creds.secret);
+      return found instanceof Promise ? found.then(limitFor) : limitFor(found);
+    }
+    if (creds.kind === 'jwt') return principals.forJwt(services.jwt, creds.token).then(limitFor);
+    return OPEN_BODY_LIMIT;
+  }
 
   /** Who is calling: answered at once for a cached API key, which is nearly every request. */
   function authenticate(command: Command, creds: ReturnType<typeof takeCredentials>): Principal | undefined | Promise<Principal> {
@@ -201,8 +237,11 @@ export function createInfraServer(services: InfraServices, commands: Command[]):
     if (target.kind === 'wrong-method') {
       throw new InfraError('ERROR', `Method ${method} is not allowed on ${apiPath}; use ${target.allowed.join(' or ')}`);
     }
-    const pending = readBody(req);
-    const body = pending === undefined ? {} : bodyParams(await pending);
+    let body: Record<string, unknown> = {};
+    if (hasBody(req)) {
+      const limit = bodyLimit(req);
+      body = bodyParams(await readBody(req, limit instanceof Promise ? await limit : limit));
+    }
     // The parsed body is this request's own object, so without a query it is used as it is. Spread,
     // not Object.assign: a "__proto__" key in the body must stay a plain key.
     const params = query === '' ? body : { ...queryParams(query), ...body };
@@ -242,7 +281,7 @@ export function createInfraServer(services: InfraServices, commands: Command[]):
       });
     } catch (err) {
       if (err instanceof ClientGone) return;
-      if (err instanceof BodyTooLarge) res.shouldKeepAlive = false;
+      if (err instanceof BodyTooLarge) closeAfterRefusal(res);
       if (err instanceof InfraError) body = JSON.stringify(errorBody(err));
       else {
         services.log.error('infra request failed', { method: req.method, path, error: (err as Error).stack });
@@ -267,8 +306,7 @@ export function createInfraServer(services: InfraServices, commands: Command[]):
     });
   };
 
-  const server = http.createServer(dispatch);
-  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  const server = createHttpServer({ cap: options.cap ?? new ConnectionCap(), timeouts: options.timeouts, log: services.log, name: 'infra' }, dispatch);
   server.on('clientError', onClientError);
 
   return {
