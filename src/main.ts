@@ -1,6 +1,6 @@
 // Entry point of the `keel` command: keel serve | init | migrate | admin | help.
 import { buildConfig, type Config, type ListenAddress } from './config/config.js';
-import { OPTIONS, readOptions, UsageError } from './config/env.js';
+import { OPTIONS, readOptions, SECRET_KEY_ENV, UsageError } from './config/env.js';
 import { chatRootDomain, chatUrl, createContext, openStore, type Context } from './context.js';
 import { realmUrlFor } from './chat/domain/subdomains.js';
 import { DatabaseError } from './platform/db/database.js';
@@ -18,6 +18,8 @@ import { ADMIN_USAGE, runAdmin } from './chat/admin.js';
 import { EventHub } from './chat/events/hub.js';
 import { restoreQueues, saveQueues } from './chat/events/persist.js';
 import { PresenceStore } from './chat/domain/presence.js';
+import { SecretKeyError } from './platform/auth/secret-key.js';
+import { ROTATE_USAGE, runRotateSecretKey } from './rotate-secret-key.js';
 
 const USAGE = `usage: keel <command> [options]
 
@@ -29,6 +31,7 @@ commands:
   migrate   bring the database schema up to date
 ${ADMIN_USAGE}
             create a chat realm (with its owner), user or bot and print its id, email and API key once
+${ROTATE_USAGE}
   help      show this text
 
 options (each can also be set by the environment variable shown):
@@ -36,6 +39,7 @@ ${Object.entries(OPTIONS)
   .map(([name, o]) => `  --${name.padEnd(20)} ${o.env.padEnd(25)} ${o.help}${'default' in o ? ` (default ${o.default})` : ''}`)
   .join('\n')}
   --json                                           print machine-readable JSON (init, serve)
+  (no flag)              ${SECRET_KEY_ENV.padEnd(25)} the secret key itself (64 hex characters), instead of a key file
 `;
 
 function out(line: string): void {
@@ -94,6 +98,7 @@ function startChat(ctx: Context, config: Config): { app: FastifyInstance; events
       loginLimiter: new AttemptLimiter(ctx.clock, LOGIN_BUDGETS),
       events,
       presence: new PresenceStore(ctx.chatDb, ctx.clock, ctx.log),
+      apiKeySeal: ctx.apiKeySeal,
     },
     allEndpoints(),
   );
@@ -199,6 +204,7 @@ export async function main(argv: string[]): Promise<number> {
       out(USAGE);
       return 0;
     }
+    if (command === 'admin' && rest[0] === 'rotate-secret-key') return await runRotateSecretKey(rest.slice(1), out);
     if (command === 'admin') return await runAdmin(rest, out);
     const { options, positionals } = readOptions(rest);
     if (options.help) {
@@ -230,7 +236,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`keel: ${err.message}\n`);
       return 2;
     }
-    if (err instanceof DatabaseError) {
+    if (err instanceof DatabaseError || err instanceof SecretKeyError) {
       process.stderr.write(`keel: ${err.message}\n`);
       return 1;
     }
