@@ -34,6 +34,8 @@ export interface Context {
   created: InitResult | null;
   /** Set when this start created the chat realm and its owner (their secrets, to print once). */
   chatCreated: ChatInitResult | null;
+  /** Set when this start made the secret key file (to tell the operator, with the secrets). */
+  createdKeyFile?: string;
   close(): Promise<void>;
 }
 
@@ -85,7 +87,7 @@ export async function createContext(config: Config, overrides: { clock?: Clock; 
     // Both services share one database; each sees it through its own table types.
     const chatDb = db as unknown as Database<ChatTables>;
     const chatCreated = await initialiseChat(chatDb, clock.now(), chatUrl(config.chatListen, config.chatRootDomain), keys.apiKeySeal);
-    return { config, db, chatDb, clock, log, jwt, apiKeySeal: keys.apiKeySeal, zones, created, chatCreated, close: () => db.close() };
+    return { config, db, chatDb, clock, log, jwt, apiKeySeal: keys.apiKeySeal, zones, created, chatCreated, createdKeyFile: keys.createdFile, close: () => db.close() };
   } catch (err) {
     await db.close().catch(() => {});
     throw err;

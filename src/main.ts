@@ -20,6 +20,7 @@ import { restoreQueues, saveQueues } from './chat/events/persist.js';
 import { PresenceStore } from './chat/domain/presence.js';
 import { SecretKeyError } from './platform/auth/secret-key.js';
 import { ROTATE_USAGE, runRotateSecretKey } from './rotate-secret-key.js';
+import { keepTheKeyFile } from './server-keys.js';
 
 const USAGE = `usage: keel <command> [options]
 
@@ -46,11 +47,12 @@ function out(line: string): void {
   process.stdout.write(line + '\n');
 }
 
-function printInit(result: InitResult | null, chat: ChatInitResult | null, json: boolean, config: Config): void {
+function printInit(result: InitResult | null, chat: ChatInitResult | null, json: boolean, config: Config, keyFile?: string): void {
   if (json) {
     const created: Record<string, unknown> = {};
     if (result) created.infra = result;
     if (chat) created.chat = chat;
+    if (keyFile) created.secretKeyFile = keyFile;
     out(JSON.stringify(result || chat ? created : { alreadyInitialised: true }));
     return;
   }
@@ -70,6 +72,7 @@ function printInit(result: InitResult | null, chat: ChatInitResult | null, json:
     out(`  chat owner login:  ${chat.email} / ${chat.password}`);
     out(`  chat API key:      ${chat.apiKey}`);
   }
+  if (keyFile) out(`Note: ${keepTheKeyFile(keyFile, config.databaseUrl !== undefined)}.`);
 }
 
 function hostPort(a: { address: string; port: number } | string | null, fallback: ListenAddress): string {
@@ -117,7 +120,7 @@ function startChat(ctx: Context, config: Config): { app: FastifyInstance; events
 
 async function serve(config: Config, json: boolean): Promise<number> {
   const ctx = await createContext(config);
-  if (ctx.created || ctx.chatCreated) printInit(ctx.created, ctx.chatCreated, json, config);
+  if (ctx.created || ctx.chatCreated) printInit(ctx.created, ctx.chatCreated, json, config, ctx.createdKeyFile);
   const infra = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones }, allCommands());
   const chat = startChat(ctx, config);
   // Saves the queues for the next start; a failed save leaves clients as a crash would (they get
@@ -218,7 +221,7 @@ export async function main(argv: string[]): Promise<number> {
         return await serve(config, options.json === true);
       case 'init': {
         const ctx = await createContext(config);
-        printInit(ctx.created, ctx.chatCreated, options.json === true, config);
+        printInit(ctx.created, ctx.chatCreated, options.json === true, config, ctx.createdKeyFile);
         await ctx.close();
         return 0;
       }

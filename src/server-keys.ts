@@ -27,6 +27,14 @@ export interface ServerKeys {
   check: string;
   /** Where the key came from, for messages (a path, or KEEL_SECRET_KEY). */
   source: string;
+  /** Set when this start made the key file (a new store, or one whose keys were moved out of it). */
+  createdFile?: string;
+}
+
+/** What to tell the operator of a key file just made, with the first-run secrets. */
+export function keepTheKeyFile(file: string, postgres: boolean): string {
+  return `the secret key that signs tokens and seals chat API keys is in ${file} (mode 0600): back it up apart from the database, which cannot be used without it`
+    + (postgres ? `; ${SAME_KEY_ON_EVERY_NODE} (copy this file to each, or use --secret-key-file or KEEL_SECRET_KEY)` : '');
 }
 
 /** The key file this configuration reads (absent when the key comes from KEEL_SECRET_KEY). */
@@ -60,7 +68,7 @@ function needKey(config: Config, file: string): SecretKeyError {
 }
 
 /** The master secret: from the configuration, else the key file, made on a store that has no key yet. */
-function masterKey(config: Config, stored: StoredKeys, log: Logger | undefined): { key: Buffer; source: string } {
+function masterKey(config: Config, stored: StoredKeys): { key: Buffer; source: string; created?: boolean } {
   if (config.secretKey) return { key: config.secretKey, source: 'KEEL_SECRET_KEY' };
   const file = secretKeyFile(config)!;
   const found = readKeyFile(file);
@@ -73,9 +81,7 @@ function masterKey(config: Config, stored: StoredKeys, log: Logger | undefined):
   } catch (err) {
     throw new SecretKeyError(`cannot create the secret key file ${file}: ${(err as Error).message}`);
   }
-  log?.info(`created the secret key file ${file} (mode 0600): back it up apart from the database, which cannot be used without it`
-    + (config.databaseUrl ? `; ${SAME_KEY_ON_EVERY_NODE} (copy this file to each, or use --secret-key-file or KEEL_SECRET_KEY)` : ''));
-  return { key, source: file };
+  return { key, source: file, created: true };
 }
 
 function wrongKey(config: Config, source: string): SecretKeyError {
@@ -95,7 +101,7 @@ function wrongKey(config: Config, source: string): SecretKeyError {
  */
 export async function bindServerKeys<S>(store: Database<S>, config: Config, log?: Logger): Promise<ServerKeys> {
   const db = store as unknown as Database<ChatTables>;
-  const { key, source } = masterKey(config, await storedKeys(db.kysely), log);
+  const { key, source, created } = masterKey(config, await storedKeys(db.kysely));
   const derived = deriveKeys(key);
   const apiKeySeal = new ApiKeySeal(derived.seal);
   const moved = await keyTransaction(db, async (trx) => {
@@ -120,7 +126,7 @@ export async function bindServerKeys<S>(store: Database<S>, config: Config, log?
     log?.warn(`moved the JWT signing key and the chat API key seal key out of the database: both now derive from the secret key in ${source}; `
       + `${moved} chat API keys sealed again (they still work); JWTs issued before this start no longer verify, so their holders must log in again`);
   }
-  return { jwt: derived.jwt, apiKeySeal, check: derived.check, source };
+  return { jwt: derived.jwt, apiKeySeal, check: derived.check, source, ...(created && { createdFile: source }) };
 }
 
 /**
