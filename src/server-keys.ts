@@ -55,7 +55,7 @@ async function storedKeys(db: Queryable<ChatTables>): Promise<StoredKeys> {
 /** One transaction, taken by one node at a time on PostgreSQL (several may start at once). */
 function keyTransaction<T>(db: Database<ChatTables>, fn: (trx: Queryable<ChatTables>) => Promise<T>): Promise<T> {
   return db.transaction(async (trx) => {
-    if (db.engine === 'postgres') await sql`select pg_advisory_xact_lock(7031)`.execute(trx);
+    if (db.engine === 'postgres') await sql`select pg_advisory_xact_lock(7034)`.execute(trx);
     return fn(trx);
   });
 }
@@ -101,13 +101,22 @@ function wrongKey(config: Config, source: string): SecretKeyError {
  */
 export async function bindServerKeys<S>(store: Database<S>, config: Config, log?: Logger): Promise<ServerKeys> {
   const db = store as unknown as Database<ChatTables>;
-  const { key, source, created } = masterKey(config, await storedKeys(db.kysely));
+  const seen = await storedKeys(db.kysely);
+  const { key, source, created } = masterKey(config, seen);
   const derived = deriveKeys(key);
   const apiKeySeal = new ApiKeySeal(derived.seal);
+  const keys = { jwt: derived.jwt, apiKeySeal, check: derived.check, source, ...(created && { createdFile: source }) };
+  // The usual start: the store is set up with this key and nothing is to be moved (no write, no lock).
+  if (seen.check !== undefined && !seen.legacy) {
+    if (!sameCheck(seen.check, derived.check)) throw wrongKey(config, source);
+    return keys;
+  }
   const moved = await keyTransaction(db, async (trx) => {
     const stored = await storedKeys(trx);
     if (stored.check !== undefined) {
       if (!sameCheck(stored.check, derived.check)) throw wrongKey(config, source);
+      // Old key rows beside a check value (a restore mixing backups) are of no use and still a leak.
+      if (stored.legacy) await trx.deleteFrom('server_secrets').where('name', 'in', [LEGACY_KEY_NAMES.jwt, LEGACY_KEY_NAMES.seal]).execute();
       return undefined;
     }
     let resealed = 0;
@@ -126,7 +135,7 @@ export async function bindServerKeys<S>(store: Database<S>, config: Config, log?
     log?.warn(`moved the JWT signing key and the chat API key seal key out of the database: both now derive from the secret key in ${source}; `
       + `${moved} chat API keys sealed again (they still work); JWTs issued before this start no longer verify, so their holders must log in again`);
   }
-  return { jwt: derived.jwt, apiKeySeal, check: derived.check, source, ...(created && { createdFile: source }) };
+  return keys;
 }
 
 /**
