@@ -1,6 +1,6 @@
 // The server's keys and its store: which secret key this process uses (KEEL_SECRET_KEY, else the
 // file --secret-key-file names, else <data-dir>/secret.key, made on first start), whether it is the
-// key the store was set up with (the store keeps a check value, never a key), the one-time move of
+// key the store uses (the store keeps a check value, never a key), the one-time move of
 // the keys older versions kept in the store (server_secrets) out of it, and key rotation.
 import path from 'node:path';
 import { sql } from 'kysely';
@@ -11,7 +11,7 @@ import { createKeyFile, DEFAULT_KEY_FILE, deriveKeys, MAKE_A_KEY, readKeyFile, s
 import { ApiKeySeal, resealApiKeys } from './chat/domain/api-keys.js';
 import type { ChatTables } from './chat/tables.js';
 
-/** The server_secrets row holding the check value of the secret key the store was set up with. */
+/** The server_secrets row holding the check value of the secret key the store uses. */
 export const KEY_CHECK_NAME = 'secret_key_check';
 /** Where Keel kept its keys before they moved out of the store: beside the data they protect. */
 export const LEGACY_KEY_NAMES = { jwt: 'jwt_hs256_key', seal: 'chat_api_key_seal_key' } as const;
@@ -86,7 +86,7 @@ function masterKey(config: Config, stored: StoredKeys): { key: Buffer; source: s
 
 function wrongKey(config: Config, source: string): SecretKeyError {
   return new SecretKeyError(
-    `the secret key from ${source} is not the one this database was set up with (a database copied without its key, or the wrong key): give Keel the key it was set up with`
+    `the secret key from ${source} is not the one this database uses (a database copied without its key, the wrong key, or an old key rotated away): give Keel the key the database uses`
     + (config.databaseUrl ? `; ${SAME_KEY_ON_EVERY_NODE}` : ''),
   );
 }

@@ -146,7 +146,7 @@ await forEachEngine('secret key', (engine) => {
       writeFileSync(path.join(copy.dataDir, 'secret.key'), newKeyHex() + '\n', { mode: 0o600 });
       const wrong = await runKeel(['serve', ...storageArgs(copy)]);
       assert.equal(wrong.code, 1);
-      assert.match(wrong.stderr, new RegExp(`^keel: the secret key from ${copy.dataDir}/secret.key is not the one this database was set up with`));
+      assert.match(wrong.stderr, new RegExp(`^keel: the secret key from ${copy.dataDir}/secret.key is not the one this database uses`));
       assert.equal(wrong.stderr.trim().split('\n').length, 1);
       const viaEnv = await runKeel(['serve', ...storageArgs(copy)], { KEEL_SECRET_KEY: newKeyHex() });
       assert.equal(viaEnv.code, 1);
@@ -241,7 +241,7 @@ await forEachEngine('secret key', (engine) => {
       // The old key is refused now.
       const old = await runKeel(['serve', ...storageArgs(storage)]);
       assert.equal(old.code, 1);
-      assert.match(old.stderr, /is not the one this database was set up with/);
+      assert.match(old.stderr, /is not the one this database uses/);
       renameSync(newFile, keyFile);
       const server = await startServer(storage);
       try {
