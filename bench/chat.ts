@@ -91,7 +91,7 @@ export async function seed(): Promise<Seeded> {
     await db.transaction(async (trx) => {
       for (let i = 1; i < USERS; i++) {
         // No password: an argon2 hash per user would be most of the seeding time, and nobody logs in.
-        const made = await createUser(trx, realm.id, { email: `user${i}@bench.example`, fullName: `Bench User ${i}`, password: null, role: ROLE.member }, nowMs);
+        const made = await createUser(trx, realm.id, { email: `user${i}@bench.example`, fullName: `Bench User ${i}`, password: null, role: ROLE.member }, nowMs, ctx.apiKeySeal);
         users.push({ id: made.user.id, email: made.user.email, apiKey: made.apiKey });
         people.push(made.user);
       }

@@ -1,6 +1,6 @@
 // Entry point of the `keel` command: keel serve | init | migrate | admin | help.
 import { buildConfig, type Config, type ListenAddress } from './config/config.js';
-import { OPTIONS, readOptions, UsageError } from './config/env.js';
+import { OPTIONS, readOptions, SECRET_KEY_ENV, UsageError } from './config/env.js';
 import { chatRootDomain, chatUrl, createContext, openStore, type Context } from './context.js';
 import { realmUrlFor } from './chat/domain/subdomains.js';
 import { DatabaseError } from './platform/db/database.js';
@@ -20,6 +20,9 @@ import { EventHub } from './chat/events/hub.js';
 import { restoreQueues, saveQueues } from './chat/events/persist.js';
 import { PresenceStore } from './chat/domain/presence.js';
 import { ConnectionCap, readOpenFilesLimit } from './platform/http/connections.js';
+import { SecretKeyError } from './platform/auth/secret-key.js';
+import { ROTATE_USAGE, runRotateSecretKey } from './rotate-secret-key.js';
+import { keepTheKeyFile } from './server-keys.js';
 
 const USAGE = `usage: keel <command> [options]
 
@@ -32,6 +35,7 @@ commands:
 ${INFRA_ADMIN_USAGE}
 ${ADMIN_USAGE}
             create a chat realm (with its owner), user or bot and print its id, email and API key once
+${ROTATE_USAGE}
   help      show this text
 
 options (each can also be set by the environment variable shown):
@@ -39,17 +43,19 @@ ${Object.entries(OPTIONS)
   .map(([name, o]) => `  --${name.padEnd(20)} ${o.env.padEnd(25)} ${o.help}${'default' in o ? ` (default ${o.default})` : ''}`)
   .join('\n')}
   --json                                           print machine-readable JSON (init, serve)
+  (no flag)              ${SECRET_KEY_ENV.padEnd(25)} the secret key itself (64 hex characters), instead of a key file
 `;
 
 function out(line: string): void {
   process.stdout.write(line + '\n');
 }
 
-function printInit(result: InitResult | null, chat: ChatInitResult | null, json: boolean, config: Config): void {
+function printInit(result: InitResult | null, chat: ChatInitResult | null, json: boolean, config: Config, keyFile?: string): void {
   if (json) {
     const created: Record<string, unknown> = {};
     if (result) created.infra = result;
     if (chat) created.chat = chat;
+    if (keyFile) created.secretKeyFile = keyFile;
     out(JSON.stringify(result || chat ? created : { alreadyInitialised: true }));
     return;
   }
@@ -69,6 +75,7 @@ function printInit(result: InitResult | null, chat: ChatInitResult | null, json:
     out(`  chat owner login:  ${chat.email} / ${chat.password}`);
     out(`  chat API key:      ${chat.apiKey}`);
   }
+  if (keyFile) out(`Note: ${keepTheKeyFile(keyFile, config.databaseUrl !== undefined)}.`);
 }
 
 function hostPort(a: { address: string; port: number } | string | null, fallback: ListenAddress): string {
@@ -97,6 +104,7 @@ function startChat(ctx: Context, config: Config, cap: ConnectionCap): { app: Fas
       loginLimiter: new AttemptLimiter(ctx.clock, LOGIN_BUDGETS),
       events,
       presence: new PresenceStore(ctx.chatDb, ctx.clock, ctx.log),
+      apiKeySeal: ctx.apiKeySeal,
     },
     allEndpoints(),
     { cap },
@@ -116,7 +124,7 @@ function startChat(ctx: Context, config: Config, cap: ConnectionCap): { app: Fas
 
 async function serve(config: Config, json: boolean): Promise<number> {
   const ctx = await createContext(config);
-  if (ctx.created || ctx.chatCreated) printInit(ctx.created, ctx.chatCreated, json, config);
+  if (ctx.created || ctx.chatCreated) printInit(ctx.created, ctx.chatCreated, json, config, ctx.createdKeyFile);
   // One cap on the connections of both HTTP listeners: they share the open files. Node raises the
   // soft open-files limit to the hard one as it starts; only the hard limit (ulimit -Hn, systemd's
   // LimitNOFILE, docker --ulimit nofile) allows more.
@@ -213,10 +221,11 @@ export async function main(argv: string[]): Promise<number> {
       out(USAGE);
       return 0;
     }
+    if (command === 'admin' && rest[0] === 'rotate-secret-key') return await runRotateSecretKey(rest.slice(1), out);
     if (command === 'admin') {
       if (INFRA_ADMIN_COMMANDS.includes(rest[0])) return await runInfraAdmin(rest, out);
       if (CHAT_ADMIN_COMMANDS.includes(rest[0])) return await runAdmin(rest, out);
-      throw new UsageError(`unknown admin command "${rest[0] ?? ''}" (admin commands: ${[...INFRA_ADMIN_COMMANDS, ...CHAT_ADMIN_COMMANDS].join(', ')})`);
+      throw new UsageError(`unknown admin command "${rest[0] ?? ''}" (admin commands: ${[...INFRA_ADMIN_COMMANDS, 'rotate-secret-key', ...CHAT_ADMIN_COMMANDS].join(', ')})`);
     }
     const { options, positionals } = readOptions(rest);
     if (options.help) {
@@ -230,7 +239,7 @@ export async function main(argv: string[]): Promise<number> {
         return await serve(config, options.json === true);
       case 'init': {
         const ctx = await createContext(config);
-        printInit(ctx.created, ctx.chatCreated, options.json === true, config);
+        printInit(ctx.created, ctx.chatCreated, options.json === true, config, ctx.createdKeyFile);
         await ctx.close();
         return 0;
       }
@@ -248,7 +257,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`keel: ${err.message}\n`);
       return 2;
     }
-    if (err instanceof DatabaseError) {
+    if (err instanceof DatabaseError || err instanceof SecretKeyError) {
       process.stderr.write(`keel: ${err.message}\n`);
       return 1;
     }

@@ -4,6 +4,8 @@ import { buildConfig, type Config } from '../config/config.js';
 import { readCommandArgs, readOptions, UsageError } from '../config/env.js';
 import { chatRootDomain, chatUrl, openStore } from '../context.js';
 import type { Database } from '../platform/db/database.js';
+import { bindServerKeys } from '../server-keys.js';
+import type { ApiKeySeal } from './domain/api-keys.js';
 import { randomPassword } from '../platform/auth/secrets.js';
 import { ChatError } from './errors.js';
 import type { ChatTables } from './tables.js';
@@ -55,9 +57,9 @@ async function createRealmCommand(config: Config, own: Record<string, string | u
   const password = own['owner-password'] ?? randomPassword();
   const rootDomain = chatRootDomain(config);
   const realmUrl = realmUrlFor(chatUrl(config.chatListen, config.chatRootDomain), rootDomain, checked.subdomain);
-  const made = await withStore(config, (db) => db.transaction(async (trx) => {
+  const made = await withStore(config, (db, sealer) => db.transaction(async (trx) => {
     if (!(await realmBySubdomain(trx, ROOT_SUBDOMAIN))) throw new UsageError('Keel is not set up yet: run keel init first');
-    return createRealm(trx, { stringId: checked.subdomain, name, emailHost: `${checked.subdomain}.${rootDomain}`, owner: { email, fullName: ownerName, password } }, Date.now());
+    return createRealm(trx, { stringId: checked.subdomain, name, emailHost: `${checked.subdomain}.${rootDomain}`, owner: { email, fullName: ownerName, password } }, Date.now(), sealer);
   }));
   return {
     realmId: made.realm.id, subdomain: made.realm.string_id, realmUrl, userId: made.owner.id, email: made.owner.email, apiKey: made.apiKey,
@@ -86,24 +88,24 @@ async function createAccountCommand(config: Config, sub: string, own: Record<str
   const generated = own.password === undefined;
   const password = own.password ?? randomPassword();
   const now = Date.now();
-  const made = await withStore(config, async (db) => {
+  const made = await withStore(config, async (db, sealer) => {
     const realm = await realmBySubdomain(db.kysely, own.realm?.trim().toLowerCase() ?? ROOT_SUBDOMAIN);
     if (!realm) throw new UsageError(own.realm === undefined ? 'Keel is not set up yet: run keel init first' : `no realm has the subdomain "${own.realm}"`);
-    if (sub === 'create-user') return db.transaction((trx) => createUser(trx, realm.id, { email, fullName, password, role }, now));
+    if (sub === 'create-user') return db.transaction((trx) => createUser(trx, realm.id, { email, fullName, password, role }, now, sealer));
     return db.transaction(async (trx) => {
       const owner = await userByEmail(trx, realm.id, ownerEmail);
       if (!owner || owner.is_active !== 1 || owner.is_bot === 1) throw new UsageError(`no active user has the email ${ownerEmail}`);
-      return createUser(trx, realm.id, { email: botEmail(shortName, realm.email_host), fullName, password: null, role: ROLE.member, isBot: true, botType: 1, botOwnerId: owner.id }, now);
+      return createUser(trx, realm.id, { email: botEmail(shortName, realm.email_host), fullName, password: null, role: ROLE.member, isBot: true, botType: 1, botOwnerId: owner.id }, now, sealer);
     });
   });
   return { userId: made.user.id, email: made.user.email, apiKey: made.apiKey, ...(sub === 'create-user' && generated ? { password } : {}) };
 }
 
 /** Runs `work` on the store, closed afterwards; opened only once the input passed its checks, so bad input changes nothing. */
-async function withStore<T>(config: Config, work: (db: Database<ChatTables>) => Promise<T>): Promise<T> {
+async function withStore<T>(config: Config, work: (db: Database<ChatTables>, sealer: ApiKeySeal) => Promise<T>): Promise<T> {
   const db = (await openStore(config)) as unknown as Database<ChatTables>;
   try {
-    return await work(db);
+    return await work(db, (await bindServerKeys(db, config)).apiKeySeal);
   } catch (err) {
     // A rule of the API (email in use, bad email) is bad input here too: one line, exit 2.
     if (err instanceof ChatError) throw new UsageError(err.message);

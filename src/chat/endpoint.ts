@@ -8,6 +8,7 @@ import type { ChatTables, ChatUser, Realm } from './tables.js';
 import type { AttemptLimiter } from './domain/rate-limit.js';
 import type { EventHub } from './events/hub.js';
 import type { PresenceStore } from './domain/presence.js';
+import type { ApiKeySeal } from './domain/api-keys.js';
 
 export type ChatMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -26,6 +27,8 @@ export interface ChatServices {
   events: EventHub;
   /** Presence in memory, written to the store in batches (domain/presence.ts). */
   presence: PresenceStore;
+  /** Seals and unseals users' API keys (domain/api-keys.ts), under a key kept outside the store. */
+  apiKeySeal: ApiKeySeal;
 }
 
 export interface ChatCall {

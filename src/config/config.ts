@@ -1,7 +1,8 @@
 // Shapes and validates the raw options into the typed configuration the rest of Keel uses.
 import { isIP } from 'node:net';
 import path from 'node:path';
-import { UsageError, type RawOptions } from './env.js';
+import { SECRET_KEY_ENV, UsageError, type RawOptions } from './env.js';
+import { parseSecretKey } from '../platform/auth/secret-key.js';
 
 export interface ListenAddress { host: string; port: number }
 
@@ -24,6 +25,21 @@ export interface Config {
   logLevel: 'error' | 'warn' | 'info' | 'debug';
   /** Most open HTTP connections; undefined: derived from the open-files limit. */
   maxConnections?: number;
+  /** The secret key file named by --secret-key-file (absent: <data-dir>/secret.key; server-keys.ts). */
+  secretKeyFile?: string;
+  /** The secret key given in KEEL_SECRET_KEY, instead of a file. */
+  secretKey?: Buffer;
+}
+
+function secretKeyOptions(o: RawOptions): Pick<Config, 'secretKeyFile' | 'secretKey'> {
+  const file = o['secret-key-file'];
+  if (o.secretKey === undefined) return file === undefined ? {} : { secretKeyFile: path.resolve(file) };
+  if (file !== undefined) throw new UsageError(`give the secret key one way: --secret-key-file or ${SECRET_KEY_ENV}, not both`);
+  try {
+    return { secretKey: parseSecretKey(o.secretKey, SECRET_KEY_ENV) };
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
 }
 
 export function parseListen(flag: string, value: string): ListenAddress {
@@ -115,5 +131,6 @@ export function buildConfig(o: RawOptions): Config {
     jwtLifetimeSeconds: lifetime,
     logLevel: level,
     maxConnections,
+    ...secretKeyOptions(o),
   };
 }

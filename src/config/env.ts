@@ -15,10 +15,14 @@ export const OPTIONS = {
   'jwt-lifetime': { env: 'KEEL_JWT_LIFETIME', help: 'lifetime of issued JWTs in seconds', default: '3600' },
   'log-level': { env: 'KEEL_LOG_LEVEL', help: 'error, warn, info or debug', default: 'info' },
   'max-connections': { env: 'KEEL_MAX_CONNECTIONS', help: 'most open HTTP connections, Infra and Chat together (default: from the open-files limit)' },
+  'secret-key-file': { env: 'KEEL_SECRET_KEY_FILE', help: 'file holding the secret key (64 hex characters) that signs tokens and seals chat API keys (default: <data-dir>/secret.key, made on first start)' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;
-export type RawOptions = Partial<Record<OptionName, string>> & { json?: boolean; help?: boolean };
+export type RawOptions = Partial<Record<OptionName, string>> & { json?: boolean; help?: boolean; secretKey?: string };
+
+/** The secret key itself, from the environment only: a command line is visible to every user of the machine. */
+export const SECRET_KEY_ENV = 'KEEL_SECRET_KEY';
 
 export class UsageError extends Error {}
 
@@ -37,6 +41,7 @@ export function readOptions(argv: string[], env: NodeJS.ProcessEnv = process.env
     const value = (parsed.values[name] as string | undefined) ?? env[def.env] ?? ('default' in def ? def.default : undefined);
     if (value !== undefined && value !== '') options[name] = value;
   }
+  if (env[SECRET_KEY_ENV]) options.secretKey = env[SECRET_KEY_ENV];
   return { options, positionals: parsed.positionals };
 }
 

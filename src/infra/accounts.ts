@@ -8,8 +8,6 @@ import type { Principal } from './command.js';
 import type { ApiUserRow, InfraTables } from './tables.js';
 import type { Selectable } from 'kysely';
 
-export const JWT_KEY_NAME = 'jwt_hs256_key';
-
 export type ApiUser = Selectable<ApiUserRow>;
 
 export function parsePermissions(json: string): string[] {
@@ -105,22 +103,17 @@ export async function createCustomer(trx: Queryable<InfraTables>, c: NewCustomer
 }
 
 /**
- * First run: the JWT key, the first customer, its owner login and an API key holding every permission.
- * Returns null when this database was set up before (nothing is changed then).
+ * First run: the first customer, its owner login and an API key holding every permission. Returns
+ * null when this database was set up before, that is has a customer (nothing is changed then).
+ * (The JWT key is derived from the server's secret key, kept outside the store: server-keys.ts.)
  */
 export async function initialise(db: Database<InfraTables>, now: number): Promise<InitResult | null> {
   const password = randomPassword();
   const passwordHash = await hashPassword(password);
   return db.transaction(async (trx) => {
     if (db.engine === 'postgres') await sql`select pg_advisory_xact_lock(7032)`.execute(trx);
-    const existing = await trx.selectFrom('server_secrets').select('name').where('name', '=', JWT_KEY_NAME).executeTakeFirst();
+    const existing = await trx.selectFrom('customers').select('id').limit(1).executeTakeFirst();
     if (existing) return null;
-    await trx.insertInto('server_secrets').values({ name: JWT_KEY_NAME, value: randomToken(32) }).execute();
     return createCustomer(trx, { companyName: 'Keel', username: 'admin', password, passwordHash }, now);
   });
-}
-
-export async function jwtKey(db: Database<InfraTables>): Promise<string | undefined> {
-  const row = await db.kysely.selectFrom('server_secrets').select('value').where('name', '=', JWT_KEY_NAME).executeTakeFirst();
-  return row?.value;
 }

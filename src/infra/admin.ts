@@ -8,7 +8,7 @@ import { unixSeconds, systemClock } from '../platform/clock.js';
 import { isUniqueViolation } from '../platform/db/database.js';
 import { hashPassword } from '../platform/auth/passwords.js';
 import { randomPassword } from '../platform/auth/secrets.js';
-import { createCustomer, jwtKey, type InitResult } from './accounts.js';
+import { createCustomer, type InitResult } from './accounts.js';
 
 export const INFRA_ADMIN_USAGE = `  admin create-customer --company-name N --username U [--email E] [--password P] [--json]
             create an infra customer with its owner login and an API key, and print them once`;
@@ -47,7 +47,8 @@ export async function runInfraAdmin(argv: string[], out: (line: string) => void)
   const db = await openStore(config);
   let made: InitResult;
   try {
-    if (!(await jwtKey(db))) throw new UsageError('Keel is not set up yet: run keel init first');
+    // keel init makes the first customer: without one, this store was never set up.
+    if (!(await db.kysely.selectFrom('customers').select('id').limit(1).executeTakeFirst())) throw new UsageError('Keel is not set up yet: run keel init first');
     made = await db.transaction(async (trx) => {
       const taken = await trx.selectFrom('logins').select('id').where('username', '=', username).executeTakeFirst();
       if (taken) throw new UsageError(`the username ${username} is taken`);

@@ -45,7 +45,7 @@ export async function inProcessChat(storage: Storage, http: ChatHttpOptions = {}
   // Presence is written when a test calls flush() (or at close), never on a timer.
   const presence = new PresenceStore(ctx.chatDb, clock, ctx.log, { flushEveryMs: 0 });
   const app = createChatServer(
-    { db: ctx.chatDb, clock, log: ctx.log, realmUrl: (realm) => realmUrlFor('http://chat.keel.test', 'chat.keel.test', realm.string_id), rootDomain: 'chat.keel.test', loginLimiter: new AttemptLimiter(clock, LOGIN_BUDGETS), events, presence },
+    { db: ctx.chatDb, clock, log: ctx.log, realmUrl: (realm) => realmUrlFor('http://chat.keel.test', 'chat.keel.test', realm.string_id), rootDomain: 'chat.keel.test', loginLimiter: new AttemptLimiter(clock, LOGIN_BUDGETS), events, presence, apiKeySeal: ctx.apiKeySeal },
     allEndpoints(),
     http,
   );

@@ -1,6 +1,7 @@
 // The authentication cache: a change made through this node's store handle counts on the very next
 // request; one made by another node (another handle) counts once the short TTL has passed.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
 import { createStorage, type Storage } from '../helpers/server.js';
@@ -9,7 +10,7 @@ import { MIGRATIONS } from '../../src/platform/db/migrations/index.js';
 import type { Database } from '../../src/platform/db/database.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { JwtSigner } from '../../src/platform/auth/jwt.js';
-import { initialise, jwtKey, newApiKey, type InitResult } from '../../src/infra/accounts.js';
+import { initialise, newApiKey, type InitResult } from '../../src/infra/accounts.js';
 import { PRINCIPAL_TTL_MS, PrincipalCache } from '../../src/infra/principal-cache.js';
 import type { InfraTables } from '../../src/infra/tables.js';
 
@@ -27,7 +28,7 @@ await forEachEngine('infra principal cache', (engine) => {
     db = await open();
     other = await open();
     init = (await initialise(db, Math.floor(clock.now() / 1000)))!;
-    jwt = new JwtSigner((await jwtKey(db))!, 600, clock);
+    jwt = new JwtSigner(randomBytes(32), 600, clock);
   });
   after(async () => {
     await other?.close();

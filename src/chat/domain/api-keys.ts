@@ -1,12 +1,12 @@
 // Chat API keys. Zulip shows a user the same key again (fetch_api_key), so the key cannot only be
-// hashed: it is stored sealed (AES-256-GCM under a server key kept in server_secrets) for showing,
-// and as SHA-256 for finding the user on each request, compared in constant time.
+// hashed: it is stored sealed for showing (AES-256-GCM under a key derived from the server's secret
+// key, which is kept outside the store), and as SHA-256 for finding the user on each request,
+// compared in constant time.
 import { createCipheriv, createDecipheriv, randomBytes, randomInt } from 'node:crypto';
 import type { Queryable } from '../../platform/db/database.js';
 import { sha256Hex } from '../../platform/auth/secrets.js';
 import type { ChatTables } from '../tables.js';
 
-export const SEAL_KEY_NAME = 'chat_api_key_seal_key';
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
 /** 32 letters and digits, the shape Zulip's clients expect (and check) of an API key. */
@@ -24,28 +24,54 @@ export function apiKeyHash(key: string): string {
   return sha256Hex(`chat-api-key:${key}`);
 }
 
-export function seal(keyHex: string, plain: string): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', Buffer.from(keyHex, 'hex'), iv);
-  const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-  return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64');
-}
+/**
+ * Seals chat API keys for storage (AES-256-GCM: random IV, then tag, then ciphertext, base64) under
+ * the seal key, which is derived from the server's secret key and never stored (platform/auth/secret-key.ts).
+ */
+export class ApiKeySeal {
+  private readonly key: Buffer;
 
-export function unseal(keyHex: string, sealed: string): string {
-  const raw = Buffer.from(sealed, 'base64');
-  const decipher = createDecipheriv('aes-256-gcm', Buffer.from(keyHex, 'hex'), raw.subarray(0, 12));
-  decipher.setAuthTag(raw.subarray(12, 28));
-  return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
-}
+  constructor(key: Buffer) {
+    if (key.length !== 32) throw new Error('the API key seal key must be 32 bytes');
+    this.key = key;
+  }
 
-export async function sealKey(db: Queryable<ChatTables>): Promise<string> {
-  const row = await db.selectFrom('server_secrets').select('value').where('name', '=', SEAL_KEY_NAME).executeTakeFirst();
-  if (!row) throw new Error('the chat API key seal key is missing from the database');
-  return row.value;
+  seal(plain: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64');
+  }
+
+  /** Throws when the sealed text was not sealed under this key (or was changed). */
+  unseal(sealed: string): string {
+    const raw = Buffer.from(sealed, 'base64');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+  }
 }
 
 /** The columns a new user's key is stored in, and the key itself (to show once). */
-export async function issueApiKey(db: Queryable<ChatTables>): Promise<{ apiKey: string; api_key_hash: string; api_key_sealed: string }> {
+export function issueApiKey(sealer: ApiKeySeal): { apiKey: string; api_key_hash: string; api_key_sealed: string } {
   const apiKey = newApiKey();
-  return { apiKey, api_key_hash: apiKeyHash(apiKey), api_key_sealed: seal(await sealKey(db), apiKey) };
+  return { apiKey, api_key_hash: apiKeyHash(apiKey), api_key_sealed: sealer.seal(apiKey) };
+}
+
+/**
+ * Seals every user's stored key again, from one seal key to another (a key rotation, or the upgrade
+ * that took the seal key out of the store); the caller holds the transaction. Returns how many.
+ */
+export async function resealApiKeys(trx: Queryable<ChatTables>, from: ApiKeySeal, to: ApiKeySeal): Promise<number> {
+  const users = await trx.selectFrom('chat_users').select(['id', 'api_key_sealed']).where('api_key_sealed', '!=', '').execute();
+  for (const u of users) {
+    let plain: string;
+    try {
+      plain = from.unseal(u.api_key_sealed);
+    } catch {
+      throw new Error(`the stored API key of chat user ${u.id} cannot be unsealed with the current key; nothing was changed`);
+    }
+    await trx.updateTable('chat_users').set({ api_key_sealed: to.seal(plain) }).where('id', '=', u.id).execute();
+  }
+  return users.length;
 }

@@ -10,6 +10,7 @@ import { storeMessage, type Stored } from './messages.js';
 import { realmAlertWords } from './alert-words.js';
 import { subscriberIds } from './channels.js';
 import { createUser } from './users.js';
+import type { ApiKeySeal } from './api-keys.js';
 import { isResolveToggle, RESOLVED_TOPIC_PREFIX } from './message-rules.js';
 import { ROLE } from './roles.js';
 import type { EditPlan } from './message-edits.js';
@@ -17,12 +18,12 @@ import type { EditPlan } from './message-edits.js';
 export const NOTIFICATION_BOT = { local: 'notification-bot', fullName: 'Notification Bot' } as const;
 
 /** The realm's Notification Bot, and whether this call made it (then clients hear of a new user). */
-export async function notificationBot(db: Queryable<ChatTables>, realm: Realm, nowMs: number): Promise<{ bot: ChatUser; made: boolean }> {
+export async function notificationBot(db: Queryable<ChatTables>, realm: Realm, nowMs: number, sealer: ApiKeySeal): Promise<{ bot: ChatUser; made: boolean }> {
   const email = `${NOTIFICATION_BOT.local}@${realm.email_host}`;
   const found = await db.selectFrom('chat_users').selectAll().where('realm_id', '=', realm.id).where('email_lower', '=', email.toLowerCase()).executeTakeFirst();
   if (found) return { bot: found, made: false };
   // No password and an API key nobody is told: the bot only posts what the server writes.
-  const { user } = await createUser(db, realm.id, { email, fullName: NOTIFICATION_BOT.fullName, password: null, role: ROLE.member, isBot: true, botType: 1 }, nowMs);
+  const { user } = await createUser(db, realm.id, { email, fullName: NOTIFICATION_BOT.fullName, password: null, role: ROLE.member, isBot: true, botType: 1 }, nowMs, sealer);
   return { bot: user, made: true };
 }
 

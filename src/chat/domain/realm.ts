@@ -1,11 +1,11 @@
 // Organizations (realms): finding them, making one with its system groups and owner, and the
-// first-run set-up (the seal key for API keys and the first realm, whose owner's secrets are printed once).
+// first-run set-up (the first realm, whose owner's secrets are printed once).
 import { sql } from 'kysely';
 import type { Database, Queryable } from '../../platform/db/database.js';
-import { randomPassword, randomToken } from '../../platform/auth/secrets.js';
+import { randomPassword } from '../../platform/auth/secrets.js';
 import type { ChatTables, ChatUser, Realm } from '../tables.js';
 import { badRequest } from '../errors.js';
-import { SEAL_KEY_NAME } from './api-keys.js';
+import type { ApiKeySeal } from './api-keys.js';
 import { createSystemGroups } from './groups.js';
 import { ROLE } from './roles.js';
 import { createUser } from './users.js';
@@ -53,7 +53,7 @@ export interface NewRealm {
  * Creates a realm with its system groups and its owner (the first-run set-up and `keel admin
  * create-realm`); the caller holds the transaction. Zulip's errors for a taken subdomain or a bad name.
  */
-export async function createRealm(db: Queryable<ChatTables>, r: NewRealm, nowMs: number): Promise<{ realm: Realm; owner: ChatUser; apiKey: string }> {
+export async function createRealm(db: Queryable<ChatTables>, r: NewRealm, nowMs: number, sealer: ApiKeySeal): Promise<{ realm: Realm; owner: ChatUser; apiKey: string }> {
   const name = checkRealmName(r.name);
   if (await realmBySubdomain(db, r.stringId)) throw badRequest('Subdomain already in use. Please choose a different one.');
   const now = Math.floor(nowMs / 1000);
@@ -63,7 +63,7 @@ export async function createRealm(db: Queryable<ChatTables>, r: NewRealm, nowMs:
     .returningAll()
     .executeTakeFirstOrThrow();
   await createSystemGroups(db, realm.id, now);
-  const made = await createUser(db, realm.id, { email: r.owner.email, fullName: r.owner.fullName, password: r.owner.password, role: ROLE.owner }, nowMs);
+  const made = await createUser(db, realm.id, { email: r.owner.email, fullName: r.owner.fullName, password: r.owner.password, role: ROLE.owner }, nowMs, sealer);
   return { realm, owner: made.user, apiKey: made.apiKey };
 }
 
@@ -71,15 +71,14 @@ export async function createRealm(db: Queryable<ChatTables>, r: NewRealm, nowMs:
  * First run of Chat: creates the realm, its system groups and owner. Returns null when the realm
  * exists already (nothing changes then).
  */
-export async function initialiseChat(db: Database<ChatTables>, nowMs: number, realmUrl: string): Promise<ChatInitResult | null> {
+export async function initialiseChat(db: Database<ChatTables>, nowMs: number, realmUrl: string, sealer: ApiKeySeal): Promise<ChatInitResult | null> {
   const password = randomPassword();
   return db.transaction(async (trx) => {
     if (db.engine === 'postgres') await sql`select pg_advisory_xact_lock(7033)`.execute(trx);
     if (await theRealm(trx)) return null;
     const host = realmHost(realmUrl);
-    await trx.insertInto('server_secrets').values({ name: SEAL_KEY_NAME, value: randomToken(32) }).execute();
     const email = `owner@${host}`;
-    const made = await createRealm(trx, { stringId: ROOT_SUBDOMAIN, name: 'Keel', emailHost: host, owner: { email, fullName: 'Owner', password } }, nowMs);
+    const made = await createRealm(trx, { stringId: ROOT_SUBDOMAIN, name: 'Keel', emailHost: host, owner: { email, fullName: 'Owner', password } }, nowMs, sealer);
     return { realmUrl, email, password, apiKey: made.apiKey };
   });
 }

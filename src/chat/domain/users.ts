@@ -4,7 +4,7 @@ import type { Queryable } from '../../platform/db/database.js';
 import { hashPassword } from '../../platform/auth/passwords.js';
 import type { ChatTables, ChatUser } from '../tables.js';
 import { badRequest } from '../errors.js';
-import { issueApiKey } from './api-keys.js';
+import { issueApiKey, type ApiKeySeal } from './api-keys.js';
 import { systemGroupId } from './groups.js';
 import { directGroupsForRole, ROLE } from './roles.js';
 import { canSeeRealEmail, EMAIL_VISIBILITY, placeholderUserId } from './user-rules.js';
@@ -110,12 +110,12 @@ export interface NewUser {
 }
 
 /** Creates a user with its API key and role groups; the caller holds the transaction. */
-export async function createUser(db: Queryable<ChatTables>, realmId: number, u: NewUser, nowMs: number): Promise<{ user: ChatUser; apiKey: string }> {
+export async function createUser(db: Queryable<ChatTables>, realmId: number, u: NewUser, nowMs: number, sealer: ApiKeySeal): Promise<{ user: ChatUser; apiKey: string }> {
   const email = u.email.trim();
   if (!EMAIL.test(email)) throw badRequest(`Invalid email '${email}'`);
   if (await userByEmail(db, realmId, email)) throw badRequest('Email is already in use.');
   const fullName = checkFullName(u.fullName);
-  const key = await issueApiKey(db);
+  const key = issueApiKey(sealer);
   const passwordHash = u.password === null ? null : await hashPassword(u.password);
   const user = await db
     .insertInto('chat_users')

@@ -36,7 +36,7 @@ export const createBot = defineEndpoint({
       const sameName = await trx.selectFrom('chat_users').select('id').where('realm_id', '=', call.realm.id).where('is_bot', '=', 1)
         .where('is_active', '=', 1).where('full_name', '=', fullName).executeTakeFirst();
       if (sameName) throw badRequest('Name is already in use!');
-      return createUser(trx, call.realm.id, { email, fullName, password: null, role: ROLE.member, isBot: true, botType: GENERIC_BOT, botOwnerId: me.id }, clock.now());
+      return createUser(trx, call.realm.id, { email, fullName, password: null, role: ROLE.member, isBot: true, botType: GENERIC_BOT, botOwnerId: me.id }, clock.now(), call.services.apiKeySeal);
     }), async (made) => [
       ...(await joinedNotices(db.kysely, call.realm.id, made.user)),
       ...(await realmBotAddNotice(db.kysely, made.user, made.apiKey)),

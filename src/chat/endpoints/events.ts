@@ -59,7 +59,7 @@ export const registerQueue = defineEndpoint({
     const stateOf = (me: ChatUser, clientGravatar: boolean) => initialState(db.kysely, {
       realm: call.realm, realmUrl: call.services.realmUrl(call.realm), me, fetch, clientGravatar, includeSubscribers: p.include_subscribers,
       emptyTopicName: capabilities.empty_topic_name === true, capabilities, nowMs: clock.now(),
-      presence: call.services.presence, slimPresence: p.slim_presence, presenceHistoryLimitDays: p.presence_history_limit_days,
+      presence: call.services.presence, apiKeySeal: call.services.apiKeySeal, slimPresence: p.slim_presence, presenceHistoryLimitDays: p.presence_history_limit_days,
       userSettingsObject: capabilities.user_settings_object === true,
     });
     if (!call.user) return { queue_id: null, last_event_id: -1, ...(await stateOf(spectatorOf(call.realm), false)) };

@@ -62,7 +62,7 @@ export const updateMessage = defineEndpoint({
       const outcome = await applyEdit(db, plan);
       const notes = moveNotes(plan, outcome.origStreamName ?? '', notify, await topicEmptied(db.kysely, message));
       if (!notes.length) return { outcome, posted: [] as Stored[], bot: null };
-      const bot = await db.transaction((trx) => notificationBot(trx, call.realm, clock.now()));
+      const bot = await db.transaction((trx) => notificationBot(trx, call.realm, clock.now(), call.services.apiKeySeal));
       return { outcome, posted: await postNotes(db, call.realm, bot.bot, me, notes, now), bot };
     }, async ({ outcome, posted, bot }) => {
       const notices = [...updateMessageNotices(outcome), ...(await firstMessageIdNotices(db.kysely, call.realm.id, outcome.firstIds))];

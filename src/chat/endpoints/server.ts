@@ -4,7 +4,6 @@ import { defineEndpoint } from '../endpoint.js';
 import { ChatError, rateLimited, userDeactivated } from '../errors.js';
 import { ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from '../version.js';
 import { decoyHash, verifyPassword } from '../../platform/auth/passwords.js';
-import { sealKey, unseal } from '../domain/api-keys.js';
 import { userByEmail } from '../domain/users.js';
 import { webPublicAccess } from '../domain/spectators.js';
 
@@ -62,7 +61,7 @@ export const fetchApiKey = defineEndpoint({
       throw authenticationFailed();
     }
     if (user.is_active !== 1) throw userDeactivated();
-    const apiKey = unseal(await sealKey(db.kysely), user.api_key_sealed);
+    const apiKey = call.services.apiKeySeal.unseal(user.api_key_sealed);
     return { api_key: apiKey, email: user.email, user_id: user.id };
   },
 });

@@ -115,7 +115,7 @@ export const createUserEndpoint = defineEndpoint({
     if (!isAdmin(requireUser(call).role)) throw adminRequired();
     const { db, clock } = call.services;
     const created = await call.services.events.write(
-      () => db.transaction((trx) => createUser(trx, call.realm.id, { email: p.email, fullName: p.full_name, password: p.password, role: ROLE.member }, clock.now())),
+      () => db.transaction((trx) => createUser(trx, call.realm.id, { email: p.email, fullName: p.full_name, password: p.password, role: ROLE.member }, clock.now(), call.services.apiKeySeal)),
       async (made) => [...(await joinedNotices(db.kysely, call.realm.id, made.user)), ...(await subscriberPeerNotices(db.kysely, made.user.id))],
     );
     return { user_id: created.user.id };

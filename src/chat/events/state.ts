@@ -6,7 +6,7 @@ import type { ChatTables, ChatUser, Realm } from '../tables.js';
 import { FLAG } from '../domain/flags.js';
 import { displayTopic } from '../domain/topics.js';
 import { avatarUrlFor, botObject, userObject } from '../domain/users.js';
-import { sealKey, unseal } from '../domain/api-keys.js';
+import type { ApiKeySeal } from '../domain/api-keys.js';
 import { channelFields } from '../domain/channels.js';
 import { canSeeMetadata } from '../domain/channel-access.js';
 import { spectatorSubscriptionObjects, subscriptionObjects, withInheritedNotifications } from '../domain/subscriptions.js';
@@ -67,6 +67,8 @@ export interface StateRequest {
   nowMs: number;
   /** Presence lives in memory, not in the tables db reads. */
   presence: PresenceStore;
+  /** Shows bots' API keys to those who administer them (realm_bots). */
+  apiKeySeal: ApiKeySeal;
   slimPresence: boolean;
   presenceHistoryLimitDays?: number;
   /** The client_capabilities flag: without it, settings also come as the legacy top-level fields. */
@@ -186,8 +188,7 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
     let q = db.selectFrom('chat_users').selectAll().where('realm_id', '=', r.realm.id).where('is_bot', '=', 1);
     if (!isAdmin(me.role)) q = q.where('bot_owner_id', '=', me.id);
     const bots = await q.orderBy('id').execute();
-    const key = bots.length ? await sealKey(db) : '';
-    out.realm_bots = bots.map((b) => botObject(b, unseal(key, b.api_key_sealed)));
+    out.realm_bots = bots.map((b) => botObject(b, r.apiKeySeal.unseal(b.api_key_sealed)));
   }
   if (fetch.has('default_streams')) {
     // Zulip: a spectator may not see every default channel, so it is told of none.

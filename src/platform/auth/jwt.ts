@@ -1,4 +1,4 @@
-// JSON Web Tokens signed with HS256 and a server key made at init.
+// JSON Web Tokens signed with HS256 under a key derived from the server's secret key (server-keys.ts).
 import { SignJWT, jwtVerify, errors } from 'jose';
 import type { Clock } from '../clock.js';
 
@@ -13,8 +13,8 @@ export class JwtSigner {
   private readonly issuer = 'keel';
   private readonly lifetimeSeconds: number;
   private readonly clock: Clock;
-  constructor(keyHex: string, lifetimeSeconds: number, clock: Clock) {
-    this.key = Buffer.from(keyHex, 'hex');
+  constructor(key: Uint8Array, lifetimeSeconds: number, clock: Clock) {
+    this.key = key;
     this.lifetimeSeconds = lifetimeSeconds;
     this.clock = clock;
   }

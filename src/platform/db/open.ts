@@ -5,10 +5,15 @@ import { migrate, type Migration } from './migrate.js';
 import { openPostgres } from './postgres.js';
 import { openSqlite } from './sqlite.js';
 
+/** The SQLite database file of a data dir (its -wal and -shm files lie beside it). */
+export function sqliteFile(dataDir: string): string {
+  return path.join(dataDir, 'keel.sqlite');
+}
+
 export async function openDatabase<S>(opts: { dataDir: string; databaseUrl?: string; migrations: Migration[] }): Promise<Database<S>> {
   const db = opts.databaseUrl
     ? await openPostgres<S>(opts.databaseUrl)
-    : openSqlite<S>(path.join(opts.dataDir, 'keel.sqlite'));
+    : openSqlite<S>(sqliteFile(opts.dataDir));
   try {
     await migrate(db, opts.migrations);
   } catch (err) {

@@ -12,9 +12,17 @@ import {
   type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type SqliteDatabase, type UnknownRow,
 } from 'kysely';
 import { DatabaseError, wrap, type Database } from './database.js';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../file-modes.js';
 
 export function openSqlite<S>(file: string): Database<S> {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
+  // A new database file is made here, empty, for the owner alone: SQLite would make it 0644, and it
+  // gives the -wal and -shm files the database file's mode. An existing file is left as it is.
+  try {
+    fs.closeSync(fs.openSync(file, 'wx', PRIVATE_FILE_MODE));
+  } catch {
+    // There already (or not creatable: SQLite's open below says why).
+  }
   let raw: BetterSqlite3.Database;
   try {
     raw = new BetterSqlite3(file);

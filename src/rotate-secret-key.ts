@@ -1,0 +1,52 @@
+// `keel admin rotate-secret-key --new-key-file FILE`: replaces the server's secret key (server-keys.ts
+// rotateSecretKey) and tells the operator what to do next. Every node must be stopped first: one
+// still running would keep sealing new chat API keys under the old key.
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { buildConfig } from './config/config.js';
+import { OPTIONS, readOptions, UsageError } from './config/env.js';
+import { openStore } from './context.js';
+import { rotateSecretKey, secretKeyFile } from './server-keys.js';
+
+export const ROTATE_USAGE = `  admin rotate-secret-key --new-key-file FILE [--json]
+            stop every node first; seals every chat API key again under the key in FILE (made, 0600,
+            when it does not exist) in one transaction; then start every node with the new key`;
+
+export async function runRotateSecretKey(argv: string[], out: (line: string) => void): Promise<number> {
+  const spec: Record<string, { type: 'string' | 'boolean' }> = { 'new-key-file': { type: 'string' }, json: { type: 'boolean' } };
+  for (const name of Object.keys(OPTIONS)) spec[name] = { type: 'string' };
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: spec, strict: true, allowPositionals: false, tokens: true });
+  } catch (err) {
+    throw new UsageError((err as Error).message.split('\n')[0]);
+  }
+  const shared: string[] = [];
+  for (const t of parsed.tokens ?? []) {
+    if (t.kind === 'option' && t.name !== 'new-key-file') shared.push(`--${t.name}`, ...(t.value === undefined ? [] : [t.value]));
+  }
+  const given = parsed.values['new-key-file'];
+  if (typeof given !== 'string' || given.trim() === '') throw new UsageError('--new-key-file is required');
+  const newFile = path.resolve(given);
+  const { options } = readOptions(shared);
+  const config = buildConfig(options);
+  const current = secretKeyFile(config);
+  if (current === newFile) throw new UsageError(`--new-key-file must not be the key file in use (${current}): give another path, then move it into place`);
+  const db = await openStore(config);
+  let result;
+  try {
+    result = await rotateSecretKey(db, config, newFile);
+  } finally {
+    await db.close();
+  }
+  const how = current === undefined ? `set KEEL_SECRET_KEY to the contents of ${newFile}`
+    : config.secretKeyFile ? `use --secret-key-file ${newFile} (or copy it over ${current})`
+    : `move it into place (mv ${newFile} ${current})${config.databaseUrl ? ' on every node' : ''}`;
+  if (options.json) out(JSON.stringify({ newKeyFile: newFile, createdKeyFile: result.createdFile, resealedApiKeys: result.resealed }));
+  else {
+    out(`${result.createdFile ? `Made a new secret key in ${newFile} (mode 0600). ` : ''}The database now uses the key in ${newFile}: ${result.resealed} chat API keys sealed again under it (they still work).`);
+    out(`Now start every Keel node with the new key: ${how}. Nodes given the old key refuse to start.`);
+    out('JWTs issued under the old key no longer verify: their holders must log in again. Keep the new key file safe and delete copies of the old one.');
+  }
+  return 0;
+}
