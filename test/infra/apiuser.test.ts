@@ -73,6 +73,47 @@ await forEachEngine('apiuser commands', (engine) => {
     assert.deepEqual(now.body.apiuser.permissions, ['apiuser.get', 'customer.*']);
   });
 
+  it('lets a key change, disable or rotate only keys whose permissions are all within its own', async () => {
+    const owner = server.secrets!;
+    const ownerKey = (await api.cmd('apiuser.getall', { resWindow: 1 })).body.apiusers[0];
+    assert.equal(ownerKey.uuid, owner.apiUuid);
+    const made = await api.cmd('apiuser.create', { name: 'updater', permissions: ['apiuser.update'] });
+    const updater: [string, string] = [made.body.apiuser.uuid, made.body.apiuser.secret];
+    const peer = (await api.cmd('apiuser.create', { name: 'peer', permissions: ['apiuser.update', 'apiuser.get'] })).body.apiuser;
+    const weaker = (await api.cmd('apiuser.create', { name: 'weaker', permissions: ['apiuser.update'] })).body.apiuser;
+    const before = (await api.cmd('apiuser.getall', { resWindow: 1000 })).body.apiusers;
+
+    // The takeover: rotate the owner's key and read its new secret; and every other change of a stronger key.
+    for (const [target, change] of [
+      [ownerKey.id, { newSecret: true }], [ownerKey.uuid, { status: 'DISABLED' }], [ownerKey.id, { active: false }],
+      [ownerKey.id, { name: 'mine now' }], [ownerKey.id, { permissions: ['apiuser.update'] }],
+      [peer.id, { newSecret: true }], [peer.id, { permissions: ['apiuser.update'] }],
+    ] as const) {
+      const cmd = await api.cmd('apiuser.update', { id: target, ...change }, { basic: updater });
+      assert.equal(cmd.body.code, 'ACCESS_DENIED', `${JSON.stringify(change)}: ${cmd.text}`);
+      assert.equal(cmd.body.apiuser?.secret, undefined);
+      const rest = await api.rest('PUT', `/apiusers/${target}`, change, { basic: updater });
+      assert.equal(rest.body.code, 'ACCESS_DENIED', rest.text);
+    }
+    assert.deepEqual((await api.cmd('apiuser.getall', { resWindow: 1000 })).body.apiusers, before, 'nothing changed');
+    assert.equal((await api.cmd('customer.get')).body.code, 'OK', "the owner's secret still works");
+
+    // Within its own: a key with the same permissions, and itself.
+    const rotated = await api.cmd('apiuser.update', { id: weaker.id, newSecret: true, name: 'renamed' }, { basic: updater });
+    assert.equal(rotated.body.code, 'OK', rotated.text);
+    assert.equal(typeof rotated.body.apiuser.secret, 'string');
+    const self = await api.cmd('apiuser.update', { id: made.body.apiuser.id, newSecret: true }, { basic: updater });
+    assert.equal(self.body.code, 'OK', self.text);
+    // Nobody raises a key above what they hold, not even one it may manage.
+    const raise = await api.cmd('apiuser.update', { id: weaker.id, permissions: ['apiuser.update', 'apiuser.get'] }, { basic: [made.body.apiuser.uuid, self.body.apiuser.secret] });
+    assert.equal(raise.body.code, 'ACCESS_DENIED', raise.text);
+
+    // The owner's login manages every key.
+    const login = await api.cmd('session.login', { username: owner.username, password: owner.password, jwt: 1 }, null);
+    const byLogin = await api.cmd('apiuser.update', { id: peer.id, name: 'by owner' }, { bearer: login.body.token });
+    assert.equal(byLogin.body.code, 'OK', byLogin.text);
+  });
+
   it('lists every permission that exists: "*", each family.* and each command', async () => {
     const r = await api.rest('GET', '/apiusers/permissions/system');
     assert.equal(r.body.code, 'OK');

@@ -4,7 +4,8 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import { defineCommand, requirePrincipal, type Call, type Command } from '../command.js';
 import { badParam, InfraError, notFound } from '../errors.js';
 import { newApiKey, parsePermissions } from '../accounts.js';
-import { covers, systemPermissions } from '../permissions.js';
+import { systemPermissions } from '../permissions.js';
+import { requireMayGrant, requireMayManage } from '../credential-rules.js';
 import { unixSeconds } from '../../platform/clock.js';
 import { preparedQuery } from '../../platform/db/prepared.js';
 import type { ApiUserRow, InfraTables } from '../tables.js';
@@ -43,10 +44,8 @@ function grantable(call: Call, all: string[], value: string[] | string): string[
   const known = new Set(all);
   for (const p of list) {
     if (!known.has(p)) throw badParam('permissions', `unknown permission "${p}" (see apiuser.permissions.system)`);
-    if (!covers(requirePrincipal(call).permissions, p)) {
-      throw new InfraError('ACCESS_DENIED', `Access Denied: cannot grant "${p}", which this caller does not hold`);
-    }
   }
+  requireMayGrant(requirePrincipal(call), list);
   return [...new Set(list)];
 }
 
@@ -147,6 +146,8 @@ export function apiuserCommands(allCommandNames: () => string[]): Command[] {
       }),
       async handler(call, p) {
         const row = await findOwn(call, p.id);
+        // A key may be changed only by a caller holding everything it holds (credential-rules.ts).
+        requireMayManage(requirePrincipal(call), parsePermissions(row.permissions), `API user ${row.id}`);
         if (p.status !== undefined && p.active !== undefined && (p.status === 'ACTIVE') !== p.active) {
           throw badParam('active', `contradicts status ${p.status}`);
         }
@@ -162,8 +163,12 @@ export function apiuserCommands(allCommandNames: () => string[]): Command[] {
           changes.secret_hash = key.secretHash;
         }
         changes.date_modified = unixSeconds(call.services.clock);
+        // Only if its permissions are still those just judged: were it raised meanwhile, the caller
+        // could otherwise rotate (and read) the secret of a key it may no longer manage.
         const updated = await call.services.db.kysely
-          .updateTable('api_users').set(changes).where('id', '=', row.id).returning(SHOWN).executeTakeFirstOrThrow();
+          .updateTable('api_users').set(changes).where('id', '=', row.id).where('permissions', '=', row.permissions)
+          .returning(SHOWN).executeTakeFirst();
+        if (!updated) throw new InfraError('ERROR', `API user ${row.id} changed while this request ran; nothing was changed, try again`);
         const apiuser = secret ? { ...present(updated), secret } : present(updated);
         return { message: 'API User Updated Successfully', data: apiuser, top: { apiuser } };
       },
