@@ -114,6 +114,34 @@ await forEachEngine('apiuser commands', (engine) => {
     assert.equal(byLogin.body.code, 'OK', byLogin.text);
   });
 
+  it('refuses a value of the wrong type, null included, instead of reading it as a default', async () => {
+    const c = (await api.cmd('apiuser.create', { name: 'typed', permissions: ['apiuser.get'] })).body.apiuser;
+    const cases: [string, unknown][] = [
+      ['active', null], ['active', 'yes'], ['active', 0], ['active', ''], ['newSecret', null], ['newSecret', 1], ['newSecret', 'maybe'],
+      ['status', null], ['status', 'active'], ['name', null], ['name', 42], ['name', ''], ['name', 'x'.repeat(100_000)], ['name', 'a\u0000b'],
+      ['permissions', null], ['permissions', 7], ['permissions', [null]],
+    ];
+    for (const [field, value] of cases) {
+      const r = await api.cmd('apiuser.update', { id: c.id, [field]: value });
+      assert.equal(r.body.code, 'FAULT', `${field}=${JSON.stringify(value)}: ${r.text}`);
+      assert.ok(r.body.error && field in r.body.error, r.text);
+    }
+    for (const id of [null, 1.5, '', '99999999999999999999999', 2 ** 64]) {
+      const r = await api.cmd('apiuser.get', { id });
+      assert.ok(r.body.code === 'FAULT' || r.body.message === 'Could not find API user', `id=${JSON.stringify(id)}: ${r.text}`);
+    }
+    const r = await api.cmd('apiuser.getall', { resWindow: 1e12 });
+    assert.deepEqual(r.body, { code: 'FAULT', message: 'Invalid parameter resWindow: must be at most 50000', error: { resWindow: 'must be at most 50000' } });
+    const now = (await api.cmd('apiuser.get', { id: c.id })).body.apiuser;
+    assert.equal(now.status, 'ACTIVE', '"active": null did not disable the key');
+    assert.equal(now.name, 'typed');
+    assert.deepEqual(now.permissions, ['apiuser.get']);
+    assert.equal(now.dateModified, c.dateModified);
+    // What query strings carry is still understood.
+    const byQuery = await api.rest('PUT', `/apiusers/${c.id}?active=false`);
+    assert.equal(byQuery.body.data?.active, false, byQuery.text);
+  });
+
   it('lists every permission that exists: "*", each family.* and each command', async () => {
     const r = await api.rest('GET', '/apiusers/permissions/system');
     assert.equal(r.body.code, 'OK');

@@ -451,6 +451,25 @@ await forEachEngine('dns api', (engine) => {
       assert.deepEqual(await domain(id), before);
     });
 
+    it('never ignores a bad domain given with a record id: the delete is refused and the record kept', async () => {
+      const mine = await zone('keep-me.example');
+      const elsewhere = await zone('elsewhere.example');
+      const [rec] = ok(await api.cmd('dns.record.create', { domainId: mine, type: 'TXT', lookup: 'keep', data: 'kept' })).data;
+      for (const domainId of ['abc', -1, 0, 1.5, '1e3', true, [mine], { id: mine }, 2 ** 64]) {
+        fault(await api.cmd('dns.record.delete', { id: rec.id, domainId }), 'domainId');
+      }
+      assert.equal((await api.cmd('dns.record.delete', { id: rec.id, domainId: elsewhere })).body.code, 'ERROR', 'a record of another zone is not found');
+      assert.equal((await api.cmd('dns.record.delete', { id: rec.id, domainId: 999_999 })).body.code, 'ERROR');
+      assert.equal((await api.cmd('dns.record.delete', { id: rec.id, name: 'elsewhere.example' })).body.code, 'ERROR');
+      fault(await api.cmd('dns.record.delete', { id: '18446744073709551617' }), 'id');
+      assert.deepEqual((await domain(mine)).records.map((r: any) => r.id), [rec.id], 'the record is still there');
+      // The zone id and name must agree when both are given.
+      fault(await api.cmd('dns.domain.delete', { id: mine, name: 'elsewhere.example' }), 'name');
+      assert.equal((await domain(mine)).id, mine);
+      ok(await api.cmd('dns.record.delete', { id: rec.id, domainId: String(mine) }));
+      assert.deepEqual((await domain(mine)).records, []);
+    });
+
     it('accepts the apex as "@", "" or the zone name, and a lookup ending in the zone', async () => {
       const r = ok(await api.cmd('dns.record.create', { domainId: id, data: [
         { type: 'TXT', lookup: '@', data: 'at' },

@@ -3,6 +3,7 @@ import Type from 'typebox';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { defineCommand, requirePrincipal, type Call, type Command } from '../command.js';
 import { badParam, InfraError, notFound } from '../errors.js';
+import { pagingParams } from '../params.js';
 import { newApiKey, parsePermissions } from '../accounts.js';
 import { systemPermissions } from '../permissions.js';
 import { requireMayGrant, requireMayManage } from '../credential-rules.js';
@@ -10,11 +11,8 @@ import { unixSeconds } from '../../platform/clock.js';
 import { preparedQuery } from '../../platform/db/prepared.js';
 import type { ApiUserRow, InfraTables } from '../tables.js';
 
-const Paging = {
-  resStart: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'result offset' })),
-  resWindow: Type.Optional(Type.Integer({ minimum: 1, default: 20, description: 'maximum number of results' })),
-};
-const Id = Type.Union([Type.Integer({ minimum: 1 }), Type.String({ minLength: 1 })], { description: 'API user id, or its uuid' });
+const Paging = pagingParams(20);
+const Id = Type.Union([Type.Integer({ minimum: 1 }), Type.String({ minLength: 1, maxLength: 64 })], { description: 'API user id, or its uuid' });
 const Permissions = Type.Union([Type.Array(Type.String()), Type.String()], {
   description: 'list of permissions (or one comma-separated string): "*", "family.*" or command names; see apiuser.permissions.system',
 });
@@ -58,6 +56,8 @@ async function findOwn(call: Call, id: number | string) {
   const { customerId } = requirePrincipal(call);
   const db = call.services.db.kysely;
   const byNumber = typeof id === 'number' || /^\d+$/.test(id);
+  // An id no row can have (beyond 2^53) is simply not found; the store is not asked.
+  if (byNumber && !Number.isSafeInteger(Number(id))) throw notFound('API user');
   const [row] = byNumber ? await ownById(db, customerId, Number(id)) : await ownByUuid(db, customerId, id);
   if (!row) throw notFound('API user');
   return row;
@@ -72,7 +72,7 @@ export function apiuserCommands(allCommandNames: () => string[]): Command[] {
       rest: { method: 'GET', path: '/apiusers' },
       params: Type.Object({
         ...Paging,
-        name: Type.Optional(Type.String({ description: 'only API users whose name contains this' })),
+        name: Type.Optional(Type.String({ maxLength: 200, description: 'only API users whose name contains this' })),
         status: Type.Optional(Status),
       }),
       async handler(call, p) {

@@ -7,6 +7,7 @@ import Type from 'typebox';
 import { sql, type Selectable, type Transaction } from 'kysely';
 import { defineCommand, requirePrincipal, type Call, type Command } from '../command.js';
 import { badParam, InfraError, notFound } from '../errors.js';
+import { pagingParams } from '../params.js';
 import { unixSeconds } from '../../platform/clock.js';
 import { isUniqueViolation, type Database, type Queryable } from '../../platform/db/database.js';
 import type { DnsDomainRow, DnsRecordRow, InfraTables } from '../tables.js';
@@ -23,10 +24,7 @@ type RecordRow = Selectable<DnsRecordRow>;
 
 /** Lists default to everything (LEGO-J looks its zone up in one unfiltered getall). */
 const WINDOW_DEFAULT = 50_000;
-const Paging = {
-  resStart: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'result offset' })),
-  resWindow: Type.Optional(Type.Integer({ minimum: 1, default: WINDOW_DEFAULT, description: 'maximum number of results' })),
-};
+const Paging = pagingParams(WINDOW_DEFAULT);
 const DomainId = Type.Integer({ minimum: 1, description: 'domain (zone) id' });
 const ZoneNameParam = Type.String({ description: 'zone name, such as example.com' });
 // Record fields are checked by the DNS rules (dns-rules.ts), which accept what clients send:
@@ -115,9 +113,10 @@ function fault(problems: Problems): InfraError {
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
+/** An id as clients send it (a number, or digits in a string); none beyond 2^53, which no row has. */
 function positiveId(raw: unknown): number | undefined {
-  if (typeof raw === 'number' && Number.isInteger(raw) && raw > 0) return raw;
-  if (typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) && Number(raw) > 0) return Number(raw);
+  if (typeof raw === 'number' && Number.isSafeInteger(raw) && raw > 0) return raw;
+  if (typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) && Number(raw) > 0 && Number.isSafeInteger(Number(raw))) return Number(raw);
   return undefined;
 }
 
@@ -161,6 +160,13 @@ async function ownDomain(call: Call, ref: { id?: unknown; name?: unknown }, fiel
     if (id === undefined) throw badParam(field, 'must be a domain id');
     const row = await q.where('id', '=', id).executeTakeFirst();
     if (!row) throw notFound('domain');
+    // Both given: they must name the same zone, or the request is unclear and nothing is done.
+    if (ref.name !== undefined && ref.name !== null && ref.name !== '') {
+      const problems = new Problems();
+      const name = checkZoneName(ref.name, 'name', problems);
+      if (name === undefined) throw fault(problems);
+      if (name !== row.name) throw badParam('name', `${name} is not domain ${id} (${row.name})`);
+    }
     return row;
   }
   if (ref.name !== undefined && ref.name !== null && ref.name !== '') {
@@ -686,6 +692,14 @@ export const dnsCommands: Command[] = [
       let deleted: (RecordRow & { zone: string })[];
       if (ids) {
         const found = await ownRecords(call.services.db.kysely, customerId, [...new Set(ids)]);
+        // A domain given with the ids must be valid and hold them all: never ignored.
+        const domainRef = pick(params, 'domainid');
+        const given = (v: unknown) => v !== undefined && v !== null && v !== '';
+        if (given(domainRef) || given(p.name)) {
+          const domain = await ownDomain(call, { id: given(domainRef) ? domainRef : undefined, name: p.name }, 'domainId');
+          const elsewhere = found.find((r) => r.domain_id !== domain.id);
+          if (elsewhere) throw notFound(`record ${elsewhere.id} in domain ${domain.id}`);
+        }
         const change = async (trx: Trx) => {
           const current = await ownRecords(trx, customerId, found.map((r) => r.id));
           return async (): Promise<ZoneEffect<typeof current>> => {
