@@ -150,6 +150,13 @@ await forEachEngine('apiuser commands', (engine) => {
       assert.ok(perms.includes(p), p);
     }
     assert.ok(!perms.includes('session.login'), 'public commands need no permission');
+    // Sub-family wildcards exist too, and grant what they say.
+    for (const p of ['dns.*', 'dns.record.*', 'dns.domain.*', 'apiuser.permissions.*']) assert.ok(perms.includes(p), p);
+    const rec = await api.cmd('apiuser.create', { name: 'records only', permissions: ['dns.record.*'] });
+    assert.equal(rec.body.code, 'OK', rec.text);
+    const recKey: [string, string] = [rec.body.apiuser.uuid, rec.body.apiuser.secret];
+    assert.equal((await api.cmd('dns.record.getall', {}, { basic: recKey })).body.code, 'OK');
+    assert.equal((await api.cmd('dns.domain.getall', {}, { basic: recKey })).body.code, 'ACCESS_DENIED');
     const cmd = await api.cmd('apiuser.permissions.system');
     assert.deepEqual(cmd.body.permissions, perms);
   });
