@@ -99,7 +99,7 @@ await forEachEngine('infra credentials and permissions', (engine) => {
     assert.equal((await api.cmd('apiuser.getall', {}, { basic: [none.body.apiuser.uuid, none.body.apiuser.secret] })).body.code, 'ACCESS_DENIED');
   });
 
-  it('stops a disabled API user at once, by key and by its JWTs, and honours a new secret', async () => {
+  it('stops a disabled API user at once, by key and by its JWTs; a new secret ends the old one and every JWT it opened', async () => {
     const c = await api.cmd('apiuser.create', { name: 'temp', permissions: ['*'] });
     const key: [string, string] = [c.body.apiuser.uuid, c.body.apiuser.secret];
     const jwt = (await api.rest('POST', '/customer/jsonwebtoken', {}, { basic: key })).body.data.token;
@@ -109,11 +109,17 @@ await forEachEngine('infra credentials and permissions', (engine) => {
     assert.equal(off.body.data.active, false);
     assert.deepEqual((await api.cmd('apiuser.getall', {}, { basic: key })).body, DENIED);
     assert.deepEqual((await api.cmd('apiuser.getall', {}, { bearer: jwt })).body, DENIED);
-    const on = await api.cmd('apiuser.update', { id: c.body.apiuser.uuid, active: true, newSecret: true });
+    const on = await api.cmd('apiuser.update', { id: c.body.apiuser.uuid, active: true });
     assert.equal(on.body.code, 'OK', on.text);
-    assert.equal(typeof on.body.apiuser.secret, 'string');
-    assert.deepEqual((await api.cmd('apiuser.getall', {}, { basic: key })).body, DENIED, 'the old secret no longer works');
-    assert.equal((await api.cmd('apiuser.getall', {}, { basic: [key[0], on.body.apiuser.secret] })).body.code, 'OK');
     assert.equal((await api.cmd('apiuser.getall', {}, { bearer: jwt })).body.code, 'OK', 'JWTs of a re-enabled user work again until they expire');
+    const renewed = (await api.rest('POST', '/customer/jsonwebtoken', {}, { bearer: jwt })).body.data.token;
+    const rotated = await api.cmd('apiuser.update', { id: c.body.apiuser.uuid, newSecret: true });
+    assert.equal(typeof rotated.body.apiuser.secret, 'string');
+    assert.deepEqual((await api.cmd('apiuser.getall', {}, { basic: key })).body, DENIED, 'the old secret no longer works');
+    assert.deepEqual((await api.cmd('apiuser.getall', {}, { bearer: jwt })).body, DENIED, 'nor the JWTs it was exchanged for');
+    assert.deepEqual((await api.cmd('apiuser.getall', {}, { bearer: renewed })).body, DENIED, 'nor their renewals');
+    assert.equal((await api.cmd('apiuser.getall', {}, { basic: [key[0], rotated.body.apiuser.secret] })).body.code, 'OK');
+    const fresh = (await api.rest('POST', '/customer/jsonwebtoken', {}, { basic: [key[0], rotated.body.apiuser.secret] })).body.data.token;
+    assert.equal((await api.cmd('apiuser.getall', {}, { bearer: fresh })).body.code, 'OK');
   });
 });
