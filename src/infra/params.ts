@@ -165,19 +165,31 @@ function convert(schema: TSchema, value: unknown): unknown {
  * without recursion, so no nesting can overflow the stack. Returns the top-level field and problem.
  */
 function badText(input: Record<string, unknown>): [string, string] | undefined {
-  const stack: [unknown, string, number][] = [];
-  for (const key in input) stack.push([input[key], key, 1], [key, key, 0]);
-  while (stack.length) {
+  // Most requests are flat: their strings are checked without building the walk's stack.
+  let stack: [unknown, string, number][] | undefined;
+  for (const key in input) {
+    const value = input[key];
+    const problem = textProblem(key) ?? (typeof value === 'string' ? textProblem(value) : undefined);
+    if (problem) return [key, problem];
+    if (value !== null && typeof value === 'object') (stack ??= []).push([value, key, 1]);
+  }
+  while (stack?.length) {
     const [value, field, depth] = stack.pop()!;
     if (typeof value === 'string') {
-      if (value.includes('\0')) return [field, 'must not contain NUL characters'];
-      if (!(value as unknown as { isWellFormed(): boolean }).isWellFormed()) return [field, 'must be valid Unicode text (it holds a lone surrogate)'];
+      const problem = textProblem(value);
+      if (problem) return [field, problem];
     } else if (value !== null && typeof value === 'object') {
       if (depth >= DEPTH_LIMIT) return [field, `is nested more than ${DEPTH_LIMIT} levels deep`];
       if (Array.isArray(value)) for (const v of value) stack.push([v, field, depth + 1]);
       else for (const k in value) stack.push([(value as Record<string, unknown>)[k], field, depth + 1], [k, field, 0]);
     }
   }
+  return undefined;
+}
+
+function textProblem(value: string): string | undefined {
+  if (value.includes('\0')) return 'must not contain NUL characters';
+  if (!(value as unknown as { isWellFormed(): boolean }).isWellFormed()) return 'must be valid Unicode text (it holds a lone surrogate)';
   return undefined;
 }
 

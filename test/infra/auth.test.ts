@@ -31,6 +31,22 @@ await forEachEngine('infra credentials and permissions', (engine) => {
     assert.deepEqual(await r.json(), DENIED);
   });
 
+  it('answers malformed cookies and credentials that are no key with ACCESS_DENIED, not an internal error', async () => {
+    for (const cookie of ['JWTSESSIONID=%E0%A4%A', 'JWTSESSIONID=%', 'JWTSESSIONID=%00', 'JWTSESSIONID=' + 'A'.repeat(6000)]) {
+      const r = await fetch(`${api.base}/apiusers`, { headers: { cookie } });
+      assert.equal(r.status, 200);
+      assert.deepEqual(await r.json(), DENIED, cookie.slice(0, 40));
+    }
+    for (const pair of ['\u0000:\u0000', `${basic[0]}\u0000:${basic[1]}`, `${basic[0]}:${basic[1]}\u0000`, `${'u'.repeat(3000)}:s`]) {
+      const r = await fetch(`${api.base}/apiusers`, { headers: { authorization: 'Basic ' + Buffer.from(pair).toString('base64') } });
+      assert.deepEqual(await r.json(), DENIED);
+    }
+    const raw = await fetch(`${api.base}/apiusers`, { headers: { authorization: 'Basic ' + Buffer.from([0xff, 0x00, 0x3a, 0xc3, 0x28]).toString('base64') } });
+    assert.deepEqual(await raw.json(), DENIED);
+    assert.deepEqual((await api.cmd('apiuser.getall', { APIUUID: `${basic[0]}\u0000`, APISECRET: basic[1] }, null)).body, DENIED);
+    assert.deepEqual((await api.cmd('apiuser.getall', { APIUUID: { $ne: 1 }, APISECRET: basic[1] }, null)).body, DENIED);
+  });
+
   it('never lets credentials reach the command as parameters or echoes the secret', async () => {
     const r = await api.cmd('apiuser.getall', {}, { body: basic });
     assert.ok(!r.text.includes(basic[1]));
