@@ -455,9 +455,14 @@ await forEachEngine('dns api', (engine) => {
       const mine = await zone('keep-me.example');
       const elsewhere = await zone('elsewhere.example');
       const [rec] = ok(await api.cmd('dns.record.create', { domainId: mine, type: 'TXT', lookup: 'keep', data: 'kept' })).data;
-      for (const domainId of ['abc', -1, 0, 1.5, '1e3', true, [mine], { id: mine }, 2 ** 64]) {
+      for (const domainId of ['abc', -1, 0, 1.5, '1e3', ' 5', true, null, '', [mine], { id: mine }, 2 ** 64]) {
         fault(await api.cmd('dns.record.delete', { id: rec.id, domainId }), 'domainId');
       }
+      // A null or empty id is not a missing one: the delete by id must not become a delete by match.
+      for (const id of [null, '']) fault(await api.cmd('dns.record.delete', { id, domainId: mine, type: 'TXT', lookup: 'keep' }), 'id');
+      fault(await api.cmd('dns.record.create', { domainId: null, name: 'keep-me.example', type: 'TXT', lookup: 'new', data: 'x' }), 'domainId');
+      fault(await api.cmd('dns.record.getall', { domainId: null }), 'domainId');
+      fault(await api.cmd('dns.record.update', { data: { [rec.id]: { domainId: null, data: 'changed' } } }), `data.${rec.id}.domainId`);
       assert.equal((await api.cmd('dns.record.delete', { id: rec.id, domainId: elsewhere })).body.code, 'ERROR', 'a record of another zone is not found');
       assert.equal((await api.cmd('dns.record.delete', { id: rec.id, domainId: 999_999 })).body.code, 'ERROR');
       assert.equal((await api.cmd('dns.record.delete', { id: rec.id, name: 'elsewhere.example' })).body.code, 'ERROR');
