@@ -4,6 +4,7 @@
 // nothing in the store. Seeded: KEEL_FUZZ_SEED (default below) picks the requests, KEEL_FUZZ_RUNS how
 // many per engine; the seed is printed so a failure can be replayed.
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { after, before, it } from 'node:test';
 import type { TObject, TSchema } from 'typebox';
 import { forEachEngine } from '../helpers/engines.js';
@@ -248,5 +249,37 @@ await forEachEngine('infra fuzz', (engine) => {
     console.log(`# ${engine}: answers by code ${JSON.stringify(Object.fromEntries(seen))}`);
     // A fuzzer that only ever hit one wall would prove little.
     for (const code of ['OK', 'FAULT', 'ACCESS_DENIED', 'ERROR']) assert.ok((seen.get(code) ?? 0) > 0, `no ${code} answer in ${RUNS} requests`);
+  });
+
+  it(`answers raw request targets the URL parser refuses without an internal error (seed ${SEED})`, async () => {
+    const rnd = prng(SEED);
+    await infra.app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (infra.app.server.address() as net.AddressInfo).port;
+    const targets = [
+      'http://[::1/api/rest/v2.10/apiusers', 'http://x:99999/api/rest/v2.10/json.php', 'http://%zz/api', 'http://x:-1/', 'https://[zz]/api',
+      '//x/api/rest/v2.10/apiusers', '*', '/api/rest/v2.10/apiusers/%E0%A4%A', '/api/rest/v2.10/apiusers/..%2f..%2f',
+      '/api/rest/v2.10/\\..\\apiusers', '/api/rest/v2.10/./../apiusers', '/api/rest/v2.10/json.php?cmd=%zz&&=&%',
+    ];
+    // And mutations: a character of a target replaced by one of those parsers stumble on.
+    const odd = ['[', ']', '%', ':', '\\', '@', '#', '?', '.', '%2e', '%00', '%ff'];
+    for (let i = 0; i < 60; i++) {
+      const base = targets[Math.floor(rnd() * targets.length)];
+      const at = Math.floor(rnd() * base.length);
+      targets.push(base.slice(0, at) + odd[Math.floor(rnd() * odd.length)] + base.slice(at + 1));
+    }
+    const basic = 'Basic ' + Buffer.from(`${infra.ctx.created!.apiUuid}:${infra.ctx.created!.apiSecret}`).toString('base64');
+    for (const target of targets) {
+      const reply = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect(port, '127.0.0.1', () => socket.write(`GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: ${basic}\r\nConnection: close\r\n\r\n`));
+        let got = '';
+        socket.on('data', (c) => (got += c));
+        socket.on('close', () => resolve(got));
+        socket.on('error', reject);
+      });
+      const status = Number(/^HTTP\/1\.1 (\d+)/.exec(reply)?.[1]);
+      assert.ok(status > 0 && status < 500, `HTTP ${status} for ${JSON.stringify(target)}`);
+      assert.ok(!reply.includes('Internal server error'), `internal error for ${JSON.stringify(target)}`);
+      assert.deepEqual(errors, [], `logged at error level for ${JSON.stringify(target)}`);
+    }
   });
 });
