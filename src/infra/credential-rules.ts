@@ -17,8 +17,8 @@ export function mayManage(actor: Principal, targetPermissions: readonly string[]
 /** Throws ACCESS_DENIED unless `actor` may manage the credential (`what` names it in the answer). */
 export function requireMayManage(actor: Principal, targetPermissions: readonly string[], what: string): void {
   if (mayManage(actor, targetPermissions)) return;
-  const beyond = targetPermissions.filter((p) => !covers(actor.permissions, p));
-  throw accessDenied(`${what} holds permissions this caller does not (${beyond.join(', ')}), so this caller may not change it`);
+  // Which ones is not said: a caller allowed only to update need not learn a stronger key's permissions.
+  throw accessDenied(`${what} holds permissions this caller does not, so this caller may not change it`);
 }
 
 /** Throws ACCESS_DENIED unless `actor` holds every permission it would grant. */
