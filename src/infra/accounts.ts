@@ -19,6 +19,14 @@ export function parsePermissions(json: string): string[] {
   }
 }
 
+/**
+ * What an API user's JWTs carry of its secret: derived from the stored hash (never the secret), and
+ * changed by every new secret, which so ends the sessions the old one opened.
+ */
+export function secretTag(secretHash: string): string {
+  return sha256Hex(`jwt ${secretHash}`).slice(0, 16);
+}
+
 /** A fresh API key: the uuid, the secret (shown once) and what is stored. */
 export function newApiKey(): { uuid: string; secret: string; secretHash: string } {
   const secret = randomToken(32);
@@ -43,17 +51,19 @@ export async function principalForApiKey(db: Database<InfraTables>, uuid: string
   const ok = constantTimeEqual(row?.secret_hash ?? sha256Hex('no such key'), sha256Hex(secret));
   if (!row || !ok || row.status !== 'ACTIVE') return null;
   if (row.customer_status !== 'ACTIVE') return null;
-  return { kind: 'apiuser', id: row.id, customerId: row.customer_id, permissions: parsePermissions(row.permissions) };
+  return { kind: 'apiuser', id: row.id, customerId: row.customer_id, permissions: parsePermissions(row.permissions), secretTag: secretTag(row.secret_hash) };
 }
 
-export async function principalForSubject(db: Database<InfraTables>, sub: string): Promise<Principal | null> {
+/** `tag` is the JWT's: an API user's must match its current secret (`secretTag`). */
+export async function principalForSubject(db: Database<InfraTables>, sub: string, tag?: string): Promise<Principal | null> {
   const m = /^(apiuser|login):(\d+)$/.exec(sub);
   if (!m) return null;
   const id = Number(m[2]);
   if (m[1] === 'apiuser') {
-    const row = await db.kysely.selectFrom('api_users').select(['id', 'customer_id', 'permissions', 'status']).where('id', '=', id).executeTakeFirst();
-    if (!row || row.status !== 'ACTIVE' || !(await activeCustomer(db.kysely, row.customer_id))) return null;
-    return { kind: 'apiuser', id: row.id, customerId: row.customer_id, permissions: parsePermissions(row.permissions) };
+    const row = await db.kysely.selectFrom('api_users').select(['id', 'customer_id', 'permissions', 'status', 'secret_hash']).where('id', '=', id).executeTakeFirst();
+    if (!row || row.status !== 'ACTIVE' || tag === undefined || tag !== secretTag(row.secret_hash)) return null;
+    if (!(await activeCustomer(db.kysely, row.customer_id))) return null;
+    return { kind: 'apiuser', id: row.id, customerId: row.customer_id, permissions: parsePermissions(row.permissions), secretTag: tag };
   }
   const login = await db.kysely.selectFrom('logins').select(['id', 'customer_id', 'status']).where('id', '=', id).executeTakeFirst();
   if (!login || login.status !== 'ACTIVE' || !(await activeCustomer(db.kysely, login.customer_id))) return null;

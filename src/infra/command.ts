@@ -16,6 +16,11 @@ export interface Principal {
   id: number;
   customerId: number;
   permissions: string[];
+  /**
+   * An API user's: a tag of its current secret (accounts.ts secretTag). The JWTs issued for it carry
+   * the tag, so a new secret ends every session opened with the old one.
+   */
+  secretTag?: string;
 }
 
 /** What every handler can reach. */

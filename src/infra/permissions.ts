@@ -20,8 +20,15 @@ export function covers(held: readonly string[], wanted: string): boolean {
   return allows(held, wanted);
 }
 
-/** Every permission that exists: "*", each family's "family.*", and each command that needs one. */
+/**
+ * Every permission that exists: "*", a wildcard for each family and sub-family a command name has
+ * ("dns.*", "dns.record.*"), and each command that needs one.
+ */
 export function systemPermissions(commands: readonly string[]): string[] {
-  const families = new Set(commands.map((c) => c.split('.')[0] + '.*'));
-  return ['*', ...[...families].sort(), ...[...commands].sort()];
+  const wildcards = new Set<string>();
+  for (const c of commands) {
+    const parts = c.split('.');
+    for (let i = 1; i < parts.length; i++) wildcards.add(parts.slice(0, i).join('.') + '.*');
+  }
+  return ['*', ...[...wildcards].sort(), ...[...commands].sort()];
 }

@@ -32,14 +32,17 @@ export class PrincipalCache {
     return this.cache.peek(key) ?? this.lookup(key, () => principalForApiKey(this.db, uuid, secret));
   }
 
-  /** By JWT subject: the caller verifies the token (signature, expiry) on every request first. */
-  forSubject(sub: string): Promise<Principal | null> {
-    return this.lookup(`sub ${sub}`, () => principalForSubject(this.db, sub));
+  /**
+   * By JWT subject and secret tag (an API user's, see accounts.ts secretTag): the caller verifies the
+   * token (signature, expiry) on every request first.
+   */
+  forSubject(sub: string, tag?: string): Promise<Principal | null> {
+    return this.lookup(`sub ${sub} ${tag ?? ''}`, () => principalForSubject(this.db, sub, tag));
   }
 
   async forJwt(jwt: JwtSigner, token: string): Promise<Principal | null> {
     const claims = await jwt.verify(token);
-    return claims ? this.forSubject(claims.sub) : null;
+    return claims ? this.forSubject(claims.sub, typeof claims.sec === 'string' ? claims.sec : undefined) : null;
   }
 
   private lookup(key: string, load: () => Promise<Principal | null>): Promise<Principal | null> {

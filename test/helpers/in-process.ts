@@ -6,12 +6,12 @@ import { createContext, type Context } from '../../src/context.js';
 import { createInfraServer } from '../../src/infra/transport/server.js';
 import { allCommands } from '../../src/infra/commands/index.js';
 import type { Clock } from '../../src/platform/clock.js';
-import { createLogger } from '../../src/platform/log.js';
+import { createLogger, type Logger } from '../../src/platform/log.js';
 import { storageArgs, type Storage } from './server.js';
 
-export async function inProcessInfra(storage: Storage, opts: { clock?: Clock; args?: string[] } = {}) {
+export async function inProcessInfra(storage: Storage, opts: { clock?: Clock; args?: string[]; log?: Logger } = {}) {
   const config = buildConfig(readOptions([...storageArgs(storage), ...(opts.args ?? [])], {}).options);
-  const ctx: Context = await createContext(config, { clock: opts.clock, log: createLogger('error') });
+  const ctx: Context = await createContext(config, { clock: opts.clock, log: opts.log ?? createLogger('error') });
   const app = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones, nameserverDomain: ctx.config.nameserverDomain }, allCommands());
   const basicHeader = 'Basic ' + Buffer.from(`${ctx.created!.apiUuid}:${ctx.created!.apiSecret}`).toString('base64');
   /** Runs a command-style request; headers default to the first API key's Basic credentials. */

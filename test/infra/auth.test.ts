@@ -31,6 +31,22 @@ await forEachEngine('infra credentials and permissions', (engine) => {
     assert.deepEqual(await r.json(), DENIED);
   });
 
+  it('answers malformed cookies and credentials that are no key with ACCESS_DENIED, not an internal error', async () => {
+    for (const cookie of ['JWTSESSIONID=%E0%A4%A', 'JWTSESSIONID=%', 'JWTSESSIONID=%00', 'JWTSESSIONID=' + 'A'.repeat(6000)]) {
+      const r = await fetch(`${api.base}/apiusers`, { headers: { cookie } });
+      assert.equal(r.status, 200);
+      assert.deepEqual(await r.json(), DENIED, cookie.slice(0, 40));
+    }
+    for (const pair of ['\u0000:\u0000', `${basic[0]}\u0000:${basic[1]}`, `${basic[0]}:${basic[1]}\u0000`, `${'u'.repeat(3000)}:s`]) {
+      const r = await fetch(`${api.base}/apiusers`, { headers: { authorization: 'Basic ' + Buffer.from(pair).toString('base64') } });
+      assert.deepEqual(await r.json(), DENIED);
+    }
+    const raw = await fetch(`${api.base}/apiusers`, { headers: { authorization: 'Basic ' + Buffer.from([0xff, 0x00, 0x3a, 0xc3, 0x28]).toString('base64') } });
+    assert.deepEqual(await raw.json(), DENIED);
+    assert.deepEqual((await api.cmd('apiuser.getall', { APIUUID: `${basic[0]}\u0000`, APISECRET: basic[1] }, null)).body, DENIED);
+    assert.deepEqual((await api.cmd('apiuser.getall', { APIUUID: { $ne: 1 }, APISECRET: basic[1] }, null)).body, DENIED);
+  });
+
   it('never lets credentials reach the command as parameters or echoes the secret', async () => {
     const r = await api.cmd('apiuser.getall', {}, { body: basic });
     assert.ok(!r.text.includes(basic[1]));
@@ -99,7 +115,7 @@ await forEachEngine('infra credentials and permissions', (engine) => {
     assert.equal((await api.cmd('apiuser.getall', {}, { basic: [none.body.apiuser.uuid, none.body.apiuser.secret] })).body.code, 'ACCESS_DENIED');
   });
 
-  it('stops a disabled API user at once, by key and by its JWTs, and honours a new secret', async () => {
+  it('stops a disabled API user at once, by key and by its JWTs; a new secret ends the old one and every JWT it opened', async () => {
     const c = await api.cmd('apiuser.create', { name: 'temp', permissions: ['*'] });
     const key: [string, string] = [c.body.apiuser.uuid, c.body.apiuser.secret];
     const jwt = (await api.rest('POST', '/customer/jsonwebtoken', {}, { basic: key })).body.data.token;
@@ -109,11 +125,17 @@ await forEachEngine('infra credentials and permissions', (engine) => {
     assert.equal(off.body.data.active, false);
     assert.deepEqual((await api.cmd('apiuser.getall', {}, { basic: key })).body, DENIED);
     assert.deepEqual((await api.cmd('apiuser.getall', {}, { bearer: jwt })).body, DENIED);
-    const on = await api.cmd('apiuser.update', { id: c.body.apiuser.uuid, active: true, newSecret: true });
+    const on = await api.cmd('apiuser.update', { id: c.body.apiuser.uuid, active: true });
     assert.equal(on.body.code, 'OK', on.text);
-    assert.equal(typeof on.body.apiuser.secret, 'string');
-    assert.deepEqual((await api.cmd('apiuser.getall', {}, { basic: key })).body, DENIED, 'the old secret no longer works');
-    assert.equal((await api.cmd('apiuser.getall', {}, { basic: [key[0], on.body.apiuser.secret] })).body.code, 'OK');
     assert.equal((await api.cmd('apiuser.getall', {}, { bearer: jwt })).body.code, 'OK', 'JWTs of a re-enabled user work again until they expire');
+    const renewed = (await api.rest('POST', '/customer/jsonwebtoken', {}, { bearer: jwt })).body.data.token;
+    const rotated = await api.cmd('apiuser.update', { id: c.body.apiuser.uuid, newSecret: true });
+    assert.equal(typeof rotated.body.apiuser.secret, 'string');
+    assert.deepEqual((await api.cmd('apiuser.getall', {}, { basic: key })).body, DENIED, 'the old secret no longer works');
+    assert.deepEqual((await api.cmd('apiuser.getall', {}, { bearer: jwt })).body, DENIED, 'nor the JWTs it was exchanged for');
+    assert.deepEqual((await api.cmd('apiuser.getall', {}, { bearer: renewed })).body, DENIED, 'nor their renewals');
+    assert.equal((await api.cmd('apiuser.getall', {}, { basic: [key[0], rotated.body.apiuser.secret] })).body.code, 'OK');
+    const fresh = (await api.rest('POST', '/customer/jsonwebtoken', {}, { basic: [key[0], rotated.body.apiuser.secret] })).body.data.token;
+    assert.equal((await api.cmd('apiuser.getall', {}, { bearer: fresh })).body.code, 'OK');
   });
 });

@@ -430,6 +430,30 @@ await forEachEngine('dns api', (engine) => {
       assert.deepEqual(await domain(id), before);
     });
 
+    it('never ignores a bad domain given with a record id: the delete is refused and the record kept', async () => {
+      const mine = await zone('keep-me.example');
+      const elsewhere = await zone('elsewhere.example');
+      const [rec] = ok(await api.cmd('dns.record.create', { domainId: mine, type: 'TXT', lookup: 'keep', data: 'kept' })).data;
+      for (const domainId of ['abc', -1, 0, 1.5, '1e3', ' 5', true, null, '', [mine], { id: mine }, 2 ** 64]) {
+        fault(await api.cmd('dns.record.delete', { id: rec.id, domainId }), 'domainId');
+      }
+      // A null or empty id is not a missing one: the delete by id must not become a delete by match.
+      for (const id of [null, '']) fault(await api.cmd('dns.record.delete', { id, domainId: mine, type: 'TXT', lookup: 'keep' }), 'id');
+      fault(await api.cmd('dns.record.create', { domainId: null, name: 'keep-me.example', type: 'TXT', lookup: 'new', data: 'x' }), 'domainId');
+      fault(await api.cmd('dns.record.getall', { domainId: null }), 'domainId');
+      fault(await api.cmd('dns.record.update', { data: { [rec.id]: { domainId: null, data: 'changed' } } }), `data.${rec.id}.domainId`);
+      assert.equal((await api.cmd('dns.record.delete', { id: rec.id, domainId: elsewhere })).body.code, 'ERROR', 'a record of another zone is not found');
+      assert.equal((await api.cmd('dns.record.delete', { id: rec.id, domainId: 999_999 })).body.code, 'ERROR');
+      assert.equal((await api.cmd('dns.record.delete', { id: rec.id, name: 'elsewhere.example' })).body.code, 'ERROR');
+      fault(await api.cmd('dns.record.delete', { id: '18446744073709551617' }), 'id');
+      assert.deepEqual((await domain(mine)).records.map((r: any) => r.id), [rec.id], 'the record is still there');
+      // The zone id and name must agree when both are given.
+      fault(await api.cmd('dns.domain.delete', { id: mine, name: 'elsewhere.example' }), 'name');
+      assert.equal((await domain(mine)).id, mine);
+      ok(await api.cmd('dns.record.delete', { id: rec.id, domainId: String(mine) }));
+      assert.deepEqual((await domain(mine)).records, []);
+    });
+
     it('accepts the apex as "@", "" or the zone name, and a lookup ending in the zone', async () => {
       const r = ok(await api.cmd('dns.record.create', { domainId: id, data: [
         { type: 'TXT', lookup: '@', data: 'at' },

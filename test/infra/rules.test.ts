@@ -28,8 +28,8 @@ describe('permissions', () => {
     assert.ok(!covers(['dns.record.*'], 'dns.*'));
     assert.ok(!covers(['apiuser.get'], 'apiuser.*'));
   });
-  it('lists "*", each family and each command', () => {
-    assert.deepEqual(systemPermissions(['b.x', 'a.y', 'a.z.w']), ['*', 'a.*', 'b.*', 'a.y', 'a.z.w', 'b.x']);
+  it('lists "*", each family and sub-family and each command', () => {
+    assert.deepEqual(systemPermissions(['b.x', 'a.y', 'a.z.w']), ['*', 'a.*', 'a.z.*', 'b.*', 'a.y', 'a.z.w', 'b.x']);
   });
 });
 
@@ -58,7 +58,7 @@ describe('parameters', () => {
     assert.equal(missing.code, 'FAULT');
     assert.equal(missing.message, 'Missing parameter id');
     assert.deepEqual(missing.fields, { id: 'is required' });
-    assert.equal(fault({ id: 1, resWindow: 0 }).message, 'Invalid parameter resWindow: must be >= 1');
+    assert.equal(fault({ id: 1, resWindow: 0 }).message, 'Invalid parameter resWindow: must be at least 1');
     assert.equal(fault({ id: {} }).message, 'Invalid parameter id: must be an integer or a string');
   });
 });

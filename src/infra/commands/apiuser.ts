@@ -3,17 +3,16 @@ import Type from 'typebox';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { defineCommand, requirePrincipal, type Call, type Command } from '../command.js';
 import { badParam, InfraError, notFound } from '../errors.js';
+import { pagingParams } from '../params.js';
 import { newApiKey, parsePermissions } from '../accounts.js';
-import { covers, systemPermissions } from '../permissions.js';
+import { systemPermissions } from '../permissions.js';
+import { requireMayGrant, requireMayManage } from '../credential-rules.js';
 import { unixSeconds } from '../../platform/clock.js';
 import { preparedQuery } from '../../platform/db/prepared.js';
 import type { ApiUserRow, InfraTables } from '../tables.js';
 
-const Paging = {
-  resStart: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'result offset' })),
-  resWindow: Type.Optional(Type.Integer({ minimum: 1, default: 20, description: 'maximum number of results' })),
-};
-const Id = Type.Union([Type.Integer({ minimum: 1 }), Type.String({ minLength: 1 })], { description: 'API user id, or its uuid' });
+const Paging = pagingParams(20);
+const Id = Type.Union([Type.Integer({ minimum: 1 }), Type.String({ minLength: 1, maxLength: 64 })], { description: 'API user id, or its uuid' });
 const Permissions = Type.Union([Type.Array(Type.String()), Type.String()], {
   description: 'list of permissions (or one comma-separated string): "*", "family.*" or command names; see apiuser.permissions.system',
 });
@@ -43,10 +42,8 @@ function grantable(call: Call, all: string[], value: string[] | string): string[
   const known = new Set(all);
   for (const p of list) {
     if (!known.has(p)) throw badParam('permissions', `unknown permission "${p}" (see apiuser.permissions.system)`);
-    if (!covers(requirePrincipal(call).permissions, p)) {
-      throw new InfraError('ACCESS_DENIED', `Access Denied: cannot grant "${p}", which this caller does not hold`);
-    }
   }
+  requireMayGrant(requirePrincipal(call), list);
   return [...new Set(list)];
 }
 
@@ -59,6 +56,8 @@ async function findOwn(call: Call, id: number | string) {
   const { customerId } = requirePrincipal(call);
   const db = call.services.db.kysely;
   const byNumber = typeof id === 'number' || /^\d+$/.test(id);
+  // An id no row can have (beyond 2^53) is simply not found; the store is not asked.
+  if (byNumber && !Number.isSafeInteger(Number(id))) throw notFound('API user');
   const [row] = byNumber ? await ownById(db, customerId, Number(id)) : await ownByUuid(db, customerId, id);
   if (!row) throw notFound('API user');
   return row;
@@ -73,7 +72,7 @@ export function apiuserCommands(allCommandNames: () => string[]): Command[] {
       rest: { method: 'GET', path: '/apiusers' },
       params: Type.Object({
         ...Paging,
-        name: Type.Optional(Type.String({ description: 'only API users whose name contains this' })),
+        name: Type.Optional(Type.String({ maxLength: 200, description: 'only API users whose name contains this' })),
         status: Type.Optional(Status),
       }),
       async handler(call, p) {
@@ -147,6 +146,8 @@ export function apiuserCommands(allCommandNames: () => string[]): Command[] {
       }),
       async handler(call, p) {
         const row = await findOwn(call, p.id);
+        // A key may be changed only by a caller holding everything it holds (credential-rules.ts).
+        requireMayManage(requirePrincipal(call), parsePermissions(row.permissions), `API user ${row.id}`);
         if (p.status !== undefined && p.active !== undefined && (p.status === 'ACTIVE') !== p.active) {
           throw badParam('active', `contradicts status ${p.status}`);
         }
@@ -162,8 +163,12 @@ export function apiuserCommands(allCommandNames: () => string[]): Command[] {
           changes.secret_hash = key.secretHash;
         }
         changes.date_modified = unixSeconds(call.services.clock);
+        // Only if its permissions are still those just judged: were it raised meanwhile, the caller
+        // could otherwise rotate (and read) the secret of a key it may no longer manage.
         const updated = await call.services.db.kysely
-          .updateTable('api_users').set(changes).where('id', '=', row.id).returning(SHOWN).executeTakeFirstOrThrow();
+          .updateTable('api_users').set(changes).where('id', '=', row.id).where('permissions', '=', row.permissions)
+          .returning(SHOWN).executeTakeFirst();
+        if (!updated) throw new InfraError('ERROR', `API user ${row.id} changed while this request ran; nothing was changed, try again`);
         const apiuser = secret ? { ...present(updated), secret } : present(updated);
         return { message: 'API User Updated Successfully', data: apiuser, top: { apiuser } };
       },

@@ -7,6 +7,7 @@ import Type from 'typebox';
 import { sql, type Selectable, type Transaction } from 'kysely';
 import { defineCommand, requirePrincipal, type Call, type Command } from '../command.js';
 import { badParam, InfraError, notFound } from '../errors.js';
+import { pagingParams } from '../params.js';
 import { unixSeconds } from '../../platform/clock.js';
 import { isUniqueViolation, type Database, type Queryable } from '../../platform/db/database.js';
 import type { DnsDomainRow, DnsRecordRow, InfraTables } from '../tables.js';
@@ -23,10 +24,7 @@ type RecordRow = Selectable<DnsRecordRow>;
 
 /** Lists default to everything (LEGO-J looks its zone up in one unfiltered getall). */
 const WINDOW_DEFAULT = 50_000;
-const Paging = {
-  resStart: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'result offset' })),
-  resWindow: Type.Optional(Type.Integer({ minimum: 1, default: WINDOW_DEFAULT, description: 'maximum number of results' })),
-};
+const Paging = pagingParams(WINDOW_DEFAULT);
 const DomainId = Type.Integer({ minimum: 1, description: 'domain (zone) id' });
 const ZoneNameParam = Type.String({ description: 'zone name, such as example.com' });
 // Record fields are checked by the DNS rules (dns-rules.ts), which accept what clients send:
@@ -115,9 +113,10 @@ function fault(problems: Problems): InfraError {
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
+/** An id as clients send it (a number, or digits in a string); none beyond 2^53, which no row has. */
 function positiveId(raw: unknown): number | undefined {
-  if (typeof raw === 'number' && Number.isInteger(raw) && raw > 0) return raw;
-  if (typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) && Number(raw) > 0) return Number(raw);
+  if (typeof raw === 'number' && Number.isSafeInteger(raw) && raw > 0) return raw;
+  if (typeof raw === 'string' && /^\d+$/.test(raw) && Number(raw) > 0 && Number.isSafeInteger(Number(raw))) return Number(raw);
   return undefined;
 }
 
@@ -156,11 +155,18 @@ function inZoneBatch<T>(call: Call, domainId: number, work: (trx: Trx) => Promis
 async function ownDomain(call: Call, ref: { id?: unknown; name?: unknown }, field = 'id'): Promise<DomainRow> {
   const { customerId } = requirePrincipal(call);
   const q = call.services.db.kysely.selectFrom('dns_domains').selectAll().where('customer_id', '=', customerId);
-  if (ref.id !== undefined && ref.id !== null && ref.id !== '') {
+  if (ref.id !== undefined) {
     const id = positiveId(ref.id);
     if (id === undefined) throw badParam(field, 'must be a domain id');
     const row = await q.where('id', '=', id).executeTakeFirst();
     if (!row) throw notFound('domain');
+    // Both given: they must name the same zone, or the request is unclear and nothing is done.
+    if (ref.name !== undefined && ref.name !== null && ref.name !== '') {
+      const problems = new Problems();
+      const name = checkZoneName(ref.name, 'name', problems);
+      if (name === undefined) throw fault(problems);
+      if (name !== row.name) throw badParam('name', `${name} is not domain ${id} (${row.name})`);
+    }
     return row;
   }
   if (ref.name !== undefined && ref.name !== null && ref.name !== '') {
@@ -212,7 +218,8 @@ async function domainsFor(call: Call, entries: Entry[], params: Record<string, u
   const refs = entries.map((e) => {
     for (const [src, prefix] of [[e.raw, e.field], [params, '']] as const) {
       const id = pick(src, 'domainid');
-      if (id !== undefined && id !== null && id !== '') {
+      // Given is given: null or "" is a bad domain id, not a missing one.
+      if (id !== undefined) {
         const n = positiveId(id);
         if (n === undefined) problems.add(prefix + 'domainId', 'must be a domain id');
         return { id: n };
@@ -477,7 +484,7 @@ export const dnsCommands: Command[] = [
       let zone: DomainRow | undefined;
       const given = (v: unknown) => v !== undefined && v !== null && v !== '';
       const idRef = pick(params, 'domainid');
-      if (given(idRef)) zone = await ownDomain(call, { id: idRef }, 'domainId');
+      if (idRef !== undefined) zone = await ownDomain(call, { id: idRef }, 'domainId');
       else if (given(p.domain)) zone = await ownDomain(call, positiveId(p.domain) !== undefined ? { id: p.domain } : { name: p.domain }, 'domain');
       else if (given(p.name)) zone = await ownDomain(call, { name: p.name }, 'name');
       if (zone) q = q.where('r.domain_id', '=', zone.id);
@@ -578,8 +585,10 @@ export const dnsCommands: Command[] = [
       const merged = entries.map((e, i) => {
         const old = byId.get(ids[i])!;
         const domainRef = pick(e.raw, 'domainid');
-        if (domainRef !== undefined && domainRef !== null && domainRef !== '' && positiveId(domainRef) !== old.domain_id) {
-          problems.add(e.field + 'domainId', 'a record cannot move to another domain');
+        if (domainRef !== undefined) {
+          const domainId = positiveId(domainRef);
+          if (domainId === undefined) problems.add(e.field + 'domainId', 'must be a domain id');
+          else if (domainId !== old.domain_id) problems.add(e.field + 'domainId', 'a record cannot move to another domain');
         }
         const raw: Record<string, unknown> = {
           lookup: old.lookup, type: old.type, data: old.data, ttl: old.ttl, priority: old.priority, weight: old.weight,
@@ -670,7 +679,9 @@ export const dnsCommands: Command[] = [
       const params = p as Record<string, unknown>;
       const problems = new Problems();
       let ids: number[] | undefined;
-      if (p.id !== undefined && p.id !== null && p.id !== '') {
+      // An id that is given but null or "" is refused: read as absent, it would turn a delete by id
+      // into a delete by match.
+      if (p.id !== undefined) {
         const id = positiveId(p.id);
         if (id === undefined) throw badParam('id', 'must be a record id');
         ids = [id];
@@ -687,6 +698,13 @@ export const dnsCommands: Command[] = [
       let deleted: (RecordRow & { zone: string })[];
       if (ids) {
         const found = await ownRecords(call.services.db.kysely, customerId, [...new Set(ids)]);
+        // A domain given with the ids must be valid and hold them all: never ignored.
+        const domainRef = pick(params, 'domainid');
+        if (domainRef !== undefined || p.name !== undefined) {
+          const domain = await ownDomain(call, { id: domainRef, name: p.name }, 'domainId');
+          const elsewhere = found.find((r) => r.domain_id !== domain.id);
+          if (elsewhere) throw notFound(`record ${elsewhere.id} in domain ${domain.id}`);
+        }
         const change = async (trx: Trx) => {
           const current = await ownRecords(trx, customerId, found.map((r) => r.id));
           return async (): Promise<ZoneEffect<typeof current>> => {

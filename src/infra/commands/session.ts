@@ -7,8 +7,9 @@ import { unixSeconds } from '../../platform/clock.js';
 
 export const SESSION_COOKIE = 'JWTSESSIONID';
 
-async function issue(call: Call, sub: string, customerId: number) {
-  const { token, expires } = await call.services.jwt.sign({ sub, cid: customerId });
+/** `secretTag`: an API user's (Principal.secretTag), so a new secret ends this session. */
+async function issue(call: Call, sub: string, customerId: number, secretTag?: string) {
+  const { token, expires } = await call.services.jwt.sign(secretTag === undefined ? { sub, cid: customerId } : { sub, cid: customerId, sec: secretTag });
   call.setCookie(SESSION_COOKIE, token, expires - unixSeconds(call.services.clock));
   return { token, sessionId: token, expires, customerId };
 }
@@ -40,7 +41,7 @@ export const sessionCommands: Command[] = [
     params: Type.Object({}),
     async handler(call) {
       const p = requirePrincipal(call);
-      const session = await issue(call, `${p.kind}:${p.id}`, p.customerId);
+      const session = await issue(call, `${p.kind}:${p.id}`, p.customerId, p.secretTag);
       return { message: 'JWT Created Successfully', data: session, top: session };
     },
   }),

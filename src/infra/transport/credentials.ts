@@ -10,13 +10,34 @@ export type Credentials =
 
 const BODY_KEYS = { uuid: 'apiuuid', secret: 'apisecret' };
 
-export function cookieValue(header: string | undefined, name: string): string | undefined {
+/**
+ * What a key's uuid or secret can look like: printable ASCII, not too long. Anything else (a Basic
+ * header decodes to any bytes, NUL included, which PostgreSQL refuses in a query) is refused here,
+ * as bad credentials, before the store is asked.
+ */
+const KEY_PART = /^[\x21-\x7e]{1,256}$/;
+
+/** The cookie's value, percent-decoded; null when its escapes are malformed. */
+export function cookieValue(header: string | undefined, name: string): string | undefined | null {
   if (!header) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      const raw = part.slice(eq + 1).trim();
+      if (!raw.includes('%')) return raw;
+      try {
+        return decodeURIComponent(raw);
+      } catch {
+        return null;
+      }
+    }
   }
   return undefined;
+}
+
+function apiKey(uuid: unknown, secret: unknown): Credentials {
+  if (typeof uuid !== 'string' || typeof secret !== 'string' || !KEY_PART.test(uuid) || !KEY_PART.test(secret)) return { kind: 'invalid' };
+  return { kind: 'apikey', uuid, secret };
 }
 
 /**
@@ -42,16 +63,14 @@ export function takeCredentials(headers: { authorization?: string; cookie?: stri
       const decoded = Buffer.from(value, 'base64').toString('utf8');
       const colon = decoded.indexOf(':');
       if (colon <= 0) return { kind: 'invalid' };
-      return { kind: 'apikey', uuid: decoded.slice(0, colon), secret: decoded.slice(colon + 1) };
+      return apiKey(decoded.slice(0, colon), decoded.slice(colon + 1));
     }
     if (scheme === 'bearer') return value ? { kind: 'jwt', token: value } : { kind: 'invalid' };
     return { kind: 'invalid' };
   }
-  if (uuid !== undefined || secret !== undefined) {
-    if (typeof uuid !== 'string' || typeof secret !== 'string' || !uuid || !secret) return { kind: 'invalid' };
-    return { kind: 'apikey', uuid, secret };
-  }
+  if (uuid !== undefined || secret !== undefined) return apiKey(uuid, secret);
   const cookie = cookieValue(headers.cookie, SESSION_COOKIE);
+  if (cookie === null) return { kind: 'invalid' };
   if (cookie) return { kind: 'jwt', token: cookie };
   return { kind: 'none' };
 }

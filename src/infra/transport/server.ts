@@ -47,7 +47,13 @@ function splitTarget(target: string): { path: string; query: string } {
   let query = q < 0 ? '' : target.slice(q + 1);
   // The regular expression only when the path holds a piece of what it looks for.
   if (path.charCodeAt(0) !== 47 /* / */ || ((path.includes('/.') || path.includes('%') || path.includes('\\')) && NEEDS_URL_PARSER.test(path))) {
-    const url = new URL(target, 'http://x');
+    let url: URL;
+    try {
+      url = new URL(target, 'http://x');
+    } catch {
+      // An absolute-form target with a bad host or port ("http://[::1/..."): the client's error.
+      throw new InfraError('ERROR', 'Malformed request target');
+    }
     path = url.pathname;
     query = url.search.slice(1);
   }
