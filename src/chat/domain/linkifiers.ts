@@ -171,10 +171,32 @@ export function compileLinkifiers(list: Linkifier[]): CompiledLinkifier[] {
 export type LinkifiedPiece = { text: string; href?: string };
 
 /**
- * Splits text into plain pieces and linked ones. Linkifiers apply in order: an earlier one's links
- * are final, a later one only sees the text left between them.
+ * How long the linkifiers may take on one message or topic. Matching is linear in the text, but
+ * re2js finds each match with its NFA, whose cost also grows with the pattern (bounded when saved)
+ * and, for a pattern that looks far ahead (`#\d+(.*x)?`), with the number of matches: a message
+ * built against the realm's linkifiers could still take most of a second. Past the budget the
+ * rest of the text stays plain. Ordinary messages are far inside it (5 linkifiers on 200 bytes:
+ * about 0.1 ms); it is generous so that a busy machine does not cut them short.
  */
-export function linkifyText(text: string, linkifiers: CompiledLinkifier[]): LinkifiedPiece[] {
+export const LINKIFY_BUDGET_MS = 100;
+
+/** The time linkifiers have left on one message or topic, from their first search on. */
+export class LinkifyBudget {
+  private deadline: number | undefined;
+
+  /** Whether another search may start (the first always may: the clock starts then). */
+  allows(): boolean {
+    const now = performance.now();
+    this.deadline ??= now + LINKIFY_BUDGET_MS;
+    return now < this.deadline;
+  }
+}
+
+/**
+ * Splits text into plain pieces and linked ones. Linkifiers apply in order: an earlier one's links
+ * are final, a later one only sees the text left between them, and none once the budget is spent.
+ */
+export function linkifyText(text: string, linkifiers: CompiledLinkifier[], budget = new LinkifyBudget()): LinkifiedPiece[] {
   let pieces: LinkifiedPiece[] = [{ text }];
   for (const l of linkifiers) {
     const next: LinkifiedPiece[] = [];
@@ -185,7 +207,7 @@ export function linkifyText(text: string, linkifiers: CompiledLinkifier[]): Link
       let last = 0;
       // The boundary characters around a match are not linked: the next search starts right
       // after the linked text, so they can bound the next match too.
-      for (let from = 0; from <= text.length && m.find(from);) {
+      for (let from = 0; from <= text.length && budget.allows() && m.find(from);) {
         const start = m.start(1);
         const end = m.end(1);
         if (end === start) { from = m.start() + 1; continue; } // empty matches are refused when saved
