@@ -2,7 +2,7 @@
 // named groups, Zulip's match boundaries, processing order, and where the renderer applies them.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { checkLinkifier, LINKIFY_BUDGET_MS, linkifyText, topicLinks } from '../../src/chat/domain/linkifiers.js';
+import { checkLinkifier, compileLinkifiers, LINKIFY_BUDGET_MS, linkifyText, topicLinks } from '../../src/chat/domain/linkifiers.js';
 import { EMPTY_CONTEXT, renderMarkdown } from '../../src/chat/domain/markdown.js';
 import { ChatError } from '../../src/chat/errors.js';
 
@@ -138,6 +138,17 @@ it('bounds what a message built against the linkifiers costs: pattern size when 
   const many = renderMarkdown('#1 '.repeat(3333), { ...EMPTY_CONTEXT, linkifiers: [checkLinkifier('#\\d+(?:.*x)?', 'https://x.example/')] });
   assert.ok(many.startsWith('<p><a href="https://x.example/"'), many.slice(0, 80));
   assert.ok(many.endsWith('#1</p>'));
+});
+
+it('compiles stored linkifiers once, leaving out those RE2 refuses (saved under the old rules)', () => {
+  const stored = [
+    { id: 1, pattern: '(?P<x>a)(?P=x)', url_template: 'https://x.example/{x}' },
+    { id: 2, pattern: 'T-(?P<n>[0-9]+)', url_template: 'https://t.example/{n}' },
+  ];
+  const first = compileLinkifiers(stored);
+  assert.equal(first.length, 1);
+  assert.deepEqual(linkifyText('T-5 aa', first).map((p) => p.href), ['https://t.example/5', undefined]);
+  assert.equal(compileLinkifiers(stored)[0], first[0], 'the same compiled pattern, not compiled again');
 });
 
 it('renders linkifier links in text, not in code or inside links', () => {
