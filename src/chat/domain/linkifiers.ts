@@ -1,7 +1,7 @@
 // Linkifiers: a pattern in RE2's syntax (Zulip's: named groups as (?P<name>...)) and an RFC 6570 URL
-// template ({name}, {+name}, {#name}) filled from the groups. Checked when saved, compiled once per
-// realm on RE2 (linear-time matching: an administrator's pattern cannot stall the server on a
-// message built against it), and applied to message text by the Markdown renderer in their order.
+// template ({name}, {+name}, {#name}) filled from the groups. Checked when saved, compiled once on
+// RE2 (linear-time matching: an administrator's pattern cannot stall the server on a message built
+// against it), and applied to message text by the Markdown renderer in their order.
 import type { RE2JS } from 're2js';
 import type { Queryable } from '../../platform/db/database.js';
 import { TableCache } from '../../platform/db/table-cache.js';
