@@ -8,7 +8,7 @@ import { after, before, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
 import { createStorage, type Storage } from '../helpers/server.js';
 import { inProcessChat, ok, type InProcessClient } from '../helpers/in-process-chat.js';
-import { containsAlertWord } from '../../src/chat/domain/alert-words.js';
+import { containsAlertWord, RealmAlertWords, usersAlerted } from '../../src/chat/domain/alert-words.js';
 
 type Chat = Awaited<ReturnType<typeof inProcessChat>>;
 
@@ -19,6 +19,41 @@ it('matches an alert word only where it stands apart', () => {
   assert.equal(containsAlertWord('cats and concat', 'cat'), false);
   assert.equal(containsAlertWord('concat, then cat!', 'cat'), true, 'a later occurrence counts');
   assert.equal(containsAlertWord('big deal here', 'big deal'), true, 'phrases too');
+});
+
+it('finds all of a realm\'s words at once, as each would be found alone', () => {
+  // A small alphabet with the boundary characters, so words overlap, repeat and stand apart often.
+  let seed = 7;
+  const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+  const pick = (len: number) => Array.from({ length: len }, () => 'ab .,(!'[rand(7)]).join('');
+  for (let round = 0; round < 200; round++) {
+    const words = [...new Set(Array.from({ length: 1 + rand(6) }, () => pick(1 + rand(4)).trim()).filter(Boolean))];
+    const text = pick(rand(40));
+    const realm = new RealmAlertWords(new Map([[1, words.slice(0, 2)], [2, words.slice(2)]]));
+    assert.deepEqual([...realm.found(text)].sort(), words.filter((w) => containsAlertWord(text, w)).sort(), JSON.stringify({ text, words }));
+    assert.deepEqual([...usersAlerted(realm, text.toUpperCase(), [1, 2])].sort(),
+      [1, 2].filter((u) => (realm.byUser.get(u) ?? []).some((w) => containsAlertWord(text, w))));
+  }
+});
+
+it('costs the message\'s length times the longest word, however many words there are', () => {
+  // 1,000 words that all begin where the message does (looked for one by one: 0.4 s).
+  const words = Array.from({ length: 1000 }, (_, i) => 'a'.repeat(i % 100) + 'bcdefghijk'[Math.floor(i / 100)]);
+  // And the worst case: a word may start at every other character and run 100 characters deep.
+  words.push('a('.repeat(49) + 'az');
+  const realm = new RealmAlertWords(new Map([[1, words]]));
+  for (const text of ['a'.repeat(10_000), 'a '.repeat(5000), ('a'.repeat(99) + ' ').repeat(100), '(a'.repeat(5000)]) {
+    usersAlerted(realm, text, [1]);
+    let best = Infinity;
+    for (let i = 0; i < 3; i++) {
+      const t0 = performance.now();
+      assert.deepEqual([...usersAlerted(realm, text, [1])], []);
+      best = Math.min(best, performance.now() - t0);
+    }
+    console.log(`# 1,000 alert words on ${JSON.stringify(text.slice(0, 6))}... (${text.length} characters): ${best.toFixed(2)} ms`);
+    assert.ok(best < 50, `${best} ms`);
+  }
+  assert.deepEqual([...usersAlerted(realm, 'aaab!', [1])], [1]);
 });
 
 await forEachEngine('chat alert words', (engine) => {

@@ -48,7 +48,7 @@ await forEachEngine('chat organization settings', (engine) => {
     assert.deepEqual(await drain(ben, legacy.queue_id), [], 'no realm_linkifiers without linkifier_url_template');
 
     refused(await ann.post('/realm/filters', { pattern: 'x(?P<id>[0-9]+)', url_template: 'https://x.example/{id}' }), 'UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator');
-    refused(await owner.post('/realm/filters', { pattern: '#(?P<id>[0-9]+', url_template: 'https://x.example/{id}' }), 'BAD_REQUEST', 'Bad regular expression: Unterminated group');
+    refused(await owner.post('/realm/filters', { pattern: '#(?P<id>[0-9]+', url_template: 'https://x.example/{id}' }), 'BAD_REQUEST', 'Bad regular expression: missing ): #(?P<id>[0-9]+');
     refused(await owner.post('/realm/filters', { pattern: 'T(?P<id>[0-9]+)', url_template: 'https://x.example/{ticket}' }), 'BAD_REQUEST',
       "Group 'ticket' in URL template is not present in linkifier pattern.");
     refused(await owner.post('/realm/filters', { pattern: 'T(?P<id>[0-9]+)', url_template: 'x.example/{id' }), 'BAD_REQUEST', 'Invalid URL template.');

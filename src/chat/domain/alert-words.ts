@@ -53,8 +53,53 @@ export function containsAlertWord(text: string, word: string): boolean {
   return false;
 }
 
-/** A realm's alert words (lowercase) by user: what every new message is matched against. */
-export type RealmAlertWords = ReadonlyMap<number, readonly string[]>;
+interface TrieNode {
+  next: Map<number, TrieNode>;
+  /** The word that ends here, if one does. */
+  word?: string;
+}
+
+/**
+ * A realm's alert words (lowercase) by user: what every new message is matched against. They are
+ * looked for all at once, in a trie walked from each place a word may start, so a message costs at
+ * most its length times the longest word's, however many words (and users) the realm has: looked
+ * for one by one, a user's 1,000 words cost 0.4 s on a 10,000-character message.
+ */
+export class RealmAlertWords {
+  readonly byUser: ReadonlyMap<number, readonly string[]>;
+  private readonly root: TrieNode = { next: new Map() };
+
+  constructor(byUser: ReadonlyMap<number, readonly string[]>) {
+    this.byUser = byUser;
+    for (const words of byUser.values()) {
+      for (const word of words) {
+        let node = this.root;
+        for (let i = 0; i < word.length; i++) {
+          const c = word.charCodeAt(i);
+          let child = node.next.get(c);
+          if (!child) node.next.set(c, (child = { next: new Map() }));
+          node = child;
+        }
+        node.word = word;
+      }
+    }
+  }
+
+  /** The words that occur in `text` (lowercase) standing apart, as the header describes. */
+  found(text: string): Set<string> {
+    const found = new Set<string>();
+    for (let start = 0; start < text.length; start++) {
+      if (start > 0 && !BEFORE.has(text[start - 1]!)) continue;
+      let node: TrieNode | undefined = this.root;
+      for (let i = start; i < text.length;) {
+        node = node.next.get(text.charCodeAt(i++));
+        if (!node) break;
+        if (node.word !== undefined && (i === text.length || AFTER.has(text[i]!))) found.add(node.word);
+      }
+    }
+    return found;
+  }
+}
 
 const realmCaches = new TableCache<RealmAlertWords>('alert_words');
 
@@ -71,7 +116,7 @@ export async function realmAlertWords(db: Queryable<ChatTables>, realmId: number
       if (mine) mine.push(r.word_lower);
       else byUser.set(userId, [r.word_lower]);
     }
-    return byUser;
+    return new RealmAlertWords(byUser);
   };
   return realmCaches.get(db, String(realmId), read);
 }
@@ -82,10 +127,11 @@ export async function realmAlertWords(db: Queryable<ChatTables>, realmId: number
  */
 export function usersAlerted(words: RealmAlertWords, content: string, candidates: Iterable<number>): Set<number> {
   const alerted = new Set<number>();
-  if (!words.size) return alerted;
-  const text = content.toLowerCase();
+  if (!words.byUser.size) return alerted;
+  const found = words.found(content.toLowerCase());
+  if (!found.size) return alerted;
   for (const userId of candidates) {
-    if (words.get(userId)?.some((w) => containsAlertWord(text, w))) alerted.add(userId);
+    if (words.byUser.get(userId)?.some((w) => found.has(w))) alerted.add(userId);
   }
   return alerted;
 }

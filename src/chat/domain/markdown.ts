@@ -8,7 +8,7 @@
 import MarkdownIt from 'markdown-it';
 import katex from 'katex';
 import { emojiByChars, emojiByName, emojiPattern } from './emoji.js';
-import { linkifyText, type CompiledLinkifier } from './linkifiers.js';
+import { LinkifyBudget, linkifyText, type CompiledLinkifier } from './linkifiers.js';
 
 export interface MentionUser { id: number; full_name: string }
 export interface MentionGroup { id: number; name: string; memberIds: number[] }
@@ -41,6 +41,8 @@ export interface Rendered {
 // A type alias (not an interface) so it fits markdown-it's open Env record.
 type RenderEnv = {
   ctx: MarkdownContext;
+  /** The linkifiers' time on this message (quote and spoiler blocks render separately, on the same budget). */
+  linkifyBudget: LinkifyBudget;
   users: Set<number>;
   groups: Set<number>;
   streamWildcard: boolean;
@@ -231,6 +233,7 @@ md.inline.ruler.before('linkify', 'zulip_math', (state, silent) => {
 md.core.ruler.after('linkify', 'zulip_linkifiers', (state) => {
   const linkifiers = (state.env as RenderEnv).ctx?.linkifiers;
   if (!linkifiers?.length) return;
+  const budget = (state.env as RenderEnv).linkifyBudget;
   for (const block of state.tokens) {
     if (block.type !== 'inline' || !block.children) continue;
     const out: typeof block.children = [];
@@ -242,7 +245,7 @@ md.core.ruler.after('linkify', 'zulip_linkifiers', (state) => {
         out.push(t);
         continue;
       }
-      const pieces = linkifyText(t.content, linkifiers);
+      const pieces = linkifyText(t.content, linkifiers, budget);
       if (pieces.length === 1 && pieces[0].href === undefined) {
         out.push(t);
         continue;
@@ -331,7 +334,7 @@ md.renderer.rules.s_close = () => '</del>';
 
 /** Renders a message and reports its (non-silent) mentions. */
 export function renderMessage(content: string, ctx: MarkdownContext = EMPTY_CONTEXT): Rendered {
-  const env: RenderEnv = { ctx, users: new Set(), groups: new Set(), streamWildcard: false, topicWildcard: false };
+  const env: RenderEnv = { ctx, linkifyBudget: new LinkifyBudget(), users: new Set(), groups: new Set(), streamWildcard: false, topicWildcard: false };
   const html = md.render(content, env).replace(/\n+$/, '');
   return { html, mentionedUserIds: [...env.users], mentionedGroupIds: [...env.groups], streamWildcard: env.streamWildcard, topicWildcard: env.topicWildcard };
 }
