@@ -12,7 +12,8 @@ import { startDnsServer, type DnsServer } from './dns/server.js';
 import type { ChatInitResult } from './chat/domain/realm.js';
 import { createChatServer } from './chat/http.js';
 import { allEndpoints } from './chat/endpoints/index.js';
-import { AttemptLimiter, LOGIN_BUDGETS } from './chat/domain/rate-limit.js';
+import { ChatLimits } from './chat/domain/rate-limit.js';
+import { InfraLimits } from './infra/rate-limit.js';
 import type { FastifyInstance } from 'fastify';
 import { ADMIN_USAGE, runAdmin } from './chat/admin.js';
 import { EventHub } from './chat/events/hub.js';
@@ -91,7 +92,7 @@ function startChat(ctx: Context, config: Config): { app: FastifyInstance; events
       // Port 0 picks a free port: the realm URL names the port actually chosen.
       realmUrl: (realm) => realmUrlFor(chatUrl(actual, config.chatRootDomain), rootDomain, realm.string_id),
       rootDomain,
-      loginLimiter: new AttemptLimiter(ctx.clock, LOGIN_BUDGETS),
+      limits: new ChatLimits(ctx.clock, config.rateLimits),
       events,
       presence: new PresenceStore(ctx.chatDb, ctx.clock, ctx.log),
     },
@@ -113,7 +114,7 @@ function startChat(ctx: Context, config: Config): { app: FastifyInstance; events
 async function serve(config: Config, json: boolean): Promise<number> {
   const ctx = await createContext(config);
   if (ctx.created || ctx.chatCreated) printInit(ctx.created, ctx.chatCreated, json, config);
-  const infra = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones }, allCommands());
+  const infra = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones, limits: new InfraLimits(ctx.clock, config.rateLimits) }, allCommands());
   const chat = startChat(ctx, config);
   // Saves the queues for the next start; a failed save leaves clients as a crash would (they get
   // BAD_EVENT_QUEUE_ID and register again), so it is logged and the shutdown goes on.

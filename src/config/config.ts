@@ -2,6 +2,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { UsageError, type RawOptions } from './env.js';
+import { parseRateLimits, type RateLimits } from './rate-limits.js';
 
 export interface ListenAddress { host: string; port: number }
 
@@ -22,6 +23,7 @@ export interface Config {
   dnsSecondaries: ListenAddress[];
   jwtLifetimeSeconds: number;
   logLevel: 'error' | 'warn' | 'info' | 'debug';
+  rateLimits: RateLimits;
 }
 
 export function parseListen(flag: string, value: string): ListenAddress {
@@ -108,5 +110,6 @@ export function buildConfig(o: RawOptions): Config {
     dnsSecondaries: parseSecondaries(o['dns-secondaries']),
     jwtLifetimeSeconds: lifetime,
     logLevel: level,
+    rateLimits: parseRateLimits(o['rate-limits']),
   };
 }

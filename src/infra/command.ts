@@ -7,6 +7,7 @@ import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/log.js';
 import type { InfraTables } from './tables.js';
 import type { ZoneCatalog } from '../dns/zone.js';
+import type { InfraLimits } from './rate-limit.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -26,6 +27,8 @@ export interface InfraServices {
   log: Logger;
   /** The hosted DNS zones the DNS server answers from; dns.* commands update it after each commit. */
   zones: ZoneCatalog;
+  /** API budgets per key and per address, and session.login's password budgets (rate-limit.ts). */
+  limits: InfraLimits;
 }
 
 export interface Call {
@@ -33,6 +36,8 @@ export interface Call {
   /** Absent only for commands whose access is 'public'. */
   principal?: Principal;
   style: 'cmd' | 'rest';
+  /** The client's address (the TCP peer). */
+  ip: string;
   /** Lets session commands set the JWTSESSIONID cookie. */
   setCookie(name: string, value: string, maxAgeSeconds: number): void;
 }

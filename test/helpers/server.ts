@@ -49,10 +49,14 @@ export interface RunningServer {
   kill9(): Promise<void>;
 }
 
-/** Starts `keel serve` with the Infra API and DNS on free ports (unless `extra` sets --dns-listen). */
+/**
+ * Starts `keel serve` with the Infra API and DNS on free ports (unless `extra` sets --dns-listen),
+ * and API rate limits off unless `extra` sets --rate-limits: suites send far more than a client would.
+ */
 export async function startServer(storage: Storage, extra: string[] = []): Promise<RunningServer> {
   const dnsArgs = extra.includes('--dns-listen') ? [] : ['--dns-listen', '127.0.0.1:0'];
-  const child = spawn(process.execPath, [KEEL_BIN, 'serve', '--json', '--infra-listen', '127.0.0.1:0', '--chat-listen', '127.0.0.1:0', ...dnsArgs, ...storageArgs(storage), ...extra], {
+  const limitArgs = extra.includes('--rate-limits') ? [] : ['--rate-limits', 'off'];
+  const child = spawn(process.execPath, [KEEL_BIN, 'serve', '--json', '--infra-listen', '127.0.0.1:0', '--chat-listen', '127.0.0.1:0', ...dnsArgs, ...limitArgs, ...storageArgs(storage), ...extra], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, KEEL_LOG_LEVEL: 'warn' },
   });

@@ -11,7 +11,7 @@ import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerRespon
 import type { Duplex } from 'node:stream';
 import type { InjectOptions, Response as InjectResponse } from 'light-my-request';
 import type { Call, Command, InfraServices, Principal } from '../command.js';
-import { accessDenied, InfraError } from '../errors.js';
+import { accessDenied, InfraError, RateLimited } from '../errors.js';
 import { checkParams } from '../params.js';
 import { allows } from '../permissions.js';
 import { PrincipalCache } from '../principal-cache.js';
@@ -225,14 +225,17 @@ export function createInfraServer(services: InfraServices, commands: Command[]):
     const creds = takeCredentials(req.headers as { authorization?: string; cookie?: string }, params);
     const who = authenticate(command, creds);
     const principal = who instanceof Promise ? await who : who;
+    const ip = req.socket.remoteAddress ?? '';
+    services.limits.charge(principal, ip);
     const checked = checkParams(command.params, params) as Record<string, unknown>;
-    const call: Call = { services, principal, style, setCookie };
+    const call: Call = { services, principal, style, ip, setCookie };
     return okText(await command.handler(call, checked), style);
   }
 
   async function respond(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let path = req.url ?? '/';
     let cookie: string | undefined;
+    let retryAfter: number | undefined;
     let body: string;
     try {
       const target = splitTarget(path);
@@ -243,6 +246,7 @@ export function createInfraServer(services: InfraServices, commands: Command[]):
     } catch (err) {
       if (err instanceof ClientGone) return;
       if (err instanceof BodyTooLarge) res.shouldKeepAlive = false;
+      if (err instanceof RateLimited) retryAfter = err.retryAfter;
       if (err instanceof InfraError) body = JSON.stringify(errorBody(err));
       else {
         services.log.error('infra request failed', { method: req.method, path, error: (err as Error).stack });
@@ -253,6 +257,7 @@ export function createInfraServer(services: InfraServices, commands: Command[]):
     if (closing) res.shouldKeepAlive = false;
     const headers: OutgoingHttpHeaders = { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body) };
     if (cookie !== undefined) headers['set-cookie'] = cookie;
+    if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
     const written = endWhenDurable(res, services.db, headers, body, (err) => {
       services.log.error('infra answer not durable', { method: req.method, path, error: (err as Error).stack });
       return INTERNAL_ERROR;
