@@ -283,7 +283,7 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[]):
       const authenticate = endpoint.auth === 'user' || (endpoint.auth === 'spectator' && !!r.headers.authorization);
       const userOrRead = authenticate ? cache.user(realm.id, r.headers.authorization) : undefined;
       const user = userOrRead instanceof Promise ? await userOrRead : userOrRead;
-      limits = services.limits.charge(user?.id, r.ip);
+      limits = services.limits.charge(endpoint, user?.id, r.ip);
       const { values, ignored } = decodeParams(endpoint.params, raw);
       const call = new Call(services, realm, user, clientName(raw.client, r.headers['user-agent']), r, ignored, listener, limits);
       const result = await endpoint.handler(call, values);

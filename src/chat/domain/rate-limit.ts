@@ -1,25 +1,38 @@
-// Chat's rate limits, as Zulip has them: every API request is charged to its user (api_by_user,
-// 200 a minute) or, without one, to its client address (api_by_ip, 100 a minute), and answered
-// with X-RateLimit-Limit/-Remaining/-Reset; over budget, 429 RATE_LIMIT_HIT with retry-after.
+// Chat's rate limits, as Zulip has them: every API request, event polls included, is charged to
+// its user (api_by_user, 200 a minute) or, without one, to its client address (api_by_ip, 100 a
+// minute), and answered with X-RateLimit-Limit/-Remaining/-Reset; over budget, 429 RATE_LIMIT_HIT
+// with retry-after.
 // Password attempts at fetch_api_key have their own budgets (platform/rate-limit.ts PasswordBudgets),
 // on even when the API budgets are off. In this process's memory (platform/rate-limit.ts).
 import type { Clock } from '../../platform/clock.js';
 import { addressKey, Budget, PasswordBudgets } from '../../platform/rate-limit.js';
 import type { RateLimits } from '../../config/rate-limits.js';
 import { rateLimited } from '../errors.js';
+import type { Endpoint } from '../endpoint.js';
+
+/** One API budget per user and one per address (for requests without a user). */
+interface ApiBudgets {
+  byUser: Budget;
+  byAddress: Budget;
+}
 
 export class ChatLimits {
   readonly passwords: PasswordBudgets;
-  private readonly byUser: Budget | undefined;
-  private readonly byAddress: Budget | undefined;
   private readonly clock: Clock;
+  /** Undefined when the API budgets are off. */
+  private readonly api: ApiBudgets | undefined;
+  /**
+   * Event polls (GET and DELETE /events) have budgets of their own, with the same rules: Zulip's
+   * event server (Tornado) keeps its buckets in its own memory, apart from the other endpoints'.
+   */
+  private readonly polls: ApiBudgets | undefined;
 
   constructor(clock: Clock, limits: RateLimits) {
     this.clock = clock;
     this.passwords = new PasswordBudgets(clock, { account: limits.passwordAccount, address: limits.passwordIp });
     if (limits.api) {
-      this.byUser = new Budget(clock, limits.chatUser);
-      this.byAddress = new Budget(clock, limits.chatIp);
+      this.api = { byUser: new Budget(clock, limits.chatUser), byAddress: new Budget(clock, limits.chatIp) };
+      this.polls = { byUser: new Budget(clock, limits.chatUser), byAddress: new Budget(clock, limits.chatIp) };
     }
   }
 
@@ -27,9 +40,10 @@ export class ChatLimits {
    * Charges one request to its user, or to its address when there is none. Gives the X-RateLimit-*
    * headers for the answer (undefined when API budgets are off); over budget, throws the 429 with them.
    */
-  charge(userId: number | undefined, ip: string): Record<string, string> | undefined {
-    const budget = userId === undefined ? this.byAddress : this.byUser;
-    if (!budget) return undefined;
+  charge(endpoint: Endpoint, userId: number | undefined, ip: string): Record<string, string> | undefined {
+    const budgets = endpoint.path === EVENTS_PATH ? this.polls : this.api;
+    if (!budgets) return undefined;
+    const budget = userId === undefined ? budgets.byAddress : budgets.byUser;
     const key = userId === undefined ? addressKey(ip) : String(userId);
     const wait = budget.take(key);
     if (wait > 0) throw rateLimited(wait, limitHeaders(this.clock, { limit: budget.rule.count, wait }));
@@ -37,6 +51,8 @@ export class ChatLimits {
     return { 'x-ratelimit-limit': String(s.limit), 'x-ratelimit-remaining': String(s.remaining), 'x-ratelimit-reset': String(Math.floor(this.clock.now() / 1000 + s.resetSeconds)) };
   }
 }
+
+const EVENTS_PATH = '/events';
 
 /** The X-RateLimit-* headers of a refusal: nothing left, and Reset (a Unix time) when the next request is let in, as Zulip gives it on a 429. */
 export function limitHeaders(clock: Clock, refused: { limit: number; wait: number }): Record<string, string> {
