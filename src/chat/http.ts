@@ -123,12 +123,10 @@ class LateResponse implements LateAnswer {
   private readonly res: ServerResponse;
   private readonly head: string;
   private readonly listener: Listener;
-  private readonly headers: Record<string, string> | undefined;
 
-  constructor(res: ServerResponse, ignored: string[], listener: Listener, gone: () => void, headers: Record<string, string> | undefined) {
+  constructor(res: ServerResponse, ignored: string[], listener: Listener, gone: () => void) {
     this.res = res;
     this.listener = listener;
-    this.headers = headers;
     this.head = ignored.length ? `{"result":"success","msg":"","ignored_parameters_unsupported":${JSON.stringify(ignored)},` : '{"result":"success","msg":"",';
     // Gone already: told once the handler has parked.
     if (onClientGone(res, gone)) process.nextTick(gone);
@@ -142,22 +140,17 @@ class LateResponse implements LateAnswer {
     let at = body.write(this.head);
     for (const f of fields) at += typeof f === 'string' ? body.write(f, at) : f.copy(body, at);
     body[at] = 0x7d; // }
-    void this.listener.write(this.res, 200, body, this.headers);
+    void this.listener.write(this.res, 200, body);
   }
 }
 
-function envelope(result: Record<string, unknown>, ignored: string[], headers: Record<string, string> | undefined): Answer {
+function envelope(result: Record<string, unknown>, ignored: string[]): Answer {
   const body: Record<string, unknown> = { result: 'success', msg: '', ...result };
   if (ignored.length) body.ignored_parameters_unsupported = ignored;
-  return { status: 200, body, headers };
+  return { status: 200, body };
 }
 
-/** An error in Zulip's envelope; `limits` are the X-RateLimit-* headers of a request its budget was charged for. */
-const errorAnswer = (err: ChatError, limits?: Record<string, string>): Answer => ({
-  status: err.status,
-  body: { result: 'error', msg: err.message, code: err.code, ...err.extra },
-  headers: limits ? { ...limits, ...err.headers } : err.headers,
-});
+const errorAnswer = (err: ChatError): Answer => ({ status: err.status, body: { result: 'error', msg: err.message, code: err.code, ...err.extra }, headers: err.headers });
 const INTERNAL: Answer = { status: 500, body: { result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' } };
 const INTERNAL_ERROR = JSON.stringify(INTERNAL.body);
 
@@ -190,10 +183,9 @@ class Call implements ChatCall {
   private readonly request: ChatRequest;
   private readonly ignored: string[];
   private readonly listener: Listener;
-  private readonly limits: Record<string, string> | undefined;
   private gone: AbortSignal | undefined;
 
-  constructor(services: ChatServices, realm: Realm, user: ChatUser | undefined, client: string, request: ChatRequest, ignored: string[], listener: Listener, limits: Record<string, string> | undefined) {
+  constructor(services: ChatServices, realm: Realm, user: ChatUser | undefined, client: string, request: ChatRequest, ignored: string[], listener: Listener) {
     this.services = services;
     this.realm = realm;
     this.user = user;
@@ -202,7 +194,6 @@ class Call implements ChatCall {
     this.request = request;
     this.ignored = ignored;
     this.listener = listener;
-    this.limits = limits;
   }
 
   // Made when a handler asks (a parked poll): an AbortController per request costs ~5% of a ping.
@@ -212,7 +203,7 @@ class Call implements ChatCall {
 
   later(gone: () => void): LateAnswer {
     this.request.detach();
-    return new LateResponse(this.request.res, this.ignored, this.listener, gone, this.limits);
+    return new LateResponse(this.request.res, this.ignored, this.listener, gone);
   }
 }
 
@@ -260,8 +251,6 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[]):
   /** Finds the endpoint, authenticates, decodes and runs the handler; undefined when it answers later. Never rejects. */
   async function dispatch(r: ChatRequest): Promise<Answer | undefined> {
     let path = r.url;
-    // The X-RateLimit-* headers, once the request is charged to its user or address (chat/domain/rate-limit.ts).
-    let limits: Record<string, string> | undefined;
     try {
       const url = splitTarget(r.url);
       path = url.pathname;
@@ -283,13 +272,16 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[]):
       const authenticate = endpoint.auth === 'user' || (endpoint.auth === 'spectator' && !!r.headers.authorization);
       const userOrRead = authenticate ? cache.user(realm.id, r.headers.authorization) : undefined;
       const user = userOrRead instanceof Promise ? await userOrRead : userOrRead;
-      limits = services.limits.charge(endpoint, user?.id, r.ip);
+      // Charged to its user or address (domain/rate-limit.ts); the X-RateLimit-* headers go on the
+      // response now, so every answer carries them, later ones and errors included.
+      const limits = services.limits.charge(endpoint, user?.id, r.ip);
+      if (limits) for (const name in limits) r.res.setHeader(name, limits[name]);
       const { values, ignored } = decodeParams(endpoint.params, raw);
-      const call = new Call(services, realm, user, clientName(raw.client, r.headers['user-agent']), r, ignored, listener, limits);
+      const call = new Call(services, realm, user, clientName(raw.client, r.headers['user-agent']), r, ignored, listener);
       const result = await endpoint.handler(call, values);
-      return result === LATER ? undefined : envelope(result, ignored, limits);
+      return result === LATER ? undefined : envelope(result, ignored);
     } catch (err) {
-      if (err instanceof ChatError) return errorAnswer(err, limits);
+      if (err instanceof ChatError) return errorAnswer(err);
       services.log.error('chat request failed', { method: r.method, path, error: (err as Error).stack });
       return INTERNAL;
     }
