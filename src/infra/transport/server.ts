@@ -235,7 +235,6 @@ export function createInfraServer(services: InfraServices, commands: Command[]):
   async function respond(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let path = req.url ?? '/';
     let cookie: string | undefined;
-    let retryAfter: number | undefined;
     let body: string;
     try {
       const target = splitTarget(path);
@@ -246,7 +245,7 @@ export function createInfraServer(services: InfraServices, commands: Command[]):
     } catch (err) {
       if (err instanceof ClientGone) return;
       if (err instanceof BodyTooLarge) res.shouldKeepAlive = false;
-      if (err instanceof RateLimited) retryAfter = err.retryAfter;
+      if (err instanceof RateLimited) res.setHeader('retry-after', String(err.retryAfter));
       if (err instanceof InfraError) body = JSON.stringify(errorBody(err));
       else {
         services.log.error('infra request failed', { method: req.method, path, error: (err as Error).stack });
@@ -257,7 +256,6 @@ export function createInfraServer(services: InfraServices, commands: Command[]):
     if (closing) res.shouldKeepAlive = false;
     const headers: OutgoingHttpHeaders = { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body) };
     if (cookie !== undefined) headers['set-cookie'] = cookie;
-    if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
     const written = endWhenDurable(res, services.db, headers, body, (err) => {
       services.log.error('infra answer not durable', { method: req.method, path, error: (err as Error).stack });
       return INTERNAL_ERROR;
