@@ -92,7 +92,7 @@ function startChat(ctx: Context, config: Config): { app: FastifyInstance; events
       // Port 0 picks a free port: the realm URL names the port actually chosen.
       realmUrl: (realm) => realmUrlFor(chatUrl(actual, config.chatRootDomain), rootDomain, realm.string_id),
       rootDomain,
-      limits: new ChatLimits(ctx.clock, config.rateLimits),
+      limits: new ChatLimits(ctx.clock, config.rateLimits, config.trustedProxies),
       events,
       presence: new PresenceStore(ctx.chatDb, ctx.clock, ctx.log),
     },
@@ -114,7 +114,7 @@ function startChat(ctx: Context, config: Config): { app: FastifyInstance; events
 async function serve(config: Config, json: boolean): Promise<number> {
   const ctx = await createContext(config);
   if (ctx.created || ctx.chatCreated) printInit(ctx.created, ctx.chatCreated, json, config);
-  const infra = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones, limits: new InfraLimits(ctx.clock, config.rateLimits) }, allCommands());
+  const infra = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones, limits: new InfraLimits(ctx.clock, config.rateLimits, config.trustedProxies) }, allCommands());
   const chat = startChat(ctx, config);
   // Saves the queues for the next start; a failed save leaves clients as a crash would (they get
   // BAD_EVENT_QUEUE_ID and register again), so it is logged and the shutdown goes on.

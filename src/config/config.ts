@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { UsageError, type RawOptions } from './env.js';
 import { parseRateLimits, type RateLimits } from './rate-limits.js';
+import { parseTrustedProxies } from '../platform/client-address.js';
 
 export interface ListenAddress { host: string; port: number }
 
@@ -24,6 +25,8 @@ export interface Config {
   jwtLifetimeSeconds: number;
   logLevel: 'error' | 'warn' | 'info' | 'debug';
   rateLimits: RateLimits;
+  /** Reverse proxies (addresses, CIDR blocks) whose X-Forwarded-For names the client, for per-address budgets. */
+  trustedProxies: string[];
 }
 
 export function parseListen(flag: string, value: string): ListenAddress {
@@ -98,6 +101,8 @@ export function buildConfig(o: RawOptions): Config {
     throw new UsageError(`--log-level must be error, warn, info or debug, got "${level}"`);
   }
   const dnsListen = parseListen('dns-listen', o['dns-listen']!);
+  const trustedProxies = parseTrustedProxies(o['trusted-proxies']);
+  if (!trustedProxies) throw new UsageError(`--trusted-proxies must be comma-separated IPv4 or IPv6 addresses or CIDR blocks (10.0.0.0/8), got "${o['trusted-proxies']}"`);
   return {
     dataDir: path.resolve(o['data-dir'] ?? './data'),
     databaseUrl: url,
@@ -111,5 +116,6 @@ export function buildConfig(o: RawOptions): Config {
     jwtLifetimeSeconds: lifetime,
     logLevel: level,
     rateLimits: parseRateLimits(o['rate-limits']),
+    trustedProxies,
   };
 }

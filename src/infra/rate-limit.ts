@@ -5,6 +5,8 @@
 // a 200), and a Retry-After header. In this process's memory (platform/rate-limit.ts).
 import type { Clock } from '../platform/clock.js';
 import { addressKey, Budget, PasswordBudgets } from '../platform/rate-limit.js';
+import { TrustedProxies } from '../platform/client-address.js';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { RateLimits } from '../config/rate-limits.js';
 import type { Principal } from './command.js';
 import { RateLimited } from './errors.js';
@@ -13,13 +15,20 @@ export class InfraLimits {
   readonly passwords: PasswordBudgets;
   private readonly byKey: Budget | undefined;
   private readonly byAddress: Budget | undefined;
+  private readonly proxies: TrustedProxies;
 
-  constructor(clock: Clock, limits: RateLimits) {
+  constructor(clock: Clock, limits: RateLimits, trustedProxies: readonly string[] = []) {
+    this.proxies = new TrustedProxies(trustedProxies);
     this.passwords = new PasswordBudgets(clock, { account: limits.passwordAccount, address: limits.passwordIp });
     if (limits.api) {
       this.byKey = new Budget(clock, limits.infraKey);
       this.byAddress = new Budget(clock, limits.infraIp);
     }
+  }
+
+  /** The client's address: the TCP peer, or what a trusted proxy says in X-Forwarded-For. */
+  client(peer: string, headers: IncomingHttpHeaders): string {
+    return this.proxies.client(peer, headers['x-forwarded-for']);
   }
 
   /** Charges one request to its principal, or to its address when there is none; throws RATE_LIMIT over budget. */

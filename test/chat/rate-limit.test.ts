@@ -10,6 +10,8 @@ import { makeUser } from '../helpers/chat-users.js';
 import { freshAddress, requestFrom, type AddressReply } from '../helpers/from-address.js';
 
 const PASSWORD = 'pass-word-1';
+/** A loopback address outside freshAddress's range, playing a reverse proxy. */
+const PROXY = '127.200.0.1';
 
 /** Zulip's 429 with every field and header: retry-after a float of seconds in the body, whole seconds in the header. */
 function assertLimited(r: AddressReply | { status: number; body: Record<string, any>; headers: Headers }, limit: number, maxWait: number): void {
@@ -47,7 +49,7 @@ await forEachEngine('chat rate limits', (engine) => {
     // test on a slow machine (the address budget above the 31 password attempts
     // one test makes, as fetch_api_key is charged to it too); the password budgets are the defaults
     // (5 and 30 in 30 minutes).
-    const s = server(engine, ['--rate-limits', 'chat-user=20/3600,chat-ip=40/3600']);
+    const s = server(engine, ['--rate-limits', 'chat-user=20/3600,chat-ip=40/3600', '--trusted-proxies', PROXY]);
     const login = (from: string, username: string, password: string) =>
       requestFrom(from, `${s.server!.chatUrl}/api/v1/fetch_api_key`, { form: { username, password } });
 
@@ -131,6 +133,16 @@ await forEachEngine('chat rate limits', (engine) => {
       assert.equal((await requestFrom(freshAddress(), `${s.server!.chatUrl}/api/v1/server_settings`)).status, 200);
       const auth = { authorization: 'Basic ' + Buffer.from(`${g.client.email}:${g.client.apiKey}`).toString('base64') };
       assert.equal((await requestFrom(from, `${s.server!.chatUrl}/api/v1/users/me`, { headers: auth })).status, 200);
+    });
+
+    it("charges each client behind a trusted proxy to its own address, and a forged header to the sender's", async () => {
+      const settings = (from: string, forwardedFor: string) =>
+        requestFrom(from, `${s.server!.chatUrl}/api/v1/server_settings`, { headers: { 'x-forwarded-for': forwardedFor } });
+      for (let i = 0; i < 3; i++) assert.equal((await settings(PROXY, '198.51.100.7')).headers['x-ratelimit-remaining'], String(39 - i));
+      assert.equal((await settings(PROXY, '198.51.100.8')).headers['x-ratelimit-remaining'], '39');
+      const liar = freshAddress();
+      assert.equal((await settings(liar, '198.51.100.9')).headers['x-ratelimit-remaining'], '39');
+      assert.equal((await settings(liar, '198.51.100.10')).headers['x-ratelimit-remaining'], '38');
     });
   });
 

@@ -45,3 +45,13 @@ describe('rate limit options', () => {
     }
   });
 });
+
+describe('trusted proxies option', () => {
+  it('takes addresses and CIDR blocks by flag or environment, none by default, and refuses names', () => {
+    const config = (argv: string[], env: NodeJS.ProcessEnv = {}) => buildConfig(readOptions(argv, env).options);
+    assert.deepEqual(config([]).trustedProxies, []);
+    assert.deepEqual(config(['--trusted-proxies', '10.0.0.0/8,::1']).trustedProxies, ['10.0.0.0/8', '::1']);
+    assert.deepEqual(config([], { KEEL_TRUSTED_PROXIES: '192.0.2.1' }).trustedProxies, ['192.0.2.1']);
+    assert.throws(() => config(['--trusted-proxies', 'proxy.local']), (err: Error) => err instanceof UsageError && /^--trusted-proxies must be comma-separated IPv4 or IPv6 addresses or CIDR blocks \(10\.0\.0\.0\/8\), got "proxy\.local"$/.test(err.message));
+  });
+});

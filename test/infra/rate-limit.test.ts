@@ -10,6 +10,8 @@ import { basicAuth, freshAddress, requestFrom, type AddressReply } from '../help
 
 type Infra = Awaited<ReturnType<typeof startInfra>>;
 
+const PROXY = '127.200.0.1';
+
 function assertLimited(r: AddressReply, maxWait: number): void {
   assert.equal(r.status, 200, 'the provider answers every error in its envelope with HTTP 200');
   assert.deepEqual(Object.keys(r.body), ['code', 'message', 'retryAfter']);
@@ -34,7 +36,8 @@ await forEachEngine('infra rate limits', (engine) => {
   describe('with limits on', () => {
     // A small API key budget over an hour, so the test reaches it and no unit comes back meanwhile;
     // the address budget above the 31 logins one test makes (session.login is charged to it too).
-    const s = infra(engine, ['--rate-limits', 'infra-key=10/3600,infra-ip=40/3600']);
+    // One loopback address (outside freshAddress's range) plays a reverse proxy.
+    const s = infra(engine, ['--rate-limits', 'infra-key=10/3600,infra-ip=40/3600', '--trusted-proxies', `${PROXY},192.0.2.0/24`]);
     const login = (from: string, username: string, password: string) => s.cmd(from, 'session.login', { username, password, jwt: 1 });
     const owner = () => s.infra.server.secrets!;
 
@@ -51,6 +54,22 @@ await forEachEngine('infra rate limits', (engine) => {
       for (let i = 0; i < 30; i++) assert.equal((await login(from, `nobody-${i}`, 'guess')).body.code, 'ACCESS_DENIED');
       assertLimited(await login(from, owner().username, owner().password), 1800);
       assert.equal((await login(freshAddress(), owner().username, owner().password)).body.code, 'OK');
+    });
+
+    it('takes the client address from X-Forwarded-For through a trusted proxy only', async () => {
+      const url = `${s.infra.server.infraUrl}/api/rest/v2.10/json.php`;
+      const from = (address: string, forwardedFor: string, username: string, password: string) =>
+        requestFrom(address, url, { json: { cmd: 'session.login', username, password }, headers: { 'x-forwarded-for': forwardedFor } });
+      // 30 guesses by one client behind the proxy (a forged entry on the left changes nothing).
+      for (let i = 0; i < 30; i++) assert.equal((await from(PROXY, `10.9.9.${i}, 198.51.100.7`, `proxied-${i}`, 'guess')).body.code, 'ACCESS_DENIED');
+      assertLimited(await from(PROXY, '198.51.100.7', owner().username, owner().password), 1800);
+      // Another client behind the same proxy, and behind a second trusted one, logs in.
+      assert.equal((await from(PROXY, '198.51.100.8', owner().username, owner().password)).body.code, 'OK');
+      assert.equal((await from(PROXY, '198.51.100.7, 192.0.2.5', owner().username, owner().password)).body.code, 'RATE_LIMIT');
+      // A client that is no trusted proxy cannot choose its budget by writing the header: its own address pays.
+      const liar = freshAddress();
+      for (let i = 0; i < 30; i++) assert.equal((await from(liar, `198.51.100.${100 + i}`, `liar-${i}`, 'guess')).body.code, 'ACCESS_DENIED');
+      assertLimited(await from(liar, '198.51.100.200', owner().username, owner().password), 1800);
     });
 
     it('counts concurrent guesses before checking any of them', async () => {

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { addressKey, Budget, PasswordBudgets } from '../../src/platform/rate-limit.js';
 import { ManualClock } from '../../src/platform/clock.js';
+import { parseTrustedProxies, TrustedProxies } from '../../src/platform/client-address.js';
 
 describe('Budget', () => {
   it('lets a whole budget go at once, then one unit every window/count', () => {
@@ -85,5 +86,31 @@ describe('addressKey', () => {
     assert.equal(addressKey('2001:db8::1'), '2001:db8:0:0::/64');
     assert.equal(addressKey('::1'), '0:0:0:0::/64');
     assert.equal(addressKey('fe80::1:2:3:4'), 'fe80:0:0:0::/64');
+  });
+});
+
+describe('TrustedProxies', () => {
+  it("believes X-Forwarded-For only from a trusted proxy, read from the right", () => {
+    const p = new TrustedProxies(['10.0.0.0/8', '::1', '2001:db8::/32']);
+    // No proxy trusted, or the peer is not one: the peer, whatever the header says.
+    assert.equal(new TrustedProxies([]).client('10.0.0.5', '203.0.113.7'), '10.0.0.5');
+    assert.equal(p.client('198.51.100.1', '203.0.113.7'), '198.51.100.1');
+    // Through one proxy, and through a chain; a client's own entries further left change nothing.
+    assert.equal(p.client('10.0.0.5', '203.0.113.7'), '203.0.113.7');
+    assert.equal(p.client('::ffff:10.0.0.5', '203.0.113.7'), '203.0.113.7');
+    assert.equal(p.client('::1', '1.2.3.4, 203.0.113.7, 10.1.1.1'), '203.0.113.7');
+    assert.equal(p.client('10.0.0.5', ['1.2.3.4', '203.0.113.7']), '203.0.113.7');
+    assert.equal(p.client('10.0.0.5', '2001:db8::9, 2001:db9::1'), '2001:db9::1');
+    // Garbage stops at the proxy that passed it on; a header of proxies only ends at the leftmost.
+    assert.equal(p.client('10.0.0.5', 'forged, 10.2.2.2'), '10.2.2.2');
+    assert.equal(p.client('10.0.0.5', ''), '10.0.0.5');
+    assert.equal(p.client('10.0.0.5', '10.3.3.3, 10.2.2.2'), '10.3.3.3');
+    assert.equal(p.client('10.0.0.5', undefined), '10.0.0.5');
+  });
+
+  it('reads the option as addresses and CIDR blocks, refusing anything else', () => {
+    assert.deepEqual(parseTrustedProxies(undefined), []);
+    assert.deepEqual(parseTrustedProxies('127.0.0.1, 10.0.0.0/8,::1,fd00::/8'), ['127.0.0.1', '10.0.0.0/8', '::1', 'fd00::/8']);
+    for (const bad of ['proxy.local', '10.0.0.0/33', '::1/129', '10.0.0.1/8/2', '10.0.0.0/x', '1.2.3']) assert.equal(parseTrustedProxies(bad), undefined, bad);
   });
 });

@@ -6,6 +6,8 @@
 // on even when the API budgets are off. In this process's memory (platform/rate-limit.ts).
 import type { Clock } from '../../platform/clock.js';
 import { addressKey, Budget, PasswordBudgets } from '../../platform/rate-limit.js';
+import { TrustedProxies } from '../../platform/client-address.js';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { RateLimits } from '../../config/rate-limits.js';
 import { rateLimited } from '../errors.js';
 import type { Endpoint } from '../endpoint.js';
@@ -26,14 +28,21 @@ export class ChatLimits {
    * event server (Tornado) keeps its buckets in its own memory, apart from the other endpoints'.
    */
   private readonly polls: ApiBudgets | undefined;
+  private readonly proxies: TrustedProxies;
 
-  constructor(clock: Clock, limits: RateLimits) {
+  constructor(clock: Clock, limits: RateLimits, trustedProxies: readonly string[] = []) {
     this.clock = clock;
+    this.proxies = new TrustedProxies(trustedProxies);
     this.passwords = new PasswordBudgets(clock, { account: limits.passwordAccount, address: limits.passwordIp });
     if (limits.api) {
       this.api = { byUser: new Budget(clock, limits.chatUser), byAddress: new Budget(clock, limits.chatIp) };
       this.polls = { byUser: new Budget(clock, limits.chatUser), byAddress: new Budget(clock, limits.chatIp) };
     }
+  }
+
+  /** The client's address: the TCP peer, or what a trusted proxy says in X-Forwarded-For. */
+  client(peer: string, headers: IncomingHttpHeaders): string {
+    return this.proxies.client(peer, headers['x-forwarded-for']);
   }
 
   /**

@@ -225,7 +225,7 @@ export function createInfraServer(services: InfraServices, commands: Command[]):
     const creds = takeCredentials(req.headers as { authorization?: string; cookie?: string }, params);
     const who = authenticate(command, creds);
     const principal = who instanceof Promise ? await who : who;
-    const ip = req.socket.remoteAddress ?? '';
+    const ip = services.limits.client(req.socket.remoteAddress ?? '', req.headers);
     services.limits.charge(principal, ip);
     const checked = checkParams(command.params, params) as Record<string, unknown>;
     const call: Call = { services, principal, style, ip, setCookie };
