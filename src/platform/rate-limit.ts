@@ -29,11 +29,16 @@ export const DEFAULT_MAX_KEYS = 100_000;
 
 export class Budget {
   readonly rule: Rule;
-  /** Milliseconds one unit takes to come back. */
+  // Times are whole microseconds since the budget was made: window/count is rarely exact in floating
+  // point, and a burst's `count` steps summed in floats can land a hair past the window (the burst
+  // then loses its last unit). Integers add exactly, and stay safe for centuries of uptime.
+  /** Microseconds one unit takes to come back (window/count, rounded). */
   private readonly interval: number;
-  private readonly windowMs: number;
-  /** Per key, the time (ms) at which its budget is whole again; absent or past = whole. */
+  /** `count` intervals: the window as the comparisons see it (within count/2 us of the rule's). */
+  private readonly window: number;
+  /** Per key, the time at which its budget is whole again; absent or past = whole. */
   private readonly whole = new Map<string, number>();
+  private readonly origin: number;
   private readonly clock: Clock;
   private readonly maxKeys: number;
   private nextSweep = 0;
@@ -42,8 +47,9 @@ export class Budget {
     this.clock = clock;
     this.rule = rule;
     this.maxKeys = maxKeys;
-    this.windowMs = rule.windowSeconds * 1000;
-    this.interval = this.windowMs / rule.count;
+    this.interval = Math.max(1, Math.round((rule.windowSeconds * 1e6) / rule.count));
+    this.window = this.interval * rule.count;
+    this.origin = clock.now();
   }
 
   /** Keys held now (for tests of the memory bound). */
@@ -51,15 +57,19 @@ export class Budget {
     return this.whole.size;
   }
 
+  private now(): number {
+    return Math.round((this.clock.now() - this.origin) * 1000);
+  }
+
   /**
    * Takes one unit from the key's budget. Returns 0 when it was there, else the seconds until it
    * will be (and takes nothing: a refused request does not cost the client more time).
    */
   take(key: string): number {
-    const now = this.clock.now();
+    const now = this.now();
     const at = this.whole.get(key);
     const next = (at === undefined || at < now ? now : at) + this.interval;
-    if (next > now + this.windowMs) return (next - this.windowMs - now) / 1000;
+    if (next > now + this.window) return (next - this.window - now) / 1e6;
     if (at === undefined) this.admit(now);
     this.whole.set(key, next);
     return 0;
@@ -67,14 +77,10 @@ export class Budget {
 
   /** Where the key stands now. */
   standing(key: string): Standing {
-    const now = this.clock.now();
+    const now = this.now();
     const at = this.whole.get(key);
     const ahead = at === undefined || at < now ? 0 : at - now;
-    return {
-      limit: this.rule.count,
-      remaining: Math.max(0, Math.floor((this.windowMs - ahead) / this.interval)),
-      resetSeconds: ahead / 1000,
-    };
+    return { limit: this.rule.count, remaining: Math.floor((this.window - ahead) / this.interval), resetSeconds: ahead / 1e6 };
   }
 
   /** Gives back one unit taken (a login attempt that turned out right). */
@@ -82,7 +88,7 @@ export class Budget {
     const at = this.whole.get(key);
     if (at === undefined) return;
     const back = at - this.interval;
-    if (back <= this.clock.now()) this.whole.delete(key);
+    if (back <= this.now()) this.whole.delete(key);
     else this.whole.set(key, back);
   }
 
@@ -103,7 +109,7 @@ export class Budget {
    * than those keys' debt, which the flood itself was paying for with its own budget.
    */
   private sweep(now: number): void {
-    this.nextSweep = now + this.windowMs;
+    this.nextSweep = now + this.window;
     for (const [key, at] of this.whole) if (at <= now) this.whole.delete(key);
     if (this.whole.size < this.maxKeys) return;
     let drop = this.whole.size - Math.floor(this.maxKeys * 0.9);

@@ -27,6 +27,20 @@ describe('Budget', () => {
     assert.deepEqual(b.standing('v'), { limit: 200, remaining: 200, resetSeconds: 0 });
   });
 
+  it("gives a whole burst for counts that do not divide the window, at today's clock after a year of uptime", () => {
+    for (const uptime of [0, 365 * 86_400_000 + 0.5]) {
+      for (const [count, windowSeconds] of [[6, 7], [7, 1], [11, 60], [13, 3600], [1173, 1], [1949, 1]]) {
+        const clock = new ManualClock(1_764_000_000_123);
+        const b = new Budget(clock, { count, windowSeconds });
+        clock.advance(uptime);
+        let granted = 0;
+        for (let i = 0; i <= count; i++) if (b.take('k') === 0) granted++;
+        assert.equal(granted, count, `${count}/${windowSeconds}s after ${uptime} ms`);
+        assert.equal(b.standing('k').remaining, 0);
+      }
+    }
+  });
+
   it('keeps a client that polls once a second with a ping a minute well inside 200 a minute', () => {
     const clock = new ManualClock(0);
     const b = new Budget(clock, { count: 200, windowSeconds: 60 });
