@@ -223,7 +223,8 @@ export async function startKeel(o: KeelOptions = {}): Promise<KeelServer> {
     c = await startChild(
       [
         ...(PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : []),
-        KEEL_BIN, 'serve', '--json', '--infra-listen', '127.0.0.1:0', '--chat-listen', '127.0.0.1:0', '--dns-listen', '127.0.0.1:0', '--data-dir', dataDir,
+        // API rate limits off: a benchmark is a flood of requests by design (password budgets stay on).
+        KEEL_BIN, 'serve', '--json', '--infra-listen', '127.0.0.1:0', '--chat-listen', '127.0.0.1:0', '--dns-listen', '127.0.0.1:0', '--rate-limits', 'off', '--data-dir', dataDir,
         ...(o.databaseUrl ? ['--database-url', o.databaseUrl] : []),
         ...(o.args ?? []),
       ],

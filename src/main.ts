@@ -12,7 +12,8 @@ import { startDnsServer, type DnsServer } from './dns/server.js';
 import type { ChatInitResult } from './chat/domain/realm.js';
 import { createChatServer } from './chat/http.js';
 import { allEndpoints } from './chat/endpoints/index.js';
-import { AttemptLimiter, LOGIN_BUDGETS } from './chat/domain/rate-limit.js';
+import { ChatLimits } from './chat/domain/rate-limit.js';
+import { InfraLimits } from './infra/rate-limit.js';
 import type { FastifyInstance } from 'fastify';
 import { ADMIN_USAGE, CHAT_ADMIN_COMMANDS, runAdmin } from './chat/admin.js';
 import { INFRA_ADMIN_COMMANDS, INFRA_ADMIN_USAGE, runInfraAdmin } from './infra/admin.js';
@@ -101,7 +102,7 @@ function startChat(ctx: Context, config: Config, cap: ConnectionCap): { app: Fas
       // Port 0 picks a free port: the realm URL names the port actually chosen.
       realmUrl: (realm) => realmUrlFor(chatUrl(actual, config.chatRootDomain), rootDomain, realm.string_id),
       rootDomain,
-      loginLimiter: new AttemptLimiter(ctx.clock, LOGIN_BUDGETS),
+      limits: new ChatLimits(ctx.clock, config.rateLimits, config.trustedProxies),
       events,
       presence: new PresenceStore(ctx.chatDb, ctx.clock, ctx.log),
       apiKeySeal: ctx.apiKeySeal,
@@ -130,7 +131,7 @@ async function serve(config: Config, json: boolean): Promise<number> {
   // LimitNOFILE, docker --ulimit nofile) allows more.
   const openFiles = readOpenFilesLimit();
   const cap = new ConnectionCap(config.maxConnections);
-  const infra = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones, nameserverDomain: ctx.config.nameserverDomain }, allCommands(), { cap });
+  const infra = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones, nameserverDomain: ctx.config.nameserverDomain, limits: new InfraLimits(ctx.clock, config.rateLimits, config.trustedProxies) }, allCommands(), { cap });
   const chat = startChat(ctx, config, cap);
   // Saves the queues for the next start; a failed save leaves clients as a crash would (they get
   // BAD_EVENT_QUEUE_ID and register again), so it is logged and the shutdown goes on.

@@ -5,7 +5,7 @@ import type { Database } from '../platform/db/database.js';
 import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/log.js';
 import type { ChatTables, ChatUser, Realm } from './tables.js';
-import type { AttemptLimiter } from './domain/rate-limit.js';
+import type { ChatLimits } from './domain/rate-limit.js';
 import type { EventHub } from './events/hub.js';
 import type { PresenceStore } from './domain/presence.js';
 import type { ApiKeySeal } from './domain/api-keys.js';
@@ -21,8 +21,8 @@ export interface ChatServices {
   realmUrl(realm: Realm): string;
   /** The domain realms are subdomains of; requests pick their realm by Host header under it. */
   rootDomain: string;
-  /** Budgets for password guesses at fetch_api_key. */
-  loginLimiter: AttemptLimiter;
+  /** API budgets per user and per address, and the password budgets of fetch_api_key (domain/rate-limit.ts). */
+  limits: ChatLimits;
   /** Event queues and the in-process bus writes publish on after their commit. */
   events: EventHub;
   /** Presence in memory, written to the store in batches (domain/presence.ts). */

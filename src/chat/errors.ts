@@ -28,11 +28,12 @@ export const invalidApiKey = (msg = 'Invalid API key') => new ChatError('INVALID
 
 export const userDeactivated = () => new ChatError('USER_DEACTIVATED', 'Account is deactivated', { status: 401 });
 
-export const rateLimited = (retryAfterSeconds: number) =>
+/** Zulip's 429: retry-after in the body as float seconds, in the Retry-After header as whole seconds (rounded up). */
+export const rateLimited = (retryAfterSeconds: number, headers: Record<string, string> = {}) =>
   new ChatError('RATE_LIMIT_HIT', 'API usage exceeded rate limit', {
     status: 429,
     extra: { 'retry-after': retryAfterSeconds },
-    headers: { 'retry-after': String(Math.ceil(retryAfterSeconds)) },
+    headers: { ...headers, 'retry-after': String(Math.ceil(retryAfterSeconds)) },
   });
 
 export const channelNameMissing = (name: string) =>

@@ -286,6 +286,12 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
       const authenticate = endpoint.auth === 'user' || (endpoint.auth === 'spectator' && !!r.headers.authorization);
       const userOrRead = authenticate ? cache.user(realm.id, r.headers.authorization) : undefined;
       const user = userOrRead instanceof Promise ? await userOrRead : userOrRead;
+      // Charged to its user or client address (a trusted proxy's X-Forwarded-For: domain/rate-limit.ts);
+      // the X-RateLimit-* headers go on the response now, so every answer carries them, later ones
+      // and errors included.
+      r.ip = services.limits.client(r.ip, r.headers);
+      const limits = services.limits.charge(endpoint, user?.id, r.ip);
+      if (limits) for (const name in limits) r.res.setHeader(name, limits[name]);
       const { values, ignored } = decodeParams(endpoint.params, raw);
       const call = new Call(services, realm, user, clientName(raw.client, r.headers['user-agent']), r, ignored, listener);
       const result = await endpoint.handler(call, values);

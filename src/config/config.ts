@@ -3,6 +3,8 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { SECRET_KEY_ENV, UsageError, type RawOptions } from './env.js';
 import { parseSecretKey } from '../platform/auth/secret-key.js';
+import { parseRateLimits, type RateLimits } from './rate-limits.js';
+import { parseTrustedProxies } from '../platform/client-address.js';
 
 export interface ListenAddress { host: string; port: number }
 
@@ -29,6 +31,9 @@ export interface Config {
   secretKeyFile?: string;
   /** The secret key given in KEEL_SECRET_KEY, instead of a file. */
   secretKey?: Buffer;
+  rateLimits: RateLimits;
+  /** Reverse proxies (addresses, CIDR blocks) whose X-Forwarded-For names the client, for per-address budgets. */
+  trustedProxies: string[];
 }
 
 function secretKeyOptions(o: RawOptions): Pick<Config, 'secretKeyFile' | 'secretKey'> {
@@ -118,6 +123,8 @@ export function buildConfig(o: RawOptions): Config {
     throw new UsageError(`--max-connections must be a whole number >= 1, got "${o['max-connections']}"`);
   }
   const dnsListen = parseListen('dns-listen', o['dns-listen']!);
+  const trustedProxies = parseTrustedProxies(o['trusted-proxies']);
+  if (!trustedProxies) throw new UsageError(`--trusted-proxies must be comma-separated IPv4 or IPv6 addresses or CIDR blocks (10.0.0.0/8), got "${o['trusted-proxies']}"`);
   return {
     dataDir: path.resolve(o['data-dir'] ?? './data'),
     databaseUrl: url,
@@ -132,5 +139,7 @@ export function buildConfig(o: RawOptions): Config {
     logLevel: level,
     maxConnections,
     ...secretKeyOptions(o),
+    rateLimits: parseRateLimits(o['rate-limits']),
+    trustedProxies,
   };
 }

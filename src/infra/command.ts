@@ -7,6 +7,7 @@ import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/log.js';
 import type { InfraTables } from './tables.js';
 import type { ZoneCatalog } from '../dns/zone.js';
+import type { InfraLimits } from './rate-limit.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -33,6 +34,8 @@ export interface InfraServices {
   zones: ZoneCatalog;
   /** ns1..ns4 live under this domain (config --nameserver-domain): no customer may host it. */
   nameserverDomain: string;
+  /** API budgets per key and per address, and session.login's password budgets (rate-limit.ts). */
+  limits: InfraLimits;
 }
 
 export interface Call {
@@ -40,6 +43,8 @@ export interface Call {
   /** Absent only for commands whose access is 'public'. */
   principal?: Principal;
   style: 'cmd' | 'rest';
+  /** The client's address (the TCP peer). */
+  ip: string;
   /** Lets session commands set the JWTSESSIONID cookie. */
   setCookie(name: string, value: string, maxAgeSeconds: number): void;
 }

@@ -9,11 +9,12 @@ const ENVELOPE = {
   type: 'object',
   required: ['code', 'message'],
   properties: {
-    code: { type: 'string', description: 'OK on success; ERROR, FAULT (bad parameters) or ACCESS_DENIED on failure' },
+    code: { type: 'string', description: 'OK on success; ERROR, FAULT (bad parameters), ACCESS_DENIED or RATE_LIMIT on failure' },
     message: { type: 'string' },
     data: { description: 'command-specific result' },
     matches: { type: 'integer', description: 'total count of a list, whatever the window' },
     error: { type: 'object', additionalProperties: { type: 'string' }, description: 'per-parameter problems of a FAULT' },
+    retryAfter: { type: 'integer', description: 'seconds to wait after a RATE_LIMIT (also the Retry-After header)' },
   },
 };
 

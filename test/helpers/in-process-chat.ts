@@ -7,7 +7,7 @@ import { readOptions } from '../../src/config/env.js';
 import { createContext } from '../../src/context.js';
 import { createChatServer, type ChatHttpOptions } from '../../src/chat/http.js';
 import { allEndpoints } from '../../src/chat/endpoints/index.js';
-import { AttemptLimiter, LOGIN_BUDGETS } from '../../src/chat/domain/rate-limit.js';
+import { ChatLimits } from '../../src/chat/domain/rate-limit.js';
 import { EventHub } from '../../src/chat/events/hub.js';
 import { restoreQueues, saveQueues } from '../../src/chat/events/persist.js';
 import { PresenceStore } from '../../src/chat/domain/presence.js';
@@ -33,10 +33,15 @@ export interface InProcessClient {
   call(method: string, path: string, params?: Record<string, unknown>): Promise<Reply>;
 }
 
-/** `http` sets the listener's connection cap and timeouts (tests that listen on a real socket). */
-export async function inProcessChat(storage: Storage, http: ChatHttpOptions = {}) {
+/**
+ * `http` sets the listener's connection cap and timeouts (tests that listen on a real socket);
+ * `rateLimits` is the --rate-limits value: off unless a test is about them (the manual clock stands
+ * still, so budgets never refill).
+ */
+export async function inProcessChat(storage: Storage, options: ChatHttpOptions & { rateLimits?: string } = {}) {
+  const { rateLimits, ...http } = options;
   const clock = new ManualClock(Date.UTC(2025, 0, 1));
-  const config = buildConfig(readOptions([...storageArgs(storage)], {}).options);
+  const config = buildConfig(readOptions([...storageArgs(storage), '--rate-limits', options.rateLimits ?? 'off'], {}).options);
   const ctx = await createContext(config, { clock, log: createLogger('error') });
   // No real timer: the tests move the clock and call sweep() themselves.
   const events = new EventHub(clock, ctx.log, { sweepEveryMs: 0 });
@@ -45,7 +50,7 @@ export async function inProcessChat(storage: Storage, http: ChatHttpOptions = {}
   // Presence is written when a test calls flush() (or at close), never on a timer.
   const presence = new PresenceStore(ctx.chatDb, clock, ctx.log, { flushEveryMs: 0 });
   const app = createChatServer(
-    { db: ctx.chatDb, clock, log: ctx.log, realmUrl: (realm) => realmUrlFor('http://chat.keel.test', 'chat.keel.test', realm.string_id), rootDomain: 'chat.keel.test', loginLimiter: new AttemptLimiter(clock, LOGIN_BUDGETS), events, presence, apiKeySeal: ctx.apiKeySeal },
+    { db: ctx.chatDb, clock, log: ctx.log, realmUrl: (realm) => realmUrlFor('http://chat.keel.test', 'chat.keel.test', realm.string_id), rootDomain: 'chat.keel.test', limits: new ChatLimits(clock, config.rateLimits), events, presence, apiKeySeal: ctx.apiKeySeal },
     allEndpoints(),
     http,
   );

@@ -5,14 +5,18 @@ import { readOptions } from '../../src/config/env.js';
 import { createContext, type Context } from '../../src/context.js';
 import { createInfraServer } from '../../src/infra/transport/server.js';
 import { allCommands } from '../../src/infra/commands/index.js';
+import { InfraLimits } from '../../src/infra/rate-limit.js';
 import type { Clock } from '../../src/platform/clock.js';
 import { createLogger, type Logger } from '../../src/platform/log.js';
 import { storageArgs, type Storage } from './server.js';
 
 export async function inProcessInfra(storage: Storage, opts: { clock?: Clock; args?: string[]; log?: Logger } = {}) {
-  const config = buildConfig(readOptions([...storageArgs(storage), ...(opts.args ?? [])], {}).options);
+  // API rate limits off unless the test sets --rate-limits (a manual clock never refills a budget).
+  const args = opts.args ?? [];
+  const config = buildConfig(readOptions([...storageArgs(storage), ...(args.includes('--rate-limits') ? [] : ['--rate-limits', 'off']), ...args], {}).options);
   const ctx: Context = await createContext(config, { clock: opts.clock, log: opts.log ?? createLogger('error') });
-  const app = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones, nameserverDomain: ctx.config.nameserverDomain }, allCommands());
+  const limits = new InfraLimits(ctx.clock, config.rateLimits);
+  const app = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones, nameserverDomain: ctx.config.nameserverDomain, limits }, allCommands());
   const basicHeader = 'Basic ' + Buffer.from(`${ctx.created!.apiUuid}:${ctx.created!.apiSecret}`).toString('base64');
   /** Runs a command-style request; headers default to the first API key's Basic credentials. */
   async function cmd(cmd: string, params: Record<string, unknown> = {}, headers: Record<string, string> = { authorization: basicHeader }) {

@@ -50,13 +50,15 @@ export interface RunningServer {
 }
 
 /**
- * Starts `keel serve` with the Infra API and DNS on free ports (unless `extra` sets --dns-listen).
+ * Starts `keel serve` with the Infra API and DNS on free ports (unless `extra` sets --dns-listen),
+ * and API rate limits off unless `extra` sets --rate-limits: suites send far more than a client would.
  * The server's secret key is the data dir's secret.key, made on first start (on PostgreSQL too: the
  * storage's data dir holds it), unless `env` gives KEEL_SECRET_KEY or `extra` --secret-key-file.
  */
 export async function startServer(storage: Storage, extra: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<RunningServer> {
   const dnsArgs = extra.includes('--dns-listen') ? [] : ['--dns-listen', '127.0.0.1:0'];
-  const child = spawn(process.execPath, [KEEL_BIN, 'serve', '--json', '--infra-listen', '127.0.0.1:0', '--chat-listen', '127.0.0.1:0', ...dnsArgs, ...storageArgs(storage), ...extra], {
+  const limitArgs = extra.includes('--rate-limits') ? [] : ['--rate-limits', 'off'];
+  const child = spawn(process.execPath, [KEEL_BIN, 'serve', '--json', '--infra-listen', '127.0.0.1:0', '--chat-listen', '127.0.0.1:0', ...dnsArgs, ...limitArgs, ...storageArgs(storage), ...extra], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, KEEL_LOG_LEVEL: 'warn', ...env },
   });

@@ -6,6 +6,8 @@ import { forEachEngine } from '../helpers/engines.js';
 import { createStorage, storageArgs, type Storage } from '../helpers/server.js';
 import { createContext, type Context } from '../../src/context.js';
 import { createInfraServer, type InfraServer } from '../../src/infra/transport/server.js';
+import { InfraLimits } from '../../src/infra/rate-limit.js';
+import { parseRateLimits } from '../../src/config/rate-limits.js';
 import { allCommands } from '../../src/infra/commands/index.js';
 import { buildConfig, type Config } from '../../src/config/config.js';
 import { readOptions } from '../../src/config/env.js';
@@ -24,7 +26,7 @@ await forEachEngine('dns zone catalog', (engine) => {
   before(async () => {
     storage = await createStorage(engine);
     ctx = await createContext(configFor(storage));
-    app = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones, nameserverDomain: ctx.config.nameserverDomain }, allCommands());
+    app = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones, nameserverDomain: ctx.config.nameserverDomain, limits: new InfraLimits(ctx.clock, parseRateLimits('off')) }, allCommands());
     auth = 'Basic ' + Buffer.from(`${ctx.created!.apiUuid}:${ctx.created!.apiSecret}`).toString('base64');
   });
   after(async () => {

@@ -2,6 +2,7 @@
 import Type from 'typebox';
 import { defineEndpoint } from '../endpoint.js';
 import { ChatError, rateLimited, userDeactivated } from '../errors.js';
+import { limitHeaders } from '../domain/rate-limit.js';
 import { ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from '../version.js';
 import { decoyHash, verifyPassword } from '../../platform/auth/passwords.js';
 import { userByEmail } from '../domain/users.js';
@@ -49,17 +50,17 @@ export const fetchApiKey = defineEndpoint({
   auth: 'none',
   params: Type.Object({ username: Type.String(), password: Type.String() }),
   async handler(call, p) {
-    const { db, loginLimiter } = call.services;
-    const keys = { username: p.username.trim().toLowerCase(), ip: call.ip };
-    const wait = loginLimiter.retryAfter(keys);
-    if (wait > 0) throw rateLimited(wait);
+    const { db, limits } = call.services;
     const user = await userByEmail(db.kysely, call.realm.id, p.username);
+    // The account's budget: one per user, whatever case or spacing the name is typed in; a name
+    // nobody has gets one of its own (per realm), so guesses at it cost the same.
+    const account = user ? `user:${user.id}` : `name:${call.realm.id}:${p.username.trim().toLowerCase()}`;
+    const refused = limits.passwords.begin(account, call.ip);
+    if (refused) throw rateLimited(refused.wait, limitHeaders(call.services.clock, refused));
     // Verify against a decoy when there is no such user, so timing does not reveal who exists.
     const ok = await verifyPassword(user?.password_hash ?? (await decoyHash()), p.password);
-    if (!user || !user.password_hash || !ok) {
-      loginLimiter.recordFailure(keys);
-      throw authenticationFailed();
-    }
+    if (!user || !user.password_hash || !ok) throw authenticationFailed();
+    limits.passwords.succeeded(account, call.ip);
     if (user.is_active !== 1) throw userDeactivated();
     const apiKey = call.services.apiKeySeal.unseal(user.api_key_sealed);
     return { api_key: apiKey, email: user.email, user_id: user.id };

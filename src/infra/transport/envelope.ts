@@ -2,7 +2,7 @@
 // literal text "code":"OK"). REST answers carry the payload in `data`; command style also puts it
 // under the provider's resource-named top-level keys.
 import type { Result } from '../command.js';
-import { InfraError } from '../errors.js';
+import { InfraError, RateLimited } from '../errors.js';
 
 /**
  * The OK envelope as JSON text. Written member by member rather than as one JSON.stringify of an
@@ -40,5 +40,6 @@ export function quote(value: string): string {
 export function errorBody(err: InfraError): Record<string, unknown> {
   const body: Record<string, unknown> = { code: err.code, message: err.message };
   if (err.fields) body.error = err.fields;
+  if (err instanceof RateLimited) body.retryAfter = err.retryAfter;
   return body;
 }

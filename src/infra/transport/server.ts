@@ -11,7 +11,7 @@ import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerRespon
 import type { Duplex } from 'node:stream';
 import type { InjectOptions, Response as InjectResponse } from 'light-my-request';
 import type { Call, Command, InfraServices, Principal } from '../command.js';
-import { accessDenied, InfraError } from '../errors.js';
+import { accessDenied, InfraError, RateLimited } from '../errors.js';
 import { checkParams } from '../params.js';
 import { allows } from '../permissions.js';
 import { PrincipalCache } from '../principal-cache.js';
@@ -270,8 +270,10 @@ export function createInfraServer(services: InfraServices, commands: Command[], 
     const creds = takeCredentials(req.headers as { authorization?: string; cookie?: string }, params);
     const who = authenticate(command, creds);
     const principal = who instanceof Promise ? await who : who;
+    const ip = services.limits.client(req.socket.remoteAddress ?? '', req.headers);
+    services.limits.charge(principal, ip);
     const checked = checkParams(command.params, params) as Record<string, unknown>;
-    const call: Call = { services, principal, style, setCookie };
+    const call: Call = { services, principal, style, ip, setCookie };
     return okText(await command.handler(call, checked), style);
   }
 
@@ -288,6 +290,7 @@ export function createInfraServer(services: InfraServices, commands: Command[], 
     } catch (err) {
       if (err instanceof ClientGone) return;
       if (err instanceof BodyTooLarge) closeAfterRefusal(res);
+      if (err instanceof RateLimited) res.setHeader('retry-after', String(err.retryAfter));
       if (err instanceof InfraError) body = JSON.stringify(errorBody(err));
       else {
         services.log.error('infra request failed', { method: req.method, path, error: (err as Error).stack });
