@@ -13,7 +13,7 @@ import { restoreQueues, saveQueues } from '../../src/chat/events/persist.js';
 import { PresenceStore } from '../../src/chat/domain/presence.js';
 import { realmUrlFor } from '../../src/chat/domain/subdomains.js';
 import { ManualClock } from '../../src/platform/clock.js';
-import { createLogger } from '../../src/platform/log.js';
+import { createLogger, type Logger } from '../../src/platform/log.js';
 import { encodeParams } from './chat-client.js';
 import { checkChatResponse } from './zulip-openapi.js';
 import { storageArgs, type Storage } from './server.js';
@@ -33,10 +33,11 @@ export interface InProcessClient {
   call(method: string, path: string, params?: Record<string, unknown>): Promise<Reply>;
 }
 
-export async function inProcessChat(storage: Storage) {
+/** `log`: where the server logs (default: errors to stderr), for tests that look at what it logs. */
+export async function inProcessChat(storage: Storage, opts: { log?: Logger } = {}) {
   const clock = new ManualClock(Date.UTC(2025, 0, 1));
   const config = buildConfig(readOptions([...storageArgs(storage)], {}).options);
-  const ctx = await createContext(config, { clock, log: createLogger('error') });
+  const ctx = await createContext(config, { clock, log: opts.log ?? createLogger('error') });
   // No real timer: the tests move the clock and call sweep() themselves.
   const events = new EventHub(clock, ctx.log, { sweepEveryMs: 0 });
   // As `keel serve` does: queues a previous close saved come back, with their restart event.
