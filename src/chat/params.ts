@@ -131,9 +131,10 @@ export function decodeValue(name: string, schema: TSchema, raw: string): unknown
   if (isJson && check(parsed)) {
     const problem = MAY_HOLD_PROBLEM.test(raw) ? jsonProblem(parsed) : undefined;
     if (!problem) return parsed;
-    // A union that admits a string takes the text as sent instead (a topic named "1e999").
+    if (problem === 'null byte') throw nullBytes(name);
+    // A union that admits a string takes the text as sent instead (a channel named "1e999").
     if (acceptsString(s) && check(raw)) return raw;
-    throw problem === 'null byte' ? nullBytes(name) : badValue(name, raw);
+    throw badValue(name, raw);
   }
   if (acceptsString(s) && check(raw)) return raw;
   if (!isJson) {
