@@ -276,12 +276,13 @@ await forEachEngine('chat fuzz', (engine) => {
 
   const basic = (c: InProcessClient) => `Basic ${b64(`${c.email}:${c.apiKey}`)}`;
 
-  it('answers concurrent identical creates exactly as the sequential duplicate, one of them succeeding', async () => {
+  it('answers concurrent identical creates (and writes racing on one unique key) exactly as the sequential duplicate, one of them succeeding', async () => {
     // A channel and a message of their own, made before any fuzzing.
     await ok(owner, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'race-home' }], principals: [ownerId, memberId] });
     const homeId = (await ok(owner, 'GET', '/get_stream_id', { stream: 'race-home' })).stream_id as number;
     const homeMessage = (await ok(member, 'POST', '/messages', { type: 'stream', to: 'race-home', topic: 'start', content: 'go' })).id as number;
-    const races: { who: InProcessClient; method: string; path: string; params: Record<string, unknown> }[] = [
+    interface Call { who: InProcessClient; method: string; path: string; params: Record<string, unknown> }
+    const identical: Call[] = [
       { who: owner, method: 'POST', path: '/users/me/subscriptions', params: { subscriptions: [{ name: 'race-channel' }] } },
       { who: owner, method: 'POST', path: '/users', params: { email: 'racer@example.com', password: 'pass-word-1', full_name: 'Racer' } },
       { who: owner, method: 'POST', path: '/bots', params: { full_name: 'Race Bot', short_name: 'racebot' } },
@@ -300,19 +301,43 @@ await forEachEngine('chat fuzz', (engine) => {
       { who: member, method: 'PATCH', path: '/settings', params: { enter_sends: true } },
       { who: member, method: 'POST', path: '/drafts', params: { drafts: [{ type: 'stream', to: [homeId], topic: 'd', content: 'draft', timestamp: 1 }] } },
     ];
+    // Different requests that meet on one unique key: renames to one name, one member or subgroup added twice.
+    await ok(owner, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'rename-a' }, { name: 'rename-b' }] });
+    const renameA = (await ok(owner, 'GET', '/get_stream_id', { stream: 'rename-a' })).stream_id as number;
+    const renameB = (await ok(owner, 'GET', '/get_stream_id', { stream: 'rename-b' })).stream_id as number;
+    const groupA = (await ok(owner, 'POST', '/user_groups/create', { name: 'group-a', description: 'a', members: [ownerId] })).group_id as number;
+    const groupB = (await ok(owner, 'POST', '/user_groups/create', { name: 'group-b', description: 'b', members: [ownerId] })).group_id as number;
+    // A public channel the member is not in: starring its message adds the member's (historical) row.
+    await ok(owner, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'race-public' }] });
+    const publicMessage = (await ok(owner, 'POST', '/messages', { type: 'stream', to: 'race-public', topic: 't', content: 'x' })).id as number;
+    const sameKey: Call[][] = [
+      [{ who: owner, method: 'PATCH', path: `/streams/${renameA}`, params: { new_name: 'renamed' } }, { who: owner, method: 'PATCH', path: `/streams/${renameB}`, params: { new_name: 'Renamed' } }],
+      [{ who: owner, method: 'PATCH', path: `/user_groups/${groupA}`, params: { name: 'one name' } }, { who: owner, method: 'PATCH', path: `/user_groups/${groupB}`, params: { name: 'one name' } }],
+      [{ who: owner, method: 'POST', path: `/user_groups/${groupA}/members`, params: { add: [memberId] } }, { who: owner, method: 'POST', path: `/user_groups/${groupA}/members`, params: { add: [memberId] } }],
+      [{ who: owner, method: 'POST', path: `/user_groups/${groupB}/subgroups`, params: { add: [groupA] } }, { who: owner, method: 'POST', path: `/user_groups/${groupB}/subgroups`, params: { add: [groupA] } }],
+      [{ who: owner, method: 'POST', path: '/users', params: { email: 'twin@example.com', password: 'pass-word-1', full_name: 'Twin' } }, { who: owner, method: 'POST', path: '/users', params: { email: 'TWIN@example.com', password: 'pass-word-2', full_name: 'Other twin' } }],
+      [{ who: member, method: 'POST', path: '/messages/flags', params: { messages: [publicMessage], op: 'add', flag: 'starred' } }, { who: member, method: 'POST', path: '/messages/flags', params: { messages: [publicMessage], op: 'add', flag: 'read' } }],
+    ];
+    // Ten at once of each identical create; five of each request of the others.
+    const races: Call[][] = [...identical.map((c) => Array.from({ length: 10 }, () => c)), ...sameKey.map((calls) => calls.flatMap((c) => [c, c, c, c, c]))];
     const summary = (r: { status: number; body: Record<string, any> }) => JSON.stringify([r.status, r.body.code, r.body.msg]);
     const problems: string[] = [];
     let sent = 0;
     let fiveHundreds = 0;
-    for (const race of races) {
-      const answers = await Promise.all(Array.from({ length: 10 }, () => race.who.call(race.method, race.path, race.params)));
-      const again = await race.who.call(race.method, race.path, race.params);
-      sent += answers.length + 1;
-      const label = `${race.method} ${race.path}`;
+    for (const calls of races) {
+      const answers = await Promise.all(calls.map((c) => c.who.call(c.method, c.path, c.params)));
+      sent += answers.length;
       fiveHundreds += answers.filter((a) => a.status >= 500).length;
+      const label = [...new Set(calls.map((c) => `${c.method} ${c.path}`))].join(' + ');
       if (!answers.some((a) => a.status === 200)) problems.push(`${label}: none succeeds: ${answers.map(summary)}`);
-      const odd = answers.filter((a) => a.status !== 200 && summary(a) !== summary(again));
-      if (odd.length) problems.push(`${label}: ${odd.length} of 10 answer ${summary(odd[0])} where the sequential duplicate answers ${summary(again)}`);
+      // Each request sent again on its own afterwards: what a losing racer must have answered.
+      const again = new Map<Call, string>();
+      for (const c of new Set(calls)) {
+        again.set(c, summary(await c.who.call(c.method, c.path, c.params)));
+        sent++;
+      }
+      const odd = answers.map((a, i) => [a, again.get(calls[i])!] as const).filter(([a, seq]) => a.status !== 200 && summary(a) !== seq);
+      if (odd.length) problems.push(`${label}: ${odd.length} of ${answers.length} answer ${summary(odd[0][0])} where the sequential duplicate answers ${odd[0][1]}`);
     }
     console.log(`# chat fuzz [${engine}]: ${sent} racing creates, ${fiveHundreds} answered 5xx`);
     for (const p of problems) console.log(`#   ${p}`);
