@@ -68,29 +68,38 @@ const nullBytes = (name: string) => invalid(name, `${name} must not contain null
  */
 const badValue = (name: string, raw: string) => invalid(name, `Bad value for '${name}': ${raw.length > 40 ? `${raw.slice(0, 40)}...` : raw}`);
 
-/** What is wrong inside a parsed JSON value (a string holding U+0000, a number beyond the safe integers), if anything. */
-function jsonProblem(value: unknown): 'null byte' | 'unsafe number' | undefined {
+/**
+ * How deep a parameter's JSON may nest. Zulip's parameters nest a few levels (a narrow, a list of
+ * objects); walking (or later serializing) a value nested thousands deep would overflow the stack.
+ */
+const MAX_JSON_DEPTH = 32;
+
+type JsonProblem = 'null byte' | 'unsafe number' | 'too deep';
+
+/** What is wrong inside a parsed JSON value (U+0000 in a string or key, a number past the safe integers, too deep a nesting), if anything. */
+function jsonProblem(value: unknown, depth = 0): JsonProblem | undefined {
   if (typeof value === 'string') return value.includes('\0') ? 'null byte' : undefined;
   if (typeof value === 'number') return Math.abs(value) > Number.MAX_SAFE_INTEGER ? 'unsafe number' : undefined;
   if (value === null || typeof value !== 'object') return undefined;
+  if (depth >= MAX_JSON_DEPTH) return 'too deep';
   if (Array.isArray(value)) {
     for (const v of value) {
-      const p = jsonProblem(v);
+      const p = jsonProblem(v, depth + 1);
       if (p) return p;
     }
     return undefined;
   }
   for (const k in value) {
     if (k.includes('\0')) return 'null byte';
-    const p = jsonProblem((value as Record<string, unknown>)[k]);
+    const p = jsonProblem((value as Record<string, unknown>)[k], depth + 1);
     if (p) return p;
   }
   return undefined;
 }
 
 /**
- * Text whose JSON may hold either problem: an escaped U+0000, or a number of 16 digits or more or
- * with an exponent. Most parameters have neither, and their parsed value is not walked.
+ * Whether a parsed value needs the walk: any object or array, and a lone number or string only
+ * when its text may hold a problem (an escaped U+0000, 16 digits or more, an exponent).
  */
 const MAY_HOLD_PROBLEM = /\\u0000|\d{16}|\d[eE]/;
 
@@ -129,9 +138,10 @@ export function decodeValue(name: string, schema: TSchema, raw: string): unknown
     }
   }
   if (isJson && check(parsed)) {
-    const problem = MAY_HOLD_PROBLEM.test(raw) ? jsonProblem(parsed) : undefined;
+    const problem = (parsed !== null && typeof parsed === 'object') || MAY_HOLD_PROBLEM.test(raw) ? jsonProblem(parsed) : undefined;
     if (!problem) return parsed;
     if (problem === 'null byte') throw nullBytes(name);
+    if (problem === 'too deep') throw invalid(name, `${name} is nested too deeply`);
     // A union that admits a string takes the text as sent instead (a channel named "1e999").
     if (acceptsString(s) && check(raw)) return raw;
     throw badValue(name, raw);

@@ -41,7 +41,7 @@ interface Fixture { ids: number[]; channel: string; ownerAuth: string; memberAut
 
 const HUGE_INTS = ['100000000000000000000000000', '-9223372036854775809', '9223372036854775808', '9007199254740993', '18446744073709551616', '1e400', '-1e400', '1e308', '2147483648', '-1', '0', '1.5', '0x10'];
 const NUL_TEXTS = ['a\u0000b', '\u0000', 'stream\u0000', '"a\\u0000b"', '["x\\u0000"]', '{"name":"\\u0000"}', '[{"name":"a\\u0000"}]', '[{"operator":"stream","operand":"a\\u0000"}]', '{"a\\u0000":1}'];
-const BAD_JSON = ['[', '{', '{"a":', '[1,', '"unterminated', 'nul', 'tru', '[1]]', '{"a":1,}', "['a']", '[' .repeat(5000), '[{"name":'];
+const BAD_JSON = ['[', '{', '{"a":', '[1,', '"unterminated', 'nul', 'tru', '[1]]', '{"a":1,}', "['a']", '['.repeat(5000), '['.repeat(50_000) + ']'.repeat(50_000), `{"a":${'['.repeat(50_000)}${']'.repeat(50_000)}}`, '[{"name":'];
 const WRONG_TYPES = ['true', 'null', '{}', '[]', '""', '"str"', 'abc', '[null]', '[[1]]', '[{}]', '{"x":[1]}', '[true]', '-0', ''];
 const LONG_TEXTS = ['x'.repeat(70_000), 'é'.repeat(20_000), '😀'.repeat(5_000), '%'.repeat(1000)];
 const PATH_SEGMENTS = ['%zz', '%', '%E0%A4%A', '%00', 'a%00b', '%C0%AF', '%FF', '%ED%A0%80', '99999999999999999999999', '-1', '0', 'me', 'x'.repeat(3000), '%25', 'a@b', '%F0%9F%98%80'];

@@ -90,3 +90,20 @@ it('refuses integers beyond the safe integers (and 64 bits), naming the paramete
   // A union that admits a string takes the text as sent: a channel or topic may be named so.
   assert.equal(decodeParams(schema, { content: 'x', to: '99999999999999999999999' }).values.to, '99999999999999999999999');
 });
+
+it('refuses JSON nested deeper than any parameter needs, rather than overflowing the stack', () => {
+  const loose = Type.Object({ value: Type.Unknown() });
+  const deep = (n: number) => '['.repeat(n) + '1' + ']'.repeat(n);
+  assert.deepEqual(decodeParams(loose, { value: deep(5) }).values.value, [[[[[1]]]]]);
+  for (const n of [40, 100_000]) {
+    const e = (() => {
+      try {
+        decodeParams(loose, { value: deep(n) });
+      } catch (err) {
+        return err as ChatError;
+      }
+      assert.fail('expected an error');
+    })();
+    assert.deepEqual([e.status, e.message, e.extra.var_name], [400, 'value is nested too deeply', 'value']);
+  }
+});
