@@ -346,6 +346,8 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[]):
     }
     // One client could fill the logs with its bad requests: no stack, and only when debugging.
     services.log.debug('chat request refused', { method: req.method, path: req.url, status, error: err.message });
+    // The rest of a body its reader gave up on is never read: the connection could carry no next request.
+    reply.header('connection', 'close');
     return send(reply, status, { result: 'error', msg: given ? err.message : `Malformed request body: ${err.message}`, code: 'BAD_REQUEST' });
   });
   return app;
