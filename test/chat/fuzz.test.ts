@@ -232,7 +232,8 @@ function sendOnce(agent: http.Agent | false, base: URL, r: FuzzRequest): Promise
       resolve('unsendable');
       return;
     }
-    req.setTimeout(15_000, () => {
+    // Generous: on a loaded machine an answer may wait seconds for the store's flush; a hang waits forever.
+    req.setTimeout(30_000, () => {
       req.destroy();
       resolve('timeout');
     });

@@ -18,7 +18,7 @@ import { BAD_PATH_ESCAPE } from '../../src/chat/router.js';
 import { EventHub } from '../../src/chat/events/hub.js';
 import { PresenceStore } from '../../src/chat/domain/presence.js';
 
-interface Answer { status: number; body: Record<string, any> }
+interface Answer { status: number; body: Record<string, any>; headers?: http.IncomingHttpHeaders }
 
 function raw(base: string, method: string, target: string, headers: Record<string, string>, body?: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
@@ -26,7 +26,7 @@ function raw(base: string, method: string, target: string, headers: Record<strin
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text), headers: res.headers }));
     });
     req.on('error', reject);
     req.end(body);
@@ -71,7 +71,9 @@ await forEachEngine('chat malformed input', (engine) => {
     logged.length = 0;
     const boundary = 'keel-boundary';
     const whole = `--${boundary}\r\nContent-Disposition: form-data; name="type"\r\n\r\nstream\r\n--${boundary}\r\nContent-Disposition: form-data; name="to"\r\n\r\ninput\r\n`;
-    refused(await raw(base, 'POST', '/api/v1/messages', { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}` }, whole.slice(0, 90)), /^Malformed request body: /);
+    const truncated = await raw(base, 'POST', '/api/v1/messages', { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}` }, whole.slice(0, 90));
+    refused(truncated, /^Malformed request body: /);
+    assert.equal(truncated.headers?.connection, 'close', 'the rest of a body given up on cannot carry a next request');
     refused(await raw(base, 'POST', '/api/v1/messages', { ...auth, 'content-type': 'multipart/form-data' }, whole), /^Malformed request body: /);
     assert.equal(await newest(), before, 'nothing was sent');
     assert.deepEqual(errorsLogged(), []);
