@@ -6,12 +6,13 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { LATER, type ChatCall, type ChatServices, type Endpoint, type LateAnswer } from './endpoint.js';
+import { LATER, type ChatCall, type ChatResult, type ChatServices, type Endpoint, type LateAnswer } from './endpoint.js';
 import type { ChatUser, Realm } from './tables.js';
 import { ChatError } from './errors.js';
 import { serializeWithText } from './json-text.js';
 import { decodeParams } from './params.js';
-import { ChatRouter } from './router.js';
+import { rerunAfterRace } from './store-races.js';
+import { BAD_PATH_ESCAPE, ChatRouter } from './router.js';
 import { RequestCache } from './auth.js';
 import { answerWhenDurable, endWhenDurable, type DurableFailure } from '../platform/http/durable.js';
 import { closeAfterRefusal, ConnectionCap, createHttpServer, OPEN_BODY_LIMIT, type HttpTimeouts } from '../platform/http/connections.js';
@@ -53,7 +54,13 @@ export function splitTarget(target: string): { pathname: string; searchParams: U
   if (pathname.startsWith('/') && !pathname.startsWith('//') && PLAIN_PATH.test(pathname) && !target.includes('#', q)) {
     return { pathname, searchParams: q < 0 || q === target.length - 1 ? NO_QUERY : new URLSearchParams(target.slice(q + 1)) };
   }
-  const url = new URL(target, 'http://x');
+  let url: URL;
+  try {
+    url = new URL(target, 'http://x');
+  } catch {
+    // An absolute-form target with a broken authority (`http://[`): the client's mistake.
+    throw new ChatError('BAD_REQUEST', 'Invalid request target', { status: 400 });
+  }
   return { pathname: url.pathname, searchParams: url.searchParams };
 }
 
@@ -237,7 +244,18 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
     else if (!hasBody(req) || smallBody(req) || listener.closing) app.routing(req, res);
     else void admitBody(req, res);
   });
-  const app = Fastify({ serverFactory: () => server, logger: false, bodyLimit: BODY_LIMIT, return503OnClosing: true });
+  // Fastify's router refuses a path with a broken %-escape, or too long a segment, before any hook:
+  // answered in Zulip's envelope, the first as dispatch answers it.
+  const frameworkErrors = (err: Error & { code?: string }, req: FastifyRequest, reply: FastifyReply) => {
+    const [status, msg] = err.code === 'FST_ERR_BAD_URL' ? [400, BAD_PATH_ESCAPE] : err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? [414, 'URI Too Long'] : [500, ''];
+    if (status === 500) {
+      services.log.error('chat request failed', { method: req.method, path: req.url, error: err.stack });
+      return reply.send(send(reply, 500, INTERNAL.body));
+    }
+    services.log.debug('chat request refused', { method: req.method, path: req.url, status, error: err.message });
+    return reply.send(send(reply, status, { result: 'error', msg, code: 'BAD_REQUEST' }));
+  };
+  const app = Fastify({ serverFactory: () => server, logger: false, bodyLimit: BODY_LIMIT, return503OnClosing: true, frameworkErrors });
   // Parked polls end at shutdown rather than holding the close up until their heartbeat. The
   // listener's close (right after this hook) drops idle keep-alive sockets once, while the polls
   // just answered are still being written: their sockets would then hold the close for the
@@ -294,7 +312,13 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
       if (limits) for (const name in limits) r.res.setHeader(name, limits[name]);
       const { values, ignored } = decodeParams(endpoint.params, raw);
       const call = new Call(services, realm, user, clientName(raw.client, r.headers['user-agent']), r, ignored, listener);
-      const result = await endpoint.handler(call, values);
+      let result: ChatResult;
+      try {
+        result = await endpoint.handler(call, values);
+      } catch (err) {
+        // A lost unique-key race: run again on freshly decoded values (the first run may have changed them).
+        result = await rerunAfterRace(err, () => endpoint.handler(call, decodeParams(endpoint.params, raw).values));
+      }
       return result === LATER ? undefined : envelope(result, ignored);
     } catch (err) {
       if (err instanceof ChatError) return errorAnswer(err);
@@ -303,7 +327,11 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
     }
   }
 
+  /** Requests whose handler ran (their body was read): an error reported for one after that is the server's. */
+  const handled = new WeakSet<FastifyRequest>();
+
   async function handle(req: FastifyRequest, reply: FastifyReply): Promise<string | Buffer | undefined> {
+    handled.add(req);
     const answer = await dispatch({ method: req.method, url: req.url, headers: req.headers, body: req.body, ip: req.ip, res: reply.raw, detach: () => reply.hijack() });
     return answer && send(reply, answer.status, answer.body, answer.headers);
   }
@@ -363,10 +391,20 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
   app.route({ method: ['GET', 'POST', 'PATCH', 'DELETE', 'PUT'], url: `${PREFIX}/*`, handler: handle });
   app.setNotFoundHandler((_req, reply) => send(reply, 404, { result: 'error', msg: 'Not Found', code: 'BAD_REQUEST' }));
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
-    // Body parsing failures (too large, broken multipart) arrive here before the handler.
-    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
-    if (status === 500) services.log.error('chat request failed', { method: req.method, path: req.url, error: err.stack });
-    return status === 500 ? send(reply, 500, INTERNAL.body) : send(reply, status, { result: 'error', msg: err.message, code: 'BAD_REQUEST' });
+    // Failures to read the request (too large, broken multipart, a bad content type) arrive here
+    // before the handler ran: the client's fault, answered 400 unless the reader gave a 4xx status.
+    // After it, only a server fault (the store failing to flush in onSend) can.
+    const given = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : undefined;
+    const status = given ?? (handled.has(req) ? 500 : 400);
+    if (status === 500) {
+      services.log.error('chat request failed', { method: req.method, path: req.url, error: err.stack });
+      return send(reply, 500, INTERNAL.body);
+    }
+    // One client could fill the logs with its bad requests: no stack, and only when debugging.
+    services.log.debug('chat request refused', { method: req.method, path: req.url, status, error: err.message });
+    // The rest of a body its reader gave up on is never read: the connection could carry no next request.
+    reply.header('connection', 'close');
+    return send(reply, status, { result: 'error', msg: given ? err.message : `Malformed request body: ${err.message}`, code: 'BAD_REQUEST' });
   });
   return app;
 }

@@ -58,6 +58,51 @@ function invalid(name: string, msg: string): ChatError {
   return new ChatError('BAD_REQUEST', msg, { extra: { var_name: name } });
 }
 
+// PostgreSQL cannot store U+0000 in text (SQLite can): refused for every text parameter, on both
+// engines, before anything reads or writes it. Zulip answers "Message must not contain null bytes".
+const nullBytes = (name: string) => invalid(name, `${name} must not contain null bytes`);
+
+/**
+ * An integer past what a JS number holds exactly (2^53) is not the integer the client sent, and past
+ * 2^63 no id column can hold it: refused as Zulip refuses a value it cannot convert.
+ */
+const badValue = (name: string, raw: string) => invalid(name, `Bad value for '${name}': ${raw.length > 40 ? `${raw.slice(0, 40)}...` : raw}`);
+
+/**
+ * How deep a parameter's JSON may nest. Zulip's parameters nest a few levels (a narrow, a list of
+ * objects); walking (or later serializing) a value nested thousands deep would overflow the stack.
+ */
+const MAX_JSON_DEPTH = 32;
+
+type JsonProblem = 'null byte' | 'unsafe number' | 'too deep';
+
+/** What is wrong inside a parsed JSON value (U+0000 in a string or key, a number past the safe integers, too deep a nesting), if anything. */
+function jsonProblem(value: unknown, depth = 0): JsonProblem | undefined {
+  if (typeof value === 'string') return value.includes('\0') ? 'null byte' : undefined;
+  if (typeof value === 'number') return Math.abs(value) > Number.MAX_SAFE_INTEGER ? 'unsafe number' : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  if (depth >= MAX_JSON_DEPTH) return 'too deep';
+  if (Array.isArray(value)) {
+    for (const v of value) {
+      const p = jsonProblem(v, depth + 1);
+      if (p) return p;
+    }
+    return undefined;
+  }
+  for (const k in value) {
+    if (k.includes('\0')) return 'null byte';
+    const p = jsonProblem((value as Record<string, unknown>)[k], depth + 1);
+    if (p) return p;
+  }
+  return undefined;
+}
+
+/**
+ * Whether a parsed value needs the walk: any object or array, and a lone number or string only
+ * when its text may hold a problem (an escaped U+0000, 16 digits or more, an exponent).
+ */
+const MAY_HOLD_PROBLEM = /\\u0000|\d{16}|\d[eE]/;
+
 /** A schema's check, compiled once (Value.Check interprets the schema on each call: ~4 us against ~0.1 us). */
 const compiled = new WeakMap<TSchema, (value: unknown) => boolean>();
 
@@ -77,6 +122,7 @@ const JSON_START = /^[ \t\n\r]*[{["\-0-9tfn]/;
 export function decodeValue(name: string, schema: TSchema, raw: string): unknown {
   const s = schema as JsonSchemaLike;
   const check = checker(schema);
+  if (raw.includes('\0')) throw nullBytes(name);
   if (onlyString(s)) {
     if (!check(raw)) throw invalid(name, nestedProblem(name, schema, raw));
     return raw;
@@ -91,7 +137,15 @@ export function decodeValue(name: string, schema: TSchema, raw: string): unknown
       isJson = false;
     }
   }
-  if (isJson && check(parsed)) return parsed;
+  if (isJson && check(parsed)) {
+    const problem = (parsed !== null && typeof parsed === 'object') || MAY_HOLD_PROBLEM.test(raw) ? jsonProblem(parsed) : undefined;
+    if (!problem) return parsed;
+    if (problem === 'null byte') throw nullBytes(name);
+    if (problem === 'too deep') throw invalid(name, `${name} is nested too deeply`);
+    // A union that admits a string takes the text as sent instead (a channel named "1e999").
+    if (acceptsString(s) && check(raw)) return raw;
+    throw badValue(name, raw);
+  }
   if (acceptsString(s) && check(raw)) return raw;
   if (!isJson) {
     if (s.type === 'array' || s.type === 'object') throw invalid(name, `${name} is not valid JSON`);
@@ -145,6 +199,8 @@ export function decodeParams(schema: TObject, raw: Record<string, string>): { va
     }
     values[p.name] = decodeValue(p.name, p.schema, text);
   }
+  // The client name is read by the transport and stored with what the client sends.
+  if (raw.client?.includes('\0')) throw nullBytes('client');
   const ignored: string[] = [];
   for (const k in raw) if (!(k in schema.properties) && !TRANSPORT_PARAMS.has(k)) ignored.push(k);
   return { values, ignored };

@@ -1,6 +1,7 @@
 // Finds the endpoint definition for a method and a path under /api/v1 ({name} segments are path
 // parameters); tells a wrong method (405 with Allow) from an unknown path (404).
 import type { Endpoint } from './endpoint.js';
+import { badRequest } from './errors.js';
 
 export type RouteMatch =
   | { kind: 'found'; endpoint: Endpoint; pathParams: Record<string, string> }
@@ -10,6 +11,22 @@ export type RouteMatch =
 interface Route { endpoint: Endpoint; segments: string[] }
 
 const NO_PARAMS: Record<string, string> = Object.freeze({});
+
+/** What a client is told of a path with a broken %-escape (`%zz`, a lone `%`, `%FF` that is not UTF-8). */
+export const BAD_PATH_ESCAPE = 'Malformed URL: invalid percent-encoding in the path';
+
+/**
+ * A path segment's text with its %-escapes decoded. A broken escape is the client's mistake, a 400,
+ * as fastify's own router answers it for the requests it routes (frameworkErrors in http.ts).
+ */
+export function decodeSegment(segment: string): string {
+  if (!segment.includes('%')) return segment;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw badRequest(BAD_PATH_ESCAPE);
+  }
+}
 const split = (p: string) => p.split('/').filter((s) => s !== '');
 const isParam = (segment: string) => segment.startsWith('{') && segment.endsWith('}');
 
@@ -53,7 +70,7 @@ export class ChatRouter {
           // As in Zulip's URL patterns, an id segment is digits: /users/{user_id} and
           // /users/{email} share a shape and the segment decides.
           if (p.endsWith('_id}') && !/^[0-9]+$/.test(segs[i])) ok = false;
-          else params[p.slice(1, -1)] = decodeURIComponent(segs[i]);
+          else params[p.slice(1, -1)] = decodeSegment(segs[i]);
         }
         else if (p === segs[i]) literals++;
         else ok = false;

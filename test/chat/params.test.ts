@@ -60,3 +60,50 @@ it('names the parameter and the problem for bad values', () => {
   assert.equal(fails({ content: 'x', subs: '[{}]' }).message, 'subs[0]["name"] field is missing');
   assert.equal(fails({ content: 'x', flag: 'yes' }).extra.var_name, 'flag');
 });
+
+it('refuses a NUL byte in any text parameter, naming it, whether sent raw or JSON-escaped', () => {
+  // PostgreSQL cannot store U+0000: refused here for every parameter, on both engines.
+  const cases: Record<string, string>[] = [{ content: 'a\u0000b' }, { content: 'x', to: 'gen\u0000eral' }, { content: 'x', to: '["a\\u0000"]' }, { content: 'x', subs: '[{"name":"a\\u0000"}]' }, { content: 'x', subs: '[{"name":"a","\\u0000":1}]' }];
+  for (const raw of cases) {
+    const e = fails(raw);
+    const name = Object.keys(raw).at(-1)!;
+    assert.deepEqual([e.status, e.code, e.message, e.extra.var_name], [400, 'BAD_REQUEST', `${name} must not contain null bytes`, name], JSON.stringify(raw));
+  }
+  const client = fails({ content: 'x', client: 'me\u0000' });
+  assert.equal(client.message, 'client must not contain null bytes');
+  // A backslash followed by the letters u0000 is no NUL byte.
+  assert.deepEqual(decodeParams(schema, { content: 'x', to: '["a\\\\u0000"]' }).values.to, ['a\\u0000']);
+});
+
+it('refuses integers beyond the safe integers (and 64 bits), naming the parameter', () => {
+  for (const big of ['9007199254740993', '99999999999999999999999', '-9223372036854775809', '18446744073709551616', '1e300']) {
+    const e = fails({ content: 'x', count: big });
+    assert.deepEqual([e.status, e.code, e.message, e.extra.var_name], [400, 'BAD_REQUEST', `Bad value for 'count': ${big}`, 'count'], big);
+  }
+  assert.equal(fails({ content: 'x', subs: '[{"name":"a"}]', count: '[1]' }).message, 'count is not an integer');
+  const nested = Type.Object({ ids: Type.Array(Type.Integer()) });
+  assert.throws(() => decodeParams(nested, { ids: '[1, 2, 123456789012345678901]' }), /Bad value for 'ids'/);
+  // The largest safe integers are integers still; a long value is shortened in the message.
+  assert.equal(decodeParams(schema, { content: 'x', count: '9007199254740991' }).values.count, 9007199254740991);
+  assert.equal(decodeParams(schema, { content: 'x', count: '-9007199254740991' }).values.count, -9007199254740991);
+  assert.equal(fails({ content: 'x', count: '9'.repeat(100) }).message, `Bad value for 'count': ${'9'.repeat(40)}...`);
+  // A union that admits a string takes the text as sent: a channel or topic may be named so.
+  assert.equal(decodeParams(schema, { content: 'x', to: '99999999999999999999999' }).values.to, '99999999999999999999999');
+});
+
+it('refuses JSON nested deeper than any parameter needs, rather than overflowing the stack', () => {
+  const loose = Type.Object({ value: Type.Unknown() });
+  const deep = (n: number) => '['.repeat(n) + '1' + ']'.repeat(n);
+  assert.deepEqual(decodeParams(loose, { value: deep(5) }).values.value, [[[[[1]]]]]);
+  for (const n of [40, 100_000]) {
+    const e = (() => {
+      try {
+        decodeParams(loose, { value: deep(n) });
+      } catch (err) {
+        return err as ChatError;
+      }
+      assert.fail('expected an error');
+    })();
+    assert.deepEqual([e.status, e.message, e.extra.var_name], [400, 'value is nested too deeply', 'value']);
+  }
+});

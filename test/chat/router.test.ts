@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import Type from 'typebox';
-import { ChatRouter } from '../../src/chat/router.js';
+import { BAD_PATH_ESCAPE, ChatRouter } from '../../src/chat/router.js';
+import { ChatError } from '../../src/chat/errors.js';
 import { defineEndpoint, type Endpoint } from '../../src/chat/endpoint.js';
 
 const endpoint = (method: 'GET' | 'POST' | 'DELETE', path: string): Endpoint =>
@@ -30,6 +31,13 @@ it('finds literal paths however they are written, with no path parameters', () =
 it('reads path parameters, an id segment being digits', () => {
   assert.deepEqual(router.find('GET', '/users/12'), { kind: 'found', endpoint: byId, pathParams: { user_id: '12' } });
   assert.deepEqual(router.find('GET', '/users/a%40b.c'), { kind: 'found', endpoint: byEmail, pathParams: { email: 'a@b.c' } });
+});
+
+it('refuses a broken %-escape in a path parameter as a client error, not an exception', () => {
+  for (const bad of ['%zz', '%', 'a%E0%A4%A', '%FF', '%C0%AF', '%ED%A0%80']) {
+    assert.throws(() => router.find('GET', `/users/${bad}`), (e: unknown) => e instanceof ChatError && e.status === 400 && e.message === BAD_PATH_ESCAPE, bad);
+  }
+  assert.deepEqual(router.find('GET', '/users/%F0%9F%98%80'), { kind: 'found', endpoint: byEmail, pathParams: { email: '😀' } });
 });
 
 it('tells a wrong method (with the allowed ones) from an unknown path', () => {

@@ -13,7 +13,7 @@ import { restoreQueues, saveQueues } from '../../src/chat/events/persist.js';
 import { PresenceStore } from '../../src/chat/domain/presence.js';
 import { realmUrlFor } from '../../src/chat/domain/subdomains.js';
 import { ManualClock } from '../../src/platform/clock.js';
-import { createLogger } from '../../src/platform/log.js';
+import { createLogger, type Logger } from '../../src/platform/log.js';
 import { encodeParams } from './chat-client.js';
 import { checkChatResponse } from './zulip-openapi.js';
 import { storageArgs, type Storage } from './server.js';
@@ -36,13 +36,14 @@ export interface InProcessClient {
 /**
  * `http` sets the listener's connection cap and timeouts (tests that listen on a real socket);
  * `rateLimits` is the --rate-limits value: off unless a test is about them (the manual clock stands
- * still, so budgets never refill).
+ * still, so budgets never refill); `log` is where the server logs (default: errors to stderr), for
+ * tests that look at what it logs.
  */
-export async function inProcessChat(storage: Storage, options: ChatHttpOptions & { rateLimits?: string } = {}) {
-  const { rateLimits, ...http } = options;
+export async function inProcessChat(storage: Storage, options: ChatHttpOptions & { rateLimits?: string; log?: Logger } = {}) {
+  const { rateLimits, log, ...http } = options;
   const clock = new ManualClock(Date.UTC(2025, 0, 1));
-  const config = buildConfig(readOptions([...storageArgs(storage), '--rate-limits', options.rateLimits ?? 'off'], {}).options);
-  const ctx = await createContext(config, { clock, log: createLogger('error') });
+  const config = buildConfig(readOptions([...storageArgs(storage), '--rate-limits', rateLimits ?? 'off'], {}).options);
+  const ctx = await createContext(config, { clock, log: log ?? createLogger('error') });
   // No real timer: the tests move the clock and call sweep() themselves.
   const events = new EventHub(clock, ctx.log, { sweepEveryMs: 0 });
   // As `keel serve` does: queues a previous close saved come back, with their restart event.

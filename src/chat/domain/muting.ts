@@ -45,8 +45,14 @@ export async function mutedTopicsOf(db: Queryable<ChatTables>, userId: number): 
 /** Sets (or, for inherit, removes) a topic's policy; answers the time recorded. */
 export async function setTopicPolicy(db: Queryable<ChatTables>, userId: number, streamId: number, topic: string, policy: number, nowSeconds: number): Promise<void> {
   const key = { user_id: userId, stream_id: streamId, topic_lower: topic.toLowerCase() };
-  await db.deleteFrom('user_topics').where('user_id', '=', key.user_id).where('stream_id', '=', key.stream_id).where('topic_lower', '=', key.topic_lower).execute();
-  if (policy !== VISIBILITY.inherit) await db.insertInto('user_topics').values({ ...key, topic, visibility_policy: policy, last_updated: nowSeconds }).execute();
+  if (policy === VISIBILITY.inherit) {
+    await db.deleteFrom('user_topics').where('user_id', '=', key.user_id).where('stream_id', '=', key.stream_id).where('topic_lower', '=', key.topic_lower).execute();
+    return;
+  }
+  // One upsert, not a delete and an insert: concurrent identical requests would each delete the
+  // other's row and race on the key again, every time they were run.
+  await db.insertInto('user_topics').values({ ...key, topic, visibility_policy: policy, last_updated: nowSeconds })
+    .onConflict((oc) => oc.columns(['user_id', 'stream_id', 'topic_lower']).doUpdateSet({ topic, visibility_policy: policy, last_updated: nowSeconds })).execute();
 }
 
 /** Holds when the message aliased `m` is in a topic the user gave this policy. */

@@ -72,7 +72,10 @@ export const getUserPresence = defineEndpoint({
     const viewer = requireUser(call);
     const db = call.services.db.kysely;
     const key = p.user_id_or_email;
-    const target = /^[0-9]+$/.test(key) ? await userById(db, call.realm.id, Number(key)) : await userByApiEmail(db, call.realm.id, call.realm.email_host, viewer, key);
+    // An id beyond any id column (and the safe integers) is no user, as Django finds none for it.
+    const target = /^[0-9]+$/.test(key)
+      ? Number.isSafeInteger(Number(key)) ? await userById(db, call.realm.id, Number(key)) : undefined
+      : await userByApiEmail(db, call.realm.id, call.realm.email_host, viewer, key);
     if (!target) throw noSuchUser();
     if (target.is_bot === 1) throw badRequest('Presence is not supported for bot users.');
     const record = await call.services.presence.record(call.realm.id, target.id);
