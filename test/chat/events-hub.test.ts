@@ -22,7 +22,12 @@ function setup() {
 /** A waiter that records what it was answered with (as the JSON a client would get). */
 function waiter(): Waiter & { answers: string[] } {
   const answers: string[] = [];
-  return { answers, deliver: (events: readonly QueuedEvent[]) => answers.push(eventsJson(events)) };
+  return {
+    answers,
+    deliver: (events: readonly QueuedEvent[]) => answers.push(eventsJson(events)),
+    // Recorded as the error code, so a test tells an ended poll from an empty one.
+    fail: (error) => answers.push(`error ${error.code}`),
+  };
 }
 
 const notice = (userIds: number[], render: Notice['render'], type = 'custom'): Notice => ({ type, userIds, render });

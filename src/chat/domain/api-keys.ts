@@ -44,6 +44,16 @@ export async function sealKey(db: Queryable<ChatTables>): Promise<string> {
   return row.value;
 }
 
+/**
+ * Gives a user a new API key (POST /users/me/api_key/regenerate, /bots/{id}/api_key/regenerate):
+ * the old one stops matching from the commit on. Returns the new key; the caller holds the transaction.
+ */
+export async function regenerateApiKey(db: Queryable<ChatTables>, userId: number): Promise<string> {
+  const { apiKey, api_key_hash, api_key_sealed } = await issueApiKey(db);
+  await db.updateTable('chat_users').set({ api_key_hash, api_key_sealed }).where('id', '=', userId).execute();
+  return apiKey;
+}
+
 /** The columns a new user's key is stored in, and the key itself (to show once). */
 export async function issueApiKey(db: Queryable<ChatTables>): Promise<{ apiKey: string; api_key_hash: string; api_key_sealed: string }> {
   const apiKey = newApiKey();
