@@ -244,3 +244,32 @@ it('discards a queue holding more than maxEventsPerQueue unacknowledged events; 
   assert.equal(hub.queueOf(live.id, 1), live);
   assert.equal(acked, 19);
 });
+
+it('keeps at most maxQueuedEvents unacknowledged events on the server: past it, the fullest queues are discarded', () => {
+  const clock = new ManualClock(0);
+  const hub = new EventHub(clock, createLogger('error'), { sweepEveryMs: 0, maxQueuedEvents: 5 });
+  // Different users (a member's bots are users too): no per-user bound is involved.
+  const [idle, quiet, live] = [hub.create(options(1)), hub.create(options(2)), hub.create(options(3))];
+  let acked = -1;
+  const keepUp = () => hub.poll(live, acked, false, {
+    deliver: (events) => { if (events.length) acked = events[events.length - 1].id; },
+    fail: () => assert.fail('the live queue was discarded'),
+  });
+  keepUp();
+  hub.publish([notice([1], () => ({ type: 'a' })), notice([1], () => ({ type: 'b' })), notice([1], () => ({ type: 'c' }))]);
+  hub.publish([notice([2], () => ({ type: 'a' }))]);
+  for (let i = 0; i < 5; i++) {
+    hub.publish([notice([3], () => ({ type: 'custom', i }))]);
+    keepUp();
+  }
+  assert.deepEqual(new Set(hub.list()), new Set([idle, quiet, live]), 'acknowledged events no longer count: 3 + 1 + 0 in all');
+  hub.publish([notice([2], () => ({ type: 'b' }))]);
+  assert.equal(hub.queueOf(idle.id, 1), idle, 'five in all is within the bound');
+  hub.publish([notice([2], () => ({ type: 'c' }))]);
+  assert.throws(() => hub.queueOf(idle.id, 1), isBadQueue);
+  assert.deepEqual(new Set(hub.list()), new Set([quiet, live]), 'the fullest queue went, the others stay');
+  // Discarded and removed queues no longer count either: room for more.
+  hub.remove(quiet);
+  hub.publish([notice([3], () => ({ type: 'x' })), notice([3], () => ({ type: 'y' }))]);
+  assert.equal(hub.queueOf(live.id, 3), live);
+});

@@ -56,9 +56,14 @@ export interface HubLimits {
   maxEventsPerQueue: number;
   /** Live queues on this server; registering one more discards the least recently used queue. */
   maxQueues: number;
+  /**
+   * Unacknowledged events in all the queues of this server (a member's bots are users of their own,
+   * each with its own queues); past it, the queue holding the most is discarded until under.
+   */
+  maxQueuedEvents: number;
 }
 
-export const DEFAULT_LIMITS: HubLimits = { maxQueuesPerUser: 50, maxEventsPerQueue: 2_000, maxQueues: 20_000 };
+export const DEFAULT_LIMITS: HubLimits = { maxQueuesPerUser: 50, maxEventsPerQueue: 2_000, maxQueues: 20_000, maxQueuedEvents: 250_000 };
 
 /** Parked polls are filed by the second their heartbeat is due in. */
 const HEARTBEAT_SLOT_MS = 1_000;
@@ -82,6 +87,8 @@ export class EventHub {
   /** Heartbeat slot -> queues parked with a heartbeat due in it (some since re-parked or answered: checked when due). */
   private readonly heartbeats = new Map<number, EventQueue[]>();
   private lastIdleScan: number;
+  /** Unacknowledged events in all the queues (counted where the hub adds and drops them). */
+  private queuedEvents = 0;
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly synced: (() => Promise<void>) | undefined;
@@ -95,9 +102,9 @@ export class EventHub {
     this.clock = clock;
     this.log = log;
     this.synced = synced;
-    const { heartbeatMs, idleMs, sweepEveryMs, maxQueuesPerUser, maxEventsPerQueue, maxQueues } = { ...DEFAULT_TIMINGS, ...DEFAULT_LIMITS, ...options };
+    const { heartbeatMs, idleMs, sweepEveryMs, maxQueuesPerUser, maxEventsPerQueue, maxQueues, maxQueuedEvents } = { ...DEFAULT_TIMINGS, ...DEFAULT_LIMITS, ...options };
     this.timings = { heartbeatMs, idleMs, sweepEveryMs };
-    this.limits = { maxQueuesPerUser, maxEventsPerQueue, maxQueues };
+    this.limits = { maxQueuesPerUser, maxEventsPerQueue, maxQueues, maxQueuedEvents };
     this.lastIdleScan = clock.now();
     if (this.timings.sweepEveryMs > 0) {
       this.timer = setInterval(() => this.sweep(), this.timings.sweepEveryMs);
@@ -131,6 +138,8 @@ export class EventHub {
     if (!mine) this.byUser.set(queue.options.userId, (mine = new Set()));
     mine.add(queue);
     if (queue.options.allPublicStreams) this.allPublic.add(queue);
+    this.queuedEvents += queue.events.length;
+    this.trimToTotal();
     return queue;
   }
 
@@ -164,7 +173,7 @@ export class EventHub {
   }
 
   private forget(queue: EventQueue): void {
-    this.queues.delete(queue.id);
+    if (this.queues.delete(queue.id)) this.queuedEvents -= queue.events.length;
     this.byUser.get(queue.options.userId)?.delete(queue);
     if (this.byUser.get(queue.options.userId)?.size === 0) this.byUser.delete(queue.options.userId);
     this.allPublic.delete(queue);
@@ -192,7 +201,11 @@ export class EventHub {
   poll(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean, waiter: Waiter): void {
     const now = this.clock.now();
     queue.lastActivity = now;
-    if (lastEventId !== undefined) queue.acknowledge(lastEventId);
+    if (lastEventId !== undefined) {
+      const before = queue.events.length;
+      queue.acknowledge(lastEventId);
+      this.queuedEvents -= before - queue.events.length;
+    }
     // After close() nothing would wake a parked poll (the sweep is stopped) and the shutdown waits
     // for every request: a poll that got this far during it answers at once.
     if (queue.events.length || dontBlock || this.closed) {
@@ -254,6 +267,7 @@ export class EventHub {
         let shared = renderings.get(body);
         if (!shared) renderings.set(body, (shared = new SharedEvent(body)));
         queue.add(shared);
+        this.queuedEvents++;
         touched.add(queue);
       };
       const receivers = new Set<number>(n.userIds);
@@ -275,6 +289,18 @@ export class EventHub {
       // re-registers instead of holding them here.
       if (queue.events.length > this.limits.maxEventsPerQueue) this.discard(queue);
     }
+    this.trimToTotal();
+  }
+
+  /** Discards the queues holding the most events until the server's total is within maxQueuedEvents. */
+  private trimToTotal(): void {
+    while (this.queuedEvents > this.limits.maxQueuedEvents) {
+      let fullest: EventQueue | undefined;
+      for (const q of this.queues.values()) if (!fullest || q.events.length > fullest.events.length) fullest = q;
+      // Nothing left to drop (the count can only run ahead of the queues through a bug): stop.
+      if (!fullest || fullest.events.length === 0) return;
+      this.discard(fullest);
+    }
   }
 
   /** Heartbeats for polls parked past their deadline; discards queues idle past idleMs (looked for every 10 s). */
@@ -293,6 +319,7 @@ export class EventHub {
         } else if (now >= queue.heartbeatAt) {
           queue.heartbeatSlot = -1;
           queue.push((beat ??= new SharedEvent({ type: 'heartbeat' })));
+          this.queuedEvents++;
         } else {
           // Due later within this second: filed again, for the next sweep.
           const due = this.heartbeats.get(current);
