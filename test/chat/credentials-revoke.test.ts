@@ -18,13 +18,11 @@ await forEachEngine('chat credentials revoked', (engine) => {
   let storage: Storage;
   let server: RunningServer;
   let owner: ChatClient;
-  let ownerId: number;
 
   before(async () => {
     storage = await createStorage(engine);
     server = await startServer(storage);
     owner = new ChatClient(server.chatUrl, server.chatSecrets!.email, server.chatSecrets!.apiKey);
-    ownerId = (await owner.get('/users/me')).body.user_id;
     assert.equal((await owner.post('/users/me/subscriptions', { subscriptions: [{ name: 'general' }] })).status, 200);
   });
   after(async () => {
@@ -207,7 +205,7 @@ await forEachEngine('chat credentials revoked', (engine) => {
   });
 
   it('renames a bot and hands it to another owner (PATCH /bots/{bot_id}) with the events Zulip sends', async () => {
-    const { client: pam, id: pamId } = await user('pam');
+    const { client: pam } = await user('pam');
     const { client: quin, id: quinId } = await user('quin');
     const { client: admin } = await user('rey', 200);
     const { id: goneId } = await user('sol');
@@ -253,7 +251,6 @@ await forEachEngine('chat credentials revoked', (engine) => {
     assert.deepEqual((await pam.get('/bots')).body.bots.map((b: Ev) => b.api_key), [other.apiKey]);
     assert.deepEqual((await quin.get('/bots')).body.bots.map((b: Ev) => b.api_key), [apiKey]);
     refused(await pam.post(`/bots/${botId}/api_key/regenerate`), 'BAD_REQUEST', 'Insufficient permission');
-    void pamId;
   });
 
   it(`keeps at most ${DEFAULT_LIMITS.maxQueuesPerUser} live queues per user: one more ends the least recently used`, async () => {
@@ -267,6 +264,5 @@ await forEachEngine('chat credentials revoked', (engine) => {
     ids.push((await quietQueue(uma, { event_types: ['message'] })).id);
     assert.equal((await uma.get('/events', { queue_id: ids[1], last_event_id: -1, dont_block: true })).status, 200);
     endedQueue(await uma.get('/events', { queue_id: ids[2], last_event_id: -1, dont_block: true }), ids[2]);
-    void ownerId;
   });
 });
