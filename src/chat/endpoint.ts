@@ -9,6 +9,7 @@ import type { ChatLimits } from './domain/rate-limit.js';
 import type { EventHub } from './events/hub.js';
 import type { PresenceStore } from './domain/presence.js';
 import type { ApiKeySeal } from './domain/api-keys.js';
+import type { ChatError } from './errors.js';
 
 export type ChatMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -58,6 +59,8 @@ export interface LateAnswer {
    * be shared by many answers.
    */
   send(fields: readonly (string | Buffer)[]): void;
+  /** Writes an error answer instead (the poll's queue ended under it). */
+  fail(error: ChatError): void;
 }
 
 /** What a handler that called call.later() returns. */

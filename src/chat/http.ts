@@ -151,6 +151,11 @@ class LateResponse implements LateAnswer {
     body[at] = 0x7d; // }
     void this.listener.write(this.res, 200, body);
   }
+
+  fail(error: ChatError): void {
+    const answer = errorAnswer(error);
+    void this.listener.write(this.res, answer.status, JSON.stringify(answer.body), answer.headers);
+  }
 }
 
 function envelope(result: Record<string, unknown>, ignored: string[]): Answer {

@@ -81,6 +81,25 @@ await forEachEngine('chat authentication cache', (engine) => {
     }
   });
 
+  it('makes no queue for a registration that authenticated before a deactivation and waited for the gate behind it', async () => {
+    const { client: fern, id } = await chat.member('fern@example.com', 'Fern');
+    assert.equal((await me(fern)).status, 200);
+    const queues = chat.events.size;
+    let commit!: () => void;
+    // A write holds the gate: the registration authenticates, then waits for the write to publish.
+    const write = chat.events.write(async () => {
+      await new Promise<void>((resolve) => (commit = resolve));
+      await chat.ctx.chatDb.kysely.updateTable('chat_users').set({ is_active: 0 }).where('id', '=', id).execute();
+    }, () => [], () => [id]);
+    const registration = fern.call('POST', '/register', { fetch_event_types: [] });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    commit();
+    await write;
+    const r = await registration;
+    assert.deepEqual([r.status, r.body.code], [401, 'USER_DEACTIVATED']);
+    assert.equal(chat.events.size, queues, 'no queue was made');
+  });
+
   it('refuses a wrong key or another user\'s email even while the right ones are cached', async () => {
     const { client: erin } = await chat.member('erin@example.com', 'Erin');
     assert.equal((await me(erin)).status, 200);

@@ -22,7 +22,12 @@ function setup() {
 /** A waiter that records what it was answered with (as the JSON a client would get). */
 function waiter(): Waiter & { answers: string[] } {
   const answers: string[] = [];
-  return { answers, deliver: (events: readonly QueuedEvent[]) => answers.push(eventsJson(events)) };
+  return {
+    answers,
+    deliver: (events: readonly QueuedEvent[]) => answers.push(eventsJson(events)),
+    // Recorded as the error code, so a test tells an ended poll from an empty one.
+    fail: (error) => answers.push(`error ${error.code}`),
+  };
 }
 
 const notice = (userIds: number[], render: Notice['render'], type = 'custom'): Notice => ({ type, userIds, render });
@@ -135,4 +140,136 @@ it('writes an answer as pieces: each shared rendering encoded once, the same JSO
   const none: (string | Buffer)[] = [];
   eventsJsonPieces([], none);
   assert.equal(none.join(''), '[]');
+});
+
+const isBadQueue = (e: Error & { code?: string }) => e.code === 'BAD_EVENT_QUEUE_ID';
+
+it("ends a revoked user's queues at the commit: the parked poll gets BAD_EVENT_QUEUE_ID, a later publish reaches nothing", async () => {
+  const { hub } = setup();
+  const [mine, idle, other] = [hub.create(options(1)), hub.create(options(1)), hub.create(options(2))];
+  const w = waiter();
+  hub.poll(mine, -1, false, w);
+  // A write that started earlier and commits later publishes after the revocation: it must not reach the queues.
+  let commitEarlier!: () => void;
+  const earlier = hub.write(() => new Promise<void>((resolve) => (commitEarlier = resolve)), () => [notice([1, 2], () => ({ type: 'late' }))]);
+  const order: string[] = [];
+  await hub.write(async () => order.push('commit'), () => {
+    order.push(`notices, queues of user 1: ${hub.list().filter((q) => q.options.userId === 1).length}`);
+    return [notice([1, 2], () => ({ type: 'own' }))];
+  }, () => [1]);
+  assert.deepEqual(order, ['commit', 'notices, queues of user 1: 0'], 'ended before its own notices were even built');
+  assert.deepEqual(w.answers, ['error BAD_EVENT_QUEUE_ID']);
+  commitEarlier();
+  await earlier;
+  assert.deepEqual([mine.events, idle.events], [[], []]);
+  assert.deepEqual(other.events.map((e) => e.type), ['own', 'late'], "another user's queue is untouched");
+  for (const q of [mine, idle]) assert.throws(() => hub.queueOf(q.id, 1), isBadQueue);
+  // A write that fails revokes nothing.
+  await assert.rejects(hub.write(async () => Promise.reject(new Error('no')), () => [], () => [2]));
+  assert.equal(hub.queueOf(other.id, 2), other);
+});
+
+it("ends every queue of a realm (endRealmQueues), and only that realm's", () => {
+  const { hub } = setup();
+  const [a, b] = [hub.create(options(1, { realmId: 1 })), hub.create(options(2, { realmId: 2 }))];
+  const w = waiter();
+  hub.poll(a, -1, false, w);
+  hub.endRealmQueues(1);
+  assert.deepEqual(w.answers, ['error BAD_EVENT_QUEUE_ID']);
+  assert.deepEqual(hub.list(), [b]);
+});
+
+it("keeps at most maxQueuesPerUser queues per user: one more discards that user's least recently used", () => {
+  const clock = new ManualClock(0);
+  const hub = new EventHub(clock, createLogger('error'), { sweepEveryMs: 0, maxQueuesPerUser: 3 });
+  const made: EventQueue[] = [];
+  // Parked since it was made: in use, but the least recently; its poll is told the queue is gone.
+  const parked = waiter();
+  for (let i = 0; i < 3; i++) {
+    made.push(hub.create(options(1)));
+    if (i === 0) hub.poll(made[0], -1, false, parked);
+    clock.advance(1000);
+  }
+  const others = hub.create(options(2));
+  const fourth = hub.create(options(1));
+  assert.deepEqual(parked.answers, ['error BAD_EVENT_QUEUE_ID']);
+  assert.throws(() => hub.queueOf(made[0].id, 1), isBadQueue);
+  // A poll is use: the queue polled now outlives the one made after it.
+  clock.advance(1000);
+  hub.poll(made[1], -1, true, waiter());
+  const fifth = hub.create(options(1));
+  assert.deepEqual(new Set(hub.list()), new Set([made[1], fourth, fifth, others]));
+});
+
+it('keeps at most maxQueues queues on the server: one more discards the least recently used of anyone', () => {
+  const clock = new ManualClock(0);
+  const hub = new EventHub(clock, createLogger('error'), { sweepEveryMs: 0, maxQueues: 3 });
+  const made: EventQueue[] = [];
+  for (let user = 1; user <= 3; user++) {
+    made.push(hub.create(options(user)));
+    clock.advance(1000);
+  }
+  hub.poll(made[0], -1, true, waiter());
+  clock.advance(1000);
+  const fourth = hub.create(options(4));
+  assert.equal(hub.size, 3);
+  assert.deepEqual(new Set(hub.list()), new Set([made[0], made[2], fourth]));
+});
+
+it('discards a queue holding more than maxEventsPerQueue unacknowledged events; one whose client keeps up lives on', () => {
+  const clock = new ManualClock(0);
+  const hub = new EventHub(clock, createLogger('error'), { sweepEveryMs: 0, maxEventsPerQueue: 3 });
+  const [abandoned, live] = [hub.create(options(1)), hub.create(options(1))];
+  let acked = -1;
+  const keepUp = () => {
+    const w: Waiter = {
+      deliver: (events) => { if (events.length) acked = events[events.length - 1].id; },
+      fail: () => assert.fail('the live queue was discarded'),
+    };
+    hub.poll(live, acked, false, w);
+  };
+  keepUp();
+  for (let i = 0; i < 3; i++) {
+    hub.publish([notice([1], () => ({ type: 'custom', i }))]);
+    keepUp();
+  }
+  assert.equal(hub.queueOf(abandoned.id, 1), abandoned, 'three events are within the bound');
+  hub.publish([notice([1], () => ({ type: 'custom', i: 3 }))]);
+  assert.throws(() => hub.queueOf(abandoned.id, 1), isBadQueue);
+  keepUp();
+  for (let i = 4; i < 20; i++) {
+    hub.publish([notice([1], () => ({ type: 'custom', i }))]);
+    keepUp();
+  }
+  assert.equal(hub.queueOf(live.id, 1), live);
+  assert.equal(acked, 19);
+});
+
+it('keeps at most maxQueuedEvents unacknowledged events on the server: past it, the fullest queues are discarded', () => {
+  const clock = new ManualClock(0);
+  const hub = new EventHub(clock, createLogger('error'), { sweepEveryMs: 0, maxQueuedEvents: 5 });
+  // Different users (a member's bots are users too): no per-user bound is involved.
+  const [idle, quiet, live] = [hub.create(options(1)), hub.create(options(2)), hub.create(options(3))];
+  let acked = -1;
+  const keepUp = () => hub.poll(live, acked, false, {
+    deliver: (events) => { if (events.length) acked = events[events.length - 1].id; },
+    fail: () => assert.fail('the live queue was discarded'),
+  });
+  keepUp();
+  hub.publish([notice([1], () => ({ type: 'a' })), notice([1], () => ({ type: 'b' })), notice([1], () => ({ type: 'c' }))]);
+  hub.publish([notice([2], () => ({ type: 'a' }))]);
+  for (let i = 0; i < 5; i++) {
+    hub.publish([notice([3], () => ({ type: 'custom', i }))]);
+    keepUp();
+  }
+  assert.deepEqual(new Set(hub.list()), new Set([idle, quiet, live]), 'acknowledged events no longer count: 3 + 1 + 0 in all');
+  hub.publish([notice([2], () => ({ type: 'b' }))]);
+  assert.equal(hub.queueOf(idle.id, 1), idle, 'five in all is within the bound');
+  hub.publish([notice([2], () => ({ type: 'c' }))]);
+  assert.throws(() => hub.queueOf(idle.id, 1), isBadQueue);
+  assert.deepEqual(new Set(hub.list()), new Set([quiet, live]), 'the fullest queue went, the others stay');
+  // Discarded and removed queues no longer count either: room for more.
+  hub.remove(quiet);
+  hub.publish([notice([3], () => ({ type: 'x' })), notice([3], () => ({ type: 'y' }))]);
+  assert.equal(hub.queueOf(live.id, 3), live);
 });

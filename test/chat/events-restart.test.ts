@@ -181,4 +181,33 @@ await forEachEngine('saving and loading event queues', (engine) => {
     assert.deepEqual(next.queueOf(fresh.id, userId).events.map((e) => e.type), ['message'], 'event_types without restart get none');
     assert.equal(await countRows(), 0, 'the expired row is deleted too');
   });
+
+  it('gives equal saved events back as one shared rendering, byte for byte, not one copy per queue', async () => {
+    const h = hub();
+    const queues = Array.from({ length: 5 }, () => h.create(options()));
+    h.publish([{ type: 'custom', userIds: [userId], render: () => ({ type: 'custom', text: 'é"\\ \u2028', list: [1, { a: null }] }) }]);
+    h.publish([{ type: 'custom', userIds: [userId], render: (q) => ({ type: 'custom', own: q.id }) }]);
+    const before = queues.map((q) => q.events.map((e) => e.json()));
+    await saveQueues(h, ctx.chatDb, clock.now());
+    const next = hub();
+    await restoreQueues(next, ctx.chatDb, clock.now(), log);
+    const restored = queues.map((q) => next.queueOf(q.id, userId));
+    assert.deepEqual(restored.map((q) => q.events.slice(0, 2).map((e) => e.json())), before);
+    const sharedOnes = new Set(restored.map((q) => q.events[0].shared));
+    assert.equal(sharedOnes.size, 1, 'the message all five held is one object again');
+    assert.equal(new Set(restored.map((q) => q.events[1].shared)).size, 5, 'events that differ stay apart');
+  });
+
+  it('restores within the bounds of the hub it restores into: a user\'s most recently used queues first', async () => {
+    const h = hub();
+    const made = [];
+    for (let i = 0; i < 4; i++) {
+      made.push(h.create(options()));
+      clock.advance(1000);
+    }
+    await saveQueues(h, ctx.chatDb, clock.now());
+    const small = new EventHub(clock, log, { sweepEveryMs: 0, maxQueuesPerUser: 2 });
+    await restoreQueues(small, ctx.chatDb, clock.now(), log);
+    assert.deepEqual(new Set(small.list().map((q) => q.id)), new Set([made[2].id, made[3].id]));
+  });
 });

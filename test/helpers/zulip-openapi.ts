@@ -20,6 +20,11 @@ const BASE = 'https://zulip-openapi.invalid/';
  */
 const UNDOCUMENTED: Record<string, string> = {
   'POST /bots': "Zulip's bot creation endpoint is real (the web app uses it) but absent from its OpenAPI document",
+  'GET /bots': "Zulip's get_bots_backend (the web app's list of one's own bots) is real but absent from its OpenAPI document",
+  'PATCH /bots/{bot_id}': "Zulip's patch_bot_backend is real (the web app uses it) but absent from its OpenAPI document",
+  'DELETE /bots/{bot_id}': "Zulip's deactivate_bot_backend is real (the web app uses it) but absent from its OpenAPI document",
+  'POST /bots/{bot_id}/api_key/regenerate': "Zulip's regenerate_bot_api_key is real (the web app uses it) but absent from its OpenAPI document",
+  'POST /users/me/api_key/regenerate': "Zulip's regenerate_api_key is real (the web app's account settings use it) but absent from its OpenAPI document",
   'PATCH /realm': "Zulip's organization settings endpoint (update_realm) is real (the web app and administrators use it) but absent from its OpenAPI document",
 };
 

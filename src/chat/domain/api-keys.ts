@@ -52,6 +52,16 @@ export class ApiKeySeal {
   }
 }
 
+/**
+ * Gives a user a new API key (POST /users/me/api_key/regenerate, /bots/{id}/api_key/regenerate):
+ * the old one stops matching from the commit on. Returns the new key; the caller holds the transaction.
+ */
+export async function regenerateApiKey(db: Queryable<ChatTables>, sealer: ApiKeySeal, userId: number): Promise<string> {
+  const { apiKey, api_key_hash, api_key_sealed } = issueApiKey(sealer);
+  await db.updateTable('chat_users').set({ api_key_hash, api_key_sealed }).where('id', '=', userId).execute();
+  return apiKey;
+}
+
 /** The columns a new user's key is stored in, and the key itself (to show once). */
 export function issueApiKey(sealer: ApiKeySeal): { apiKey: string; api_key_hash: string; api_key_sealed: string } {
   const apiKey = newApiKey();

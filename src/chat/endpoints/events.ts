@@ -2,14 +2,15 @@
 // lost or doubled), GET /events (long-polling), DELETE /events.
 import Type from 'typebox';
 import { defineEndpoint, LATER, requireUser, type LateAnswer } from '../endpoint.js';
-import { badRequest } from '../errors.js';
+import { badRequest, invalidApiKey, userDeactivated, type ChatError } from '../errors.js';
+import type { Queryable } from '../../platform/db/database.js';
 import { readNarrow, type NarrowTerm, type RawNarrow } from '../domain/narrow.js';
 import { isGuest } from '../domain/roles.js';
 import { NarrowTerm as NarrowParam } from './messages.js';
 import { eventsJsonPieces, QUEUE_NARROW_IS, QUEUE_NARROW_OPERATORS, type QueuedEvent, type Waiter } from '../events/queue.js';
 import { initialState, SUPPORTED_STATE } from '../events/state.js';
 import { notLoggedIn, spectatorOf, webPublicAccess } from '../domain/spectators.js';
-import type { ChatUser } from '../tables.js';
+import type { ChatTables, ChatUser } from '../tables.js';
 
 function checkQueueNarrow(terms: NarrowTerm[]): NarrowTerm[] {
   for (const t of terms) {
@@ -67,6 +68,9 @@ export const registerQueue = defineEndpoint({
     const clientGravatar = p.client_gravatar ?? true;
     if (p.all_public_streams && isGuest(me.role)) throw badRequest('User not authorized for this query');
     return events.gate.snapshot(async () => {
+      // The credentials were read before the gate let this in: a deactivation or a new key
+      // committed meanwhile (which ended the user's queues) must not be followed by a new queue.
+      await checkStillAuthorized(db.kysely, me);
       const queue = events.create({
         userId: me.id,
         realmId: call.realm.id,
@@ -87,6 +91,13 @@ export const registerQueue = defineEndpoint({
     });
   },
 });
+
+/** The user is still active with the key the request was authenticated by (read from the store, not the cache). */
+async function checkStillAuthorized(db: Queryable<ChatTables>, me: ChatUser): Promise<void> {
+  const now = await db.selectFrom('chat_users').select(['is_active', 'api_key_hash']).where('id', '=', me.id).executeTakeFirst();
+  if (!now || now.api_key_hash !== me.api_key_hash) throw invalidApiKey();
+  if (now.is_active !== 1) throw userDeactivated();
+}
 
 export const getEvents = defineEndpoint({
   method: 'GET',
@@ -125,6 +136,10 @@ class PollWaiter implements Waiter {
     eventsJsonPieces(events, fields);
     fields.push(`,"queue_id":${JSON.stringify(this.queueId)}`);
     this.answer!.send(fields);
+  }
+
+  fail(error: ChatError): void {
+    this.answer!.fail(error);
   }
 }
 

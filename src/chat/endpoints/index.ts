@@ -2,9 +2,10 @@
 import type { Endpoint } from '../endpoint.js';
 import { fetchApiKey, getServerSettings } from './server.js';
 import {
-  createUserEndpoint, deactivateOwnUser, deactivateUser, getOwnUser, getUser, getUserByEmail, getUsers, reactivateUser, updateUserByEmail, updateUserById,
+  createUserEndpoint, deactivateOwnUser, deactivateUser, getOwnUser, getUser, getUserByEmail, getUsers, reactivateUser, regenerateOwnApiKey, updateUserByEmail,
+  updateUserById,
 } from './users.js';
-import { createBot } from './bots.js';
+import { createBot, deactivateBot, getBots, regenerateBotApiKey, updateBot } from './bots.js';
 import {
   addDefaultStream, archiveStream, getStreamById, getStreamId, getStreamMembers, getStreams, getStreamTopics, getSubscriptionStatus, getSubscriptions,
   removeDefaultStream, subscribeEndpoint, unsubscribeEndpoint, updateStream, updateSubscriptionSettings,
@@ -31,7 +32,8 @@ export function allEndpoints(): Endpoint[] {
   return [
     getServerSettings, fetchApiKey,
     getOwnUser, getUsers, getUser, getUserByEmail, createUserEndpoint, updateUserById, updateUserByEmail, deactivateUser, reactivateUser, deactivateOwnUser,
-    createBot,
+    regenerateOwnApiKey,
+    createBot, getBots, updateBot, deactivateBot, regenerateBotApiKey,
     subscribeEndpoint, getSubscriptions, getStreams, getStreamId,
     getStreamById, updateStream, archiveStream, getStreamMembers, getSubscriptionStatus, getStreamTopics, unsubscribeEndpoint, updateSubscriptionSettings,
     addDefaultStream, removeDefaultStream,

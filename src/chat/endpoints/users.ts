@@ -18,6 +18,7 @@ import { unixSeconds } from '../../platform/clock.js';
 import { joinedNotices, userMembershipNotices } from '../events/realm-notices.js';
 import { directGroupIdsOf } from '../domain/user-groups.js';
 import type { Notice } from '../events/hub.js';
+import { regenerateApiKey } from '../domain/api-keys.js';
 
 const noSuchUser = () => new ChatError('BAD_REQUEST', 'No such user');
 
@@ -187,7 +188,7 @@ async function updatesNotices(call: ChatCall, userId: number, changes: Record<st
  * deactivation clients drop the user from every list themselves, so no peer_remove is sent). A
  * deactivated user leaves every group's member list while deactivated, and is back on reactivation.
  */
-async function activationNotices(call: ChatCall, userIds: number[], isActive: boolean): Promise<Notice[]> {
+export async function activationNotices(call: ChatCall, userIds: number[], isActive: boolean): Promise<Notice[]> {
   const db = call.services.db.kysely;
   const out: Notice[] = [];
   for (const id of userIds) {
@@ -251,13 +252,15 @@ export const deactivateUser = defineEndpoint({
         return deactivate(trx, target.id);
       }),
       (ids) => activationNotices(call, ids, false),
+      // Their keys stop at the commit, and their event queues end with them.
+      (ids) => ids,
     );
     return {};
   },
 });
 
 /** Deactivates a user and, as Zulip does, the bots they own; their API keys stop working at once. */
-async function deactivate(trx: Queryable<ChatTables>, userId: number): Promise<number[]> {
+export async function deactivate(trx: Queryable<ChatTables>, userId: number): Promise<number[]> {
   const ids = (await trx.selectFrom('chat_users').select('id').where('is_active', '=', 1)
     .where((eb) => eb.or([eb('id', '=', userId), eb('bot_owner_id', '=', userId)])).execute()).map((r) => r.id);
   await trx.updateTable('chat_users').set({ is_active: 0 }).where((eb) => eb.or([eb('id', '=', userId), eb('bot_owner_id', '=', userId)])).execute();
@@ -303,7 +306,31 @@ export const deactivateOwnUser = defineEndpoint({
         return deactivate(trx, me.id);
       }),
       (ids) => activationNotices(call, ids, false),
+      // Their keys stop at the commit, and their event queues end with them.
+      (ids) => ids,
     );
     return {};
+  },
+});
+
+/**
+ * POST /users/me/api_key/regenerate (people only, as Zulip's human_users_only): a new key; the old
+ * one stops at the commit, and the caller's event queues end with it.
+ */
+export const regenerateOwnApiKey = defineEndpoint({
+  method: 'POST',
+  path: '/users/me/api_key/regenerate',
+  summary: 'Regenerate own API key',
+  auth: 'user',
+  params: Type.Object({}),
+  async handler(call) {
+    const me = requireUser(call);
+    if (me.is_bot === 1) throw badRequest('This endpoint does not accept bot requests.');
+    const apiKey = await call.services.events.write(
+      () => call.services.db.transaction((trx) => regenerateApiKey(trx, call.services.apiKeySeal, me.id)),
+      () => [],
+      () => [me.id],
+    );
+    return { api_key: apiKey };
   },
 });

@@ -5,6 +5,10 @@
 // for several queues shares it, and its JSON, among them), so a message to a busy channel costs
 // one serialization, not one per receiving queue. Parked polls are filed by heartbeat second, so
 // the sweep looks only at the polls that are due.
+// Queues are bounded (HubLimits): per user, per queue and in all; a queue past a bound is discarded
+// and its client, told BAD_EVENT_QUEUE_ID, registers again (what Zulip's clients do on that error).
+// A write that revokes credentials (deactivation, a new API key) ends its users' queues as soon as
+// it commits, before any later publish can reach them.
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import type { Logger } from '../../platform/log.js';
@@ -40,6 +44,27 @@ export interface HubTimings {
 
 export const DEFAULT_TIMINGS: HubTimings = { heartbeatMs: 50_000, idleMs: 10 * 60_000, sweepEveryMs: 1_000 };
 
+/**
+ * Bounds on what clients can make the hub hold. Zulip has none of these (only the 10-minute idle
+ * expiry, kept above); without them one user could register queues, and let events pile up in
+ * them, until the server ran out of memory.
+ */
+export interface HubLimits {
+  /** Live queues per user; registering one more discards that user's least recently used queue. */
+  maxQueuesPerUser: number;
+  /** Unacknowledged events per queue; one more discards the queue. */
+  maxEventsPerQueue: number;
+  /** Live queues on this server; registering one more discards the least recently used queue. */
+  maxQueues: number;
+  /**
+   * Unacknowledged events in all the queues of this server (a member's bots are users of their own,
+   * each with its own queues); past it, the queue holding the most is discarded until under.
+   */
+  maxQueuedEvents: number;
+}
+
+export const DEFAULT_LIMITS: HubLimits = { maxQueuesPerUser: 50, maxEventsPerQueue: 2_000, maxQueues: 20_000, maxQueuedEvents: 250_000 };
+
 /** Parked polls are filed by the second their heartbeat is due in. */
 const HEARTBEAT_SLOT_MS = 1_000;
 /** Idle queues are looked for this often (expiry is 10 minutes: seconds late do not matter). */
@@ -52,6 +77,7 @@ export const badEventQueueId = (queueId: string) =>
 
 export class EventHub {
   readonly timings: HubTimings;
+  readonly limits: HubLimits;
   readonly gate = new SnapshotGate();
   private readonly clock: Clock;
   private readonly log: Logger;
@@ -61,6 +87,8 @@ export class EventHub {
   /** Heartbeat slot -> queues parked with a heartbeat due in it (some since re-parked or answered: checked when due). */
   private readonly heartbeats = new Map<number, EventQueue[]>();
   private lastIdleScan: number;
+  /** Unacknowledged events in all the queues (counted where the hub adds and drops them). */
+  private queuedEvents = 0;
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly synced: (() => Promise<void>) | undefined;
@@ -70,11 +98,13 @@ export class EventHub {
    * write's answers (and the polls it wakes) wait for then runs while its notices are read and
    * rendered, not after.
    */
-  constructor(clock: Clock, log: Logger, timings: Partial<HubTimings> = {}, synced?: () => Promise<void>) {
+  constructor(clock: Clock, log: Logger, options: Partial<HubTimings & HubLimits> = {}, synced?: () => Promise<void>) {
     this.clock = clock;
     this.log = log;
     this.synced = synced;
-    this.timings = { ...DEFAULT_TIMINGS, ...timings };
+    const { heartbeatMs, idleMs, sweepEveryMs, maxQueuesPerUser, maxEventsPerQueue, maxQueues, maxQueuedEvents } = { ...DEFAULT_TIMINGS, ...DEFAULT_LIMITS, ...options };
+    this.timings = { heartbeatMs, idleMs, sweepEveryMs };
+    this.limits = { maxQueuesPerUser, maxEventsPerQueue, maxQueues, maxQueuedEvents };
     this.lastIdleScan = clock.now();
     if (this.timings.sweepEveryMs > 0) {
       this.timer = setInterval(() => this.sweep(), this.timings.sweepEveryMs);
@@ -92,13 +122,24 @@ export class EventHub {
     return this.adopt(new EventQueue(randomUUID(), options, this.clock.now()));
   }
 
-  /** Takes in a queue made elsewhere: one saved by the previous run (persist.ts). */
+  /**
+   * Takes in a queue made elsewhere: one saved by the previous run (persist.ts). Past a bound on
+   * queues, the least recently used one (the user's own first) is discarded to make room.
+   */
   adopt(queue: EventQueue): EventQueue {
-    this.queues.set(queue.id, queue);
     let mine = this.byUser.get(queue.options.userId);
+    if (mine && mine.size >= this.limits.maxQueuesPerUser) this.discard(leastRecentlyUsed(mine)!);
+    if (this.queues.size >= this.limits.maxQueues) {
+      const oldest = leastRecentlyUsed(this.queues.values());
+      if (oldest) this.discard(oldest);
+    }
+    this.queues.set(queue.id, queue);
+    mine = this.byUser.get(queue.options.userId);
     if (!mine) this.byUser.set(queue.options.userId, (mine = new Set()));
     mine.add(queue);
     if (queue.options.allPublicStreams) this.allPublic.add(queue);
+    this.queuedEvents += queue.events.length;
+    this.trimToTotal();
     return queue;
   }
 
@@ -119,12 +160,38 @@ export class EventHub {
     return queue;
   }
 
+  /** Forgets a queue (DELETE /events, expiry); its parked poll, if any, ends empty. */
   remove(queue: EventQueue): void {
-    this.queues.delete(queue.id);
+    this.forget(queue);
+    queue.release();
+  }
+
+  /** Forgets a queue the client did not ask to end: its parked poll, if any, is answered BAD_EVENT_QUEUE_ID. */
+  discard(queue: EventQueue): void {
+    this.forget(queue);
+    queue.fail(badEventQueueId(queue.id));
+  }
+
+  private forget(queue: EventQueue): void {
+    if (this.queues.delete(queue.id)) this.queuedEvents -= queue.events.length;
     this.byUser.get(queue.options.userId)?.delete(queue);
     if (this.byUser.get(queue.options.userId)?.size === 0) this.byUser.delete(queue.options.userId);
     this.allPublic.delete(queue);
-    queue.release();
+  }
+
+  /**
+   * Ends every queue of these users at once (their credentials were revoked): parked polls are
+   * answered BAD_EVENT_QUEUE_ID and nothing published from now on reaches them.
+   */
+  endQueuesOf(userIds: Iterable<number>): void {
+    for (const userId of userIds) {
+      for (const queue of [...(this.byUser.get(userId) ?? [])]) this.discard(queue);
+    }
+  }
+
+  /** endQueuesOf for every user of a realm (for a realm's deactivation). */
+  endRealmQueues(realmId: number): void {
+    for (const queue of this.queues.values()) if (queue.options.realmId === realmId) this.discard(queue);
   }
 
   /**
@@ -134,7 +201,11 @@ export class EventHub {
   poll(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean, waiter: Waiter): void {
     const now = this.clock.now();
     queue.lastActivity = now;
-    if (lastEventId !== undefined) queue.acknowledge(lastEventId);
+    if (lastEventId !== undefined) {
+      const before = queue.events.length;
+      queue.acknowledge(lastEventId);
+      this.queuedEvents -= before - queue.events.length;
+    }
     // After close() nothing would wake a parked poll (the sweep is stopped) and the shutdown waits
     // for every request: a poll that got this far during it answers at once.
     if (queue.events.length || dontBlock || this.closed) {
@@ -162,10 +233,15 @@ export class EventHub {
     queue.lastActivity = this.clock.now();
   }
 
-  /** Runs a write and publishes its notices after it committed; see SnapshotGate for why both hold the gate. */
-  write<T>(work: () => Promise<T>, notices: (result: T) => Promise<Notice[]> | Notice[]): Promise<T> {
+  /**
+   * Runs a write and publishes its notices after it committed; see SnapshotGate for why both hold
+   * the gate. `revokes` names the users whose credentials the write took away (deactivated, key
+   * changed): their queues end right at the commit, before this or any later publish.
+   */
+  write<T>(work: () => Promise<T>, notices: (result: T) => Promise<Notice[]> | Notice[], revokes?: (result: T) => Iterable<number>): Promise<T> {
     return this.gate.write(async () => {
       const result = await work();
+      if (revokes) this.endQueuesOf(revokes(result));
       // A failed flush is reported to every answer that waits for it.
       this.synced?.().catch(() => {});
       try {
@@ -191,6 +267,7 @@ export class EventHub {
         let shared = renderings.get(body);
         if (!shared) renderings.set(body, (shared = new SharedEvent(body)));
         queue.add(shared);
+        this.queuedEvents++;
         touched.add(queue);
       };
       const receivers = new Set<number>(n.userIds);
@@ -206,7 +283,24 @@ export class EventHub {
         }
       }
     }
-    for (const queue of touched) queue.wake();
+    for (const queue of touched) {
+      queue.wake();
+      // Woken, a live client has what it missed; one that lets events pile up past the bound
+      // re-registers instead of holding them here.
+      if (queue.events.length > this.limits.maxEventsPerQueue) this.discard(queue);
+    }
+    this.trimToTotal();
+  }
+
+  /** Discards the queues holding the most events until the server's total is within maxQueuedEvents. */
+  private trimToTotal(): void {
+    while (this.queuedEvents > this.limits.maxQueuedEvents) {
+      let fullest: EventQueue | undefined;
+      for (const q of this.queues.values()) if (!fullest || q.events.length > fullest.events.length) fullest = q;
+      // Nothing left to drop (the count can only run ahead of the queues through a bug): stop.
+      if (!fullest || fullest.events.length === 0) return;
+      this.discard(fullest);
+    }
   }
 
   /** Heartbeats for polls parked past their deadline; discards queues idle past idleMs (looked for every 10 s). */
@@ -225,6 +319,7 @@ export class EventHub {
         } else if (now >= queue.heartbeatAt) {
           queue.heartbeatSlot = -1;
           queue.push((beat ??= new SharedEvent({ type: 'heartbeat' })));
+          this.queuedEvents++;
         } else {
           // Due later within this second: filed again, for the next sweep.
           const due = this.heartbeats.get(current);
@@ -253,4 +348,11 @@ export class EventHub {
     for (const queue of this.queues.values()) queue.release();
     this.heartbeats.clear();
   }
+}
+
+/** The queue polled (or registered) longest ago. */
+function leastRecentlyUsed(queues: Iterable<EventQueue>): EventQueue | undefined {
+  let oldest: EventQueue | undefined;
+  for (const q of queues) if (!oldest || q.lastActivity < oldest.lastActivity) oldest = q;
+  return oldest;
 }

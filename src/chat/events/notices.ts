@@ -179,16 +179,31 @@ async function botAdministrators(db: Queryable<ChatTables>, bot: ChatUser): Prom
   return [...ids];
 }
 
-/** realm_bot add: the new bot with its API key, to those who may administer it. */
-export async function realmBotAddNotice(db: Queryable<ChatTables>, bot: ChatUser, apiKey: string): Promise<Notice[]> {
+/** realm_bot add: the new bot with its API key, to those who may administer it (or to `only`: a bot's new owner). */
+export async function realmBotAddNotice(db: Queryable<ChatTables>, bot: ChatUser, apiKey: string, only?: number[]): Promise<Notice[]> {
   const event = { type: 'realm_bot', op: 'add', bot: botObject(bot, apiKey) };
-  return [{ type: 'realm_bot', userIds: await botAdministrators(db, bot), render: () => event }];
+  return [{ type: 'realm_bot', userIds: only ?? (await botAdministrators(db, bot)), render: () => event }];
 }
 
 /** realm_bot update: a bot was deactivated or reactivated (since feature level 222, instead of remove). */
 export async function realmBotActiveNotice(db: Queryable<ChatTables>, bot: ChatUser, isActive: boolean): Promise<Notice[]> {
-  const event = { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, is_active: isActive } };
-  return [{ type: 'realm_bot', userIds: await botAdministrators(db, bot), render: () => event }];
+  return realmBotUpdateNotice(db, bot, { is_active: isActive });
+}
+
+/**
+ * realm_bot update: one changed property of a bot (api_key, full_name, owner_id, is_active), to those
+ * who administer it, less `except` (Zulip leaves out the owners an owner change sent add or delete).
+ */
+export async function realmBotUpdateNotice(db: Queryable<ChatTables>, bot: ChatUser, change: Record<string, unknown>, except: number[] = []): Promise<Notice[]> {
+  const event = { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, ...change } };
+  const userIds = (await botAdministrators(db, bot)).filter((id) => !except.includes(id));
+  return [{ type: 'realm_bot', userIds, render: () => event }];
+}
+
+/** realm_bot delete: a bot's former owner (not an administrator) no longer administers it. */
+export function realmBotDeleteNotice(bot: ChatUser, userId: number): Notice[] {
+  const event = { type: 'realm_bot', op: 'delete', bot: { user_id: bot.id } };
+  return [{ type: 'realm_bot', userIds: [userId], render: () => event }];
 }
 
 /** alert_words, to the user's own clients: the whole list after a change. */

@@ -37,7 +37,12 @@ export function queueRow(queue: EventQueue, savedAt: number): SavedQueueRow {
   };
 }
 
-export function queueFromRow(row: SavedQueueRow): EventQueue {
+/**
+ * A queue from its saved row. Events are saved per queue, so one message a thousand queues held is
+ * a thousand copies in the rows: `shared` (one map for all the rows of a restore) makes equal events
+ * one SharedEvent again, as they were before the restart, instead of a thousand objects.
+ */
+export function queueFromRow(row: SavedQueueRow, shared: Map<string, SharedEvent> = new Map()): EventQueue {
   const eventTypes = row.event_types === null ? null : new Set(JSON.parse(row.event_types) as string[]);
   const queue = new EventQueue(
     row.queue_id,
@@ -53,7 +58,13 @@ export function queueFromRow(row: SavedQueueRow): EventQueue {
     },
     Number(row.last_activity),
   );
-  queue.events = (JSON.parse(row.events) as WireEvent[]).map(({ id, ...body }) => new QueuedEvent(id, new SharedEvent(body as EventBody)));
+  queue.events = (JSON.parse(row.events) as WireEvent[]).map(({ id, ...body }) => {
+    // The key is the event's JSON after its id: what jsonTail() would make of it anyway.
+    const tail = JSON.stringify(body).slice(1);
+    let event = shared.get(tail);
+    if (!event) shared.set(tail, (event = new SharedEvent(body as EventBody, tail)));
+    return new QueuedEvent(id, event);
+  });
   // Ids go on from where they were: the client's next last_event_id refers to the old numbering.
   queue.nextId = Number(row.next_event_id);
   queue.acknowledgedId = Number(row.acknowledged_id);
@@ -100,6 +111,7 @@ export async function restoreQueues(
 ): Promise<{ restored: number; expired: number }> {
   const rows = await db.kysely.deleteFrom('chat_event_queues').returningAll().execute();
   const restart = new SharedEvent(restartEvent(Math.floor(nowMs / 1000)));
+  const shared = new Map<string, SharedEvent>();
   let restored = 0;
   let expired = 0;
   for (const row of rows) {
@@ -109,7 +121,7 @@ export async function restoreQueues(
     }
     let queue: EventQueue;
     try {
-      queue = queueFromRow(row);
+      queue = queueFromRow(row, shared);
     } catch (err) {
       // One unreadable row must not stop the server from starting; that client re-registers.
       log.error('a saved event queue could not be read', { queue_id: row.queue_id, error: (err as Error).message });

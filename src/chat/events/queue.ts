@@ -1,6 +1,7 @@
 // One event queue: what a registration asked for (event types, narrow, all_public_streams, client
 // capabilities, presentation), the events waiting for the client, and at most one parked poll.
 import type { NarrowTerm } from '../domain/narrow.js';
+import type { ChatError } from '../errors.js';
 
 /** An event as a client receives it. */
 export type WireEvent = Record<string, unknown> & { id: number; type: string };
@@ -17,8 +18,10 @@ export class SharedEvent {
   private tail: string | undefined;
   private tailUtf8: Buffer | undefined;
 
-  constructor(body: EventBody) {
+  /** `tail`, when the caller has it already: jsonTail() of this body. */
+  constructor(body: EventBody, tail?: string) {
     this.body = body;
+    this.tail = tail;
   }
 
   /** The body's JSON after its opening brace (a body always has `type`, so it is never `}` alone). */
@@ -104,6 +107,8 @@ export interface Waiter {
    * own: read it at once, it changes with the next event.
    */
   deliver(events: readonly QueuedEvent[]): void;
+  /** Called instead of deliver when the queue ended under the poll (BAD_EVENT_QUEUE_ID): answers with the error. */
+  fail(error: ChatError): void;
 }
 
 const NO_EVENTS: readonly QueuedEvent[] = [];
@@ -168,6 +173,13 @@ export class EventQueue {
     const poll = this.parked;
     this.parked = null;
     poll?.deliver(NO_EVENTS);
+  }
+
+  /** Ends the parked poll, if any, with an error: the queue is gone (hub.ts discard). */
+  fail(error: ChatError): void {
+    const poll = this.parked;
+    this.parked = null;
+    poll?.fail(error);
   }
 
   wantsType(type: string): boolean {
