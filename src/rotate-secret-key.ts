@@ -2,9 +2,8 @@
 // rotateSecretKey) and tells the operator what to do next. Every node must be stopped first: one
 // still running would keep sealing new chat API keys under the old key.
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { buildConfig } from './config/config.js';
-import { OPTIONS, readOptions, UsageError } from './config/env.js';
+import { readCommandArgs, readOptions, UsageError } from './config/env.js';
 import { openStore } from './context.js';
 import { rotateSecretKey, secretKeyFile } from './server-keys.js';
 
@@ -13,20 +12,9 @@ export const ROTATE_USAGE = `  admin rotate-secret-key --new-key-file FILE [--js
             when it does not exist) in one transaction; then start every node with the new key`;
 
 export async function runRotateSecretKey(argv: string[], out: (line: string) => void): Promise<number> {
-  const spec: Record<string, { type: 'string' | 'boolean' }> = { 'new-key-file': { type: 'string' }, json: { type: 'boolean' } };
-  for (const name of Object.keys(OPTIONS)) spec[name] = { type: 'string' };
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, options: spec, strict: true, allowPositionals: false, tokens: true });
-  } catch (err) {
-    throw new UsageError((err as Error).message.split('\n')[0]);
-  }
-  const shared: string[] = [];
-  for (const t of parsed.tokens ?? []) {
-    if (t.kind === 'option' && t.name !== 'new-key-file') shared.push(`--${t.name}`, ...(t.value === undefined ? [] : [t.value]));
-  }
-  const given = parsed.values['new-key-file'];
-  if (typeof given !== 'string' || given.trim() === '') throw new UsageError('--new-key-file is required');
+  const { own, shared } = readCommandArgs(argv, { 'new-key-file': { type: 'string' } });
+  const given = own['new-key-file'];
+  if (given === undefined || given.trim() === '') throw new UsageError('--new-key-file is required');
   const newFile = path.resolve(given);
   const { options } = readOptions(shared);
   const config = buildConfig(options);

@@ -8,35 +8,11 @@ import { forEachEngine } from '../helpers/engines.js';
 import { createStorage, type Storage } from '../helpers/server.js';
 import { inProcessChat, ok } from '../helpers/in-process-chat.js';
 import { ConnectionCap } from '../../src/platform/http/connections.js';
+import { hold, until, type Held } from '../helpers/held-sockets.js';
 
 const HOST = 'chat.keel.test';
 const CAP = 60;
 const POLLS = 20;
-
-interface Held { socket: net.Socket; closed: boolean; got: string }
-
-function hold(port: number, send?: string): Promise<Held> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1');
-    const held: Held = { socket, closed: false, got: '' };
-    socket.on('data', (c) => (held.got += c));
-    socket.on('close', () => (held.closed = true));
-    socket.on('error', () => {});
-    socket.once('connect', () => {
-      if (send) socket.write(send);
-      resolve(held);
-    });
-    socket.once('error', reject);
-  });
-}
-
-const until = async (what: string, test: () => boolean, ms = 10_000) => {
-  const end = Date.now() + ms;
-  while (!test()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
 
 await forEachEngine('chat connection cap', (engine) => {
   let storage: Storage;

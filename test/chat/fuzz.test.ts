@@ -13,23 +13,13 @@ import { createStorage, type Storage } from '../helpers/server.js';
 import { inProcessChat, ok, type InProcessClient } from '../helpers/in-process-chat.js';
 import { allEndpoints } from '../../src/chat/endpoints/index.js';
 import { createLogger } from '../../src/platform/log.js';
+import { prng } from '../helpers/prng.js';
 
 const SEED = Number(process.env.KEEL_FUZZ_SEED ?? 1224);
 const REQUESTS = Number(process.env.KEEL_FUZZ_REQUESTS ?? 1500);
 const WORKERS = 6;
 console.log(`# chat fuzz: seed ${SEED} (KEEL_FUZZ_SEED), ${REQUESTS} requests per engine (KEEL_FUZZ_REQUESTS)`);
 
-/** mulberry32: small, fast and the same on every platform. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Schema { type?: string; anyOf?: Schema[]; items?: Schema; properties?: Record<string, Schema>; enum?: unknown[]; const?: unknown }
 

@@ -14,21 +14,11 @@ import { ZoneCatalog } from '../../src/dns/zone.js';
 import type { Logger } from '../../src/platform/log.js';
 import { makeQuery, rcodeOf, rdataOf, tcpQuery, udpQuery, type Addr } from '../helpers/dns-client.js';
 import { exampleZone, NS_ADDRESSES, NS_DOMAIN, orgZone } from './fixtures.js';
+import { prng as rng } from '../helpers/prng.js';
 
 const SEED = Number(process.env.KEEL_FUZZ_SEED ?? Date.now() % 1_000_000);
 console.log(`# dns fuzz seed ${SEED} (set KEEL_FUZZ_SEED to replay)`);
 
-/** mulberry32: small, seedable, good enough to pick mutations. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const NAMES = ['www.example.com', 'example.com', 'big.example.com', 'a.b.sub.example.com', 'x.cn.example.com', 'loop1.example.com', `ns1.${NS_DOMAIN}`, 'nope.example.net', ''];
 const TYPES: dnsPacket.RecordType[] = ['A', 'AAAA', 'MX', 'TXT', 'NS', 'SOA', 'CNAME', 'SRV', 'CAA', 'PTR', 'AXFR', 'IXFR', 'OPT', 'NULL'];

@@ -12,22 +12,12 @@ import { createStorage, type Storage } from '../helpers/server.js';
 import { inProcessInfra } from '../helpers/in-process.js';
 import { allCommands } from '../../src/infra/commands/index.js';
 import { createLogger } from '../../src/platform/log.js';
+import { prng } from '../helpers/prng.js';
 
 const SEED = Number(process.env.KEEL_FUZZ_SEED ?? 20261124);
 const RUNS = Number(process.env.KEEL_FUZZ_RUNS ?? 700);
 console.log(`# infra fuzz: seed ${SEED}, ${RUNS} requests per engine (KEEL_FUZZ_SEED, KEEL_FUZZ_RUNS)`);
 
-/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const COMMANDS = allCommands();
 const LONG = 'x'.repeat(100_000);

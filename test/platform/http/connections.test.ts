@@ -9,6 +9,7 @@ import { ConnectionCap, connectionCapFor, createHttpServer, readOpenFilesLimit, 
 import { createLogger } from '../../../src/platform/log.js';
 import { buildConfig } from '../../../src/config/config.js';
 import { readOptions, UsageError } from '../../../src/config/env.js';
+import { hold, until, type Held } from '../../helpers/held-sockets.js';
 
 const log = createLogger('error');
 
@@ -34,36 +35,6 @@ async function start(cap: ConnectionCap, timeouts?: Partial<HttpTimeouts>) {
     },
   };
 }
-
-/** A connection kept open and followed: whether the server has closed it, and what it sent. */
-interface Held {
-  socket: net.Socket;
-  closed: boolean;
-  got: string;
-}
-
-function hold(port: number, send?: string): Promise<Held> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1');
-    const held: Held = { socket, closed: false, got: '' };
-    socket.on('data', (c) => (held.got += c));
-    socket.on('close', () => (held.closed = true));
-    socket.on('error', () => {}); // a reset when the server closes it
-    socket.once('connect', () => {
-      if (send) socket.write(send);
-      resolve(held);
-    });
-    socket.once('error', reject);
-  });
-}
-
-const until = async (what: string, test: () => boolean, ms = 10_000) => {
-  const end = Date.now() + ms;
-  while (!test()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
 
 const get = (port: number, path: string, agent?: http.Agent) =>
   new Promise<{ status: number; text: string }>((resolve, reject) => {
