@@ -313,7 +313,7 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
       // the X-RateLimit-* headers go on the response now, so every answer carries them, later ones
       // and errors included.
       r.ip = services.limits.client(r.ip, r.headers);
-      const limits = services.limits.charge(endpoint, user?.id, r.ip);
+      const limits = services.limits.charge(endpoint.path, user?.id, r.ip);
       if (limits) for (const name in limits) r.res.setHeader(name, limits[name]);
       const { values, ignored } = decodeParams(endpoint.params, raw);
       const call = new Call(services, realm, user, clientName(raw.client, r.headers['user-agent']), r, ignored, listener);

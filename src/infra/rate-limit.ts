@@ -8,7 +8,6 @@ import { addressKey, Budget, PasswordBudgets } from '../platform/rate-limit.js';
 import { TrustedProxies } from '../platform/client-address.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RateLimits } from '../config/rate-limits.js';
-import type { Principal } from './command.js';
 import { RateLimited } from './errors.js';
 
 export class InfraLimits {
@@ -32,7 +31,7 @@ export class InfraLimits {
   }
 
   /** Charges one request to its principal, or to its address when there is none; throws RATE_LIMIT over budget. */
-  charge(principal: Principal | undefined, ip: string): void {
+  charge(principal: { kind: 'apiuser' | 'login'; id: number } | undefined, ip: string): void {
     const budget = principal ? this.byKey : this.byAddress;
     if (!budget) return;
     const wait = budget.take(principal ? (principal.kind === 'apiuser' ? `k${principal.id}` : `l${principal.id}`) : addressKey(ip));

@@ -10,7 +10,6 @@ import { TrustedProxies } from '../../platform/client-address.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RateLimits } from '../../config/rate-limits.js';
 import { rateLimited } from '../errors.js';
-import type { Endpoint } from '../endpoint.js';
 
 /** One API budget per user and one per address (for requests without a user). */
 interface ApiBudgets {
@@ -46,11 +45,11 @@ export class ChatLimits {
   }
 
   /**
-   * Charges one request to its user, or to its address when there is none. Gives the X-RateLimit-*
+   * Charges one request (`path`: its endpoint's path, as defined) to its user, or to its address when there is none. Gives the X-RateLimit-*
    * headers for the answer (undefined when API budgets are off); over budget, throws the 429 with them.
    */
-  charge(endpoint: Endpoint, userId: number | undefined, ip: string): Record<string, string> | undefined {
-    const budgets = endpoint.path === EVENTS_PATH ? this.polls : this.api;
+  charge(path: string, userId: number | undefined, ip: string): Record<string, string> | undefined {
+    const budgets = path === EVENTS_PATH ? this.polls : this.api;
     if (!budgets) return undefined;
     const budget = userId === undefined ? budgets.byAddress : budgets.byUser;
     const key = userId === undefined ? addressKey(ip) : String(userId);
