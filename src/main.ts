@@ -35,7 +35,6 @@ commands:
   migrate   bring the database schema up to date
 ${INFRA_ADMIN_USAGE}
 ${ADMIN_USAGE}
-            create a chat realm (with its owner), user or bot and print its id, email and API key once
 ${ROTATE_USAGE}
   help      show this text
 

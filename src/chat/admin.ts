@@ -1,5 +1,8 @@
 // `keel admin create-realm|create-user|create-bot`: makes Chat realms (organizations, each with its
 // owner) and accounts from the command line, printing the new account's id, email and API key once.
+// `keel admin deactivate-realm|reactivate-realm` (Zulip's manage.py commands of those names): a
+// running server sees the change within READ_CACHE_TTL_MS (chat/auth.ts), and the deactivated
+// realm's event queues end at its first request after that.
 import { buildConfig, type Config } from '../config/config.js';
 import { readCommandArgs, readOptions, UsageError } from '../config/env.js';
 import { chatRootDomain, chatUrl, openStore } from '../context.js';
@@ -9,7 +12,7 @@ import type { ApiKeySeal } from './domain/api-keys.js';
 import { randomPassword } from '../platform/auth/secrets.js';
 import { ChatError } from './errors.js';
 import type { ChatTables } from './tables.js';
-import { createRealm, realmBySubdomain } from './domain/realm.js';
+import { createRealm, realmBySubdomain, setRealmDeactivated } from './domain/realm.js';
 import { checkSubdomain, realmUrlFor, ROOT_SUBDOMAIN } from './domain/subdomains.js';
 import { ROLE } from './domain/roles.js';
 import { checkFullName, createUser, userByEmail } from './domain/users.js';
@@ -19,7 +22,11 @@ const ROLE_NAMES: Record<string, number> = { owner: ROLE.owner, admin: ROLE.admi
 
 export const ADMIN_USAGE = `  admin create-realm --name N --subdomain S --owner-email E [--owner-full-name N] [--owner-password P] [--json]
   admin create-user --email E --full-name N [--role owner|admin|moderator|member|guest] [--password P] [--realm S] [--json]
-  admin create-bot --owner-email E --full-name N --short-name S [--realm S] [--json]`;
+  admin create-bot --owner-email E --full-name N --short-name S [--realm S] [--json]
+            create a chat realm (with its owner), user or bot and print its id, email and API key once
+  admin deactivate-realm --realm S [--json]
+  admin reactivate-realm --realm S [--json]
+            deactivate a chat realm (every request to it refused; its users and data kept), or reactivate it`;
 
 const OWN = {
   email: { type: 'string' }, 'full-name': { type: 'string' }, role: { type: 'string' }, password: { type: 'string' },
@@ -31,6 +38,8 @@ const ALLOWED: Record<string, string[]> = {
   'create-realm': ['name', 'subdomain', 'owner-email', 'owner-full-name', 'owner-password'],
   'create-user': ['email', 'full-name', 'role', 'password', 'realm'],
   'create-bot': ['owner-email', 'full-name', 'short-name', 'realm'],
+  'deactivate-realm': ['realm'],
+  'reactivate-realm': ['realm'],
 };
 
 export const CHAT_ADMIN_COMMANDS = Object.keys(ALLOWED);
@@ -101,6 +110,18 @@ async function createAccountCommand(config: Config, sub: string, own: Record<str
   return { userId: made.user.id, email: made.user.email, apiKey: made.apiKey, ...(sub === 'create-user' && generated ? { password } : {}) };
 }
 
+/** Deactivates or reactivates the realm of --realm (required: no default for this one); a realm already so changes nothing. */
+async function realmStateCommand(config: Config, sub: string, own: Record<string, string | undefined>): Promise<Record<string, unknown>> {
+  const subdomain = need(own, 'realm').trim().toLowerCase();
+  const deactivated = sub === 'deactivate-realm';
+  const changed = await withStore(config, async (db) => {
+    const realm = await realmBySubdomain(db.kysely, subdomain);
+    if (!realm) throw new UsageError(`no realm has the subdomain "${own.realm}"`);
+    return { realmId: realm.id, changed: await setRealmDeactivated(db.kysely, realm.id, deactivated) };
+  });
+  return { ...changed, subdomain, deactivated };
+}
+
 /** Runs `work` on the store, closed afterwards; opened only once the input passed its checks, so bad input changes nothing. */
 async function withStore<T>(config: Config, work: (db: Database<ChatTables>, sealer: ApiKeySeal) => Promise<T>): Promise<T> {
   const db = (await openStore(config)) as unknown as Database<ChatTables>;
@@ -125,6 +146,13 @@ export async function runAdmin(argv: string[], out: (line: string) => void): Pro
   const stray = Object.keys(own).find((k) => !ALLOWED[sub].includes(k));
   if (stray) throw new UsageError(`--${stray} does not apply to admin ${sub}`);
   const config = buildConfig(options);
+  if (sub === 'deactivate-realm' || sub === 'reactivate-realm') {
+    const result = await realmStateCommand(config, sub, own);
+    const state = result.deactivated ? 'deactivated' : 'active';
+    if (options.json) out(JSON.stringify(result));
+    else out(result.changed ? `realm ${String(result.subdomain)} ${result.deactivated ? 'deactivated' : 'reactivated'}.` : `realm ${String(result.subdomain)} is already ${state}.`);
+    return 0;
+  }
   const result = sub === 'create-realm' ? await createRealmCommand(config, own) : await createAccountCommand(config, sub, own);
   if (options.json) out(JSON.stringify(result));
   else {

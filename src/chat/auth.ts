@@ -1,8 +1,9 @@
 // The realm a request addresses (by its Host header: domain/subdomains.ts) and HTTP Basic
 // authentication of Chat requests within it (email:api_key, bots alike), with Zulip's errors:
 // no or unreadable header 401 UNAUTHORIZED with a Basic challenge, another scheme 400, a bad key
-// 401 INVALID_API_KEY, a good key at another realm's address 400, a deactivated account 401 USER_DEACTIVATED; a
-// subdomain no realm has 404 NONEXISTENT_SUBDOMAIN. The realm rows and accepted
+// 401 INVALID_API_KEY, a good key at another realm's address 400, a deactivated account 401 USER_DEACTIVATED,
+// a key of a deactivated realm 401 REALM_DEACTIVATED (before the other two, as Zulip's
+// validate_account_and_subdomain); a subdomain no realm has 404 NONEXISTENT_SUBDOMAIN. The realm rows and accepted
 // credentials are cached (RequestCache): a change written on this node counts on the next request,
 // one written by another node (or `keel admin` in another process) within READ_CACHE_TTL_MS (2 s).
 import type { Kysely } from 'kysely';
@@ -12,7 +13,7 @@ import type { Clock } from '../platform/clock.js';
 import { constantTimeEqual, sha256Key } from '../platform/auth/secrets.js';
 import { ReadCache } from '../platform/db/read-cache.js';
 import type { ChatTables, ChatUser, Realm } from './tables.js';
-import { badRequest, invalidApiKey, unauthorized, userDeactivated } from './errors.js';
+import { badRequest, invalidApiKey, realmDeactivated, unauthorized, userDeactivated } from './errors.js';
 import { apiKeyHash, isWellFormedApiKey } from './domain/api-keys.js';
 import { realmBySubdomain } from './domain/realm.js';
 import { invalidSubdomain, subdomainOf } from './domain/subdomains.js';
@@ -34,17 +35,26 @@ export function readBasic(header: string | undefined): { email: string; apiKey: 
 const userByKeyHash = preparedQuery((db: Kysely<ChatTables>, hash: string) =>
   db.selectFrom('chat_users').selectAll().where('api_key_hash', '=', hash));
 
+/** Whether the realm of this id is deactivated, read from the store (a key of another realm than the one addressed). */
+async function realmIsDeactivated(db: Kysely<ChatTables>, realmId: number): Promise<boolean> {
+  const row = await db.selectFrom('realms').select('deactivated').where('id', '=', realmId).executeTakeFirst();
+  return row?.deactivated === 1;
+}
+
 /** The user an email and a key's hash belong to, read from the store; throws Zulip's refusals. */
-async function userForKey(db: Kysely<ChatTables>, realmId: number, email: string, hash: string): Promise<ChatUser> {
+async function userForKey(db: Kysely<ChatTables>, realm: Realm, email: string, hash: string): Promise<ChatUser> {
   const [user] = await userByKeyHash(db, hash);
   // Compare even when no row matched, so the time taken does not tell a near miss.
   const keyOk = constantTimeEqual(user?.api_key_hash ?? apiKeyHash('no such key'), hash);
   if (!user || !keyOk) throw invalidApiKey();
   const who = email.trim().toLowerCase();
   if (who !== user.email_lower && who !== user.delivery_email.toLowerCase()) throw invalidApiKey();
+  // The key's own realm, as Zulip checks user_profile.realm: a key of a deactivated realm says so
+  // at any address.
+  if (user.realm_id === realm.id ? realm.deactivated === 1 : await realmIsDeactivated(db, user.realm_id)) throw realmDeactivated();
   if (user.is_active !== 1) throw userDeactivated();
   // A good key sent to another realm's address: Zulip's validate_account_and_subdomain.
-  if (user.realm_id !== realmId) throw badRequest('Account is not associated with this subdomain');
+  if (user.realm_id !== realm.id) throw badRequest('Account is not associated with this subdomain');
   return user;
 }
 
@@ -55,7 +65,8 @@ const MAX_CACHED_HOSTS = 1000;
  * What every request reads before its handler: the realm and the authenticated user. Only accepted
  * credentials are kept, keyed by the SHA-256 of the Authorization header (never the key itself), so a
  * wrong key, a deactivated user or a changed email always goes back to the store. The rows are
- * frozen: a handler that wants a changed user reads it again.
+ * frozen: a handler that wants a changed user reads it again. A realm's deactivation writes only
+ * `realms`: a kept principal is refused by the realm row, which that write drops from its cache.
  */
 export class RequestCache {
   private readonly db: Database<ChatTables>;
@@ -64,10 +75,17 @@ export class RequestCache {
   private readonly rootDomain: string;
   /** Host header -> subdomain, for the few names a server is reached by (bounded: headers are the client's). */
   private readonly subdomains = new Map<string, string>();
+  private readonly deactivatedSeen: (realmId: number) => void;
 
-  constructor(db: Database<ChatTables>, clock: Clock, rootDomain: string) {
+  /**
+   * `deactivatedSeen` is told whenever a realm read from the store is deactivated: a deactivation
+   * written by another process (`keel admin deactivate-realm`) reaches this node that way, within
+   * READ_CACHE_TTL_MS, at the realm's next request.
+   */
+  constructor(db: Database<ChatTables>, clock: Clock, rootDomain: string, deactivatedSeen: (realmId: number) => void = () => {}) {
     this.db = db;
     this.rootDomain = rootDomain;
+    this.deactivatedSeen = deactivatedSeen;
     // Each cache is emptied by writes to its own table only: a message sent must not send every
     // user's next request (a thousand re-polls after a message to a busy channel) to the store.
     this.realms = new ReadCache({ writeGeneration: () => db.writeGeneration('realms') }, clock, { maxEntries: MAX_CACHED_REALMS });
@@ -84,10 +102,16 @@ export class RequestCache {
       this.subdomains.set(key, sub);
     }
     const subdomain = sub;
-    return this.realms.peek(subdomain) ?? this.realms.get(subdomain, () => realmBySubdomain(this.db.kysely, subdomain)).then((realm) => {
+    return this.realms.peek(subdomain) ?? this.realms.get(subdomain, () => this.readRealm(subdomain)).then((realm) => {
       if (!realm) throw invalidSubdomain();
       return realm;
     });
+  }
+
+  private async readRealm(subdomain: string): Promise<Realm | undefined> {
+    const realm = await realmBySubdomain(this.db.kysely, subdomain);
+    if (realm?.deactivated === 1) this.deactivatedSeen(realm.id);
+    return realm;
   }
 
   /**
@@ -95,14 +119,18 @@ export class RequestCache {
    * credentials are kept by the SHA-256 of the whole Authorization header (email and key as sent):
    * a hit then costs one hash, without decoding the header; anything else takes the full path.
    */
-  user(realmId: number, header: string | undefined): ChatUser | Promise<ChatUser> {
+  user(realm: Realm, header: string | undefined): ChatUser | Promise<ChatUser> {
     // No header is never cached: readBasic refuses it below.
-    const key = `${realmId} ${sha256Key(header ?? '')}`;
+    const key = `${realm.id} ${sha256Key(header ?? '')}`;
     const hit = this.users.peek(key);
-    if (hit) return hit;
+    if (hit) {
+      // Kept from before the realm's deactivation (a hit is always of the realm addressed).
+      if (realm.deactivated === 1) throw realmDeactivated();
+      return hit;
+    }
     const { email, apiKey } = readBasic(header);
     if (!isWellFormedApiKey(apiKey)) throw invalidApiKey('Malformed API key');
     const hash = apiKeyHash(apiKey);
-    return this.users.get(key, () => userForKey(this.db.kysely, realmId, email, hash));
+    return this.users.get(key, () => userForKey(this.db.kysely, realm, email, hash));
   }
 }

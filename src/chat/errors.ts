@@ -28,6 +28,12 @@ export const invalidApiKey = (msg = 'Invalid API key') => new ChatError('INVALID
 
 export const userDeactivated = () => new ChatError('USER_DEACTIVATED', 'Account is deactivated', { status: 401 });
 
+/**
+ * Zulip's RealmDeactivatedError: the message of its code (zerver/lib/exceptions.py); the example in
+ * its OpenAPI document says "This organization is deactivated".
+ */
+export const realmDeactivated = () => new ChatError('REALM_DEACTIVATED', 'This organization has been deactivated', { status: 401 });
+
 /** Zulip's 429: retry-after in the body as float seconds, in the Retry-After header as whole seconds (rounded up). */
 export const rateLimited = (retryAfterSeconds: number, headers: Record<string, string> = {}) =>
   new ChatError('RATE_LIMIT_HIT', 'API usage exceeded rate limit', {

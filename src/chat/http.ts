@@ -237,7 +237,8 @@ export interface ChatHttpOptions {
 
 export function createChatServer(services: ChatServices, endpoints: Endpoint[], options: ChatHttpOptions = {}): FastifyInstance {
   const router = new ChatRouter(endpoints);
-  const cache = new RequestCache(services.db, services.clock, services.rootDomain);
+  // A realm found deactivated (by another process: this one ends the queues at its own commit) loses its queues.
+  const cache = new RequestCache(services.db, services.clock, services.rootDomain, (realmId) => services.events.endRealmQueues(realmId));
   const listener = new Listener(services);
   // Long-polls park for up to the heartbeat (50 s) and clients wait 90 s
   // (event_queue_longpoll_timeout_seconds); parked polls are busy connections, which neither the
@@ -307,7 +308,7 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
       Object.assign(raw, match.pathParams);
       // A spectator sends no Authorization header at all (an empty one counts as none, as in Zulip).
       const authenticate = endpoint.auth === 'user' || (endpoint.auth === 'spectator' && !!r.headers.authorization);
-      const userOrRead = authenticate ? cache.user(realm.id, r.headers.authorization) : undefined;
+      const userOrRead = authenticate ? cache.user(realm, r.headers.authorization) : undefined;
       const user = userOrRead instanceof Promise ? await userOrRead : userOrRead;
       // Charged to its user or client address (a trusted proxy's X-Forwarded-For: domain/rate-limit.ts);
       // the X-RateLimit-* headers go on the response now, so every answer carries them, later ones
@@ -352,7 +353,7 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
     if (req.headers.authorization) {
       try {
         const realm = cache.realm(req.headers.host);
-        const user = cache.user((realm instanceof Promise ? await realm : realm).id, req.headers.authorization);
+        const user = cache.user(realm instanceof Promise ? await realm : realm, req.headers.authorization);
         known = !!(user instanceof Promise ? await user : user);
       } catch (err) {
         // Bad credentials: the body is refused below. Anything else is the store failing.

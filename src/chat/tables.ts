@@ -36,6 +36,8 @@ export interface RealmRow {
   can_create_public_channel_group: Generated<string | null>;
   can_create_private_channel_group: Generated<string | null>;
   can_add_subscribers_group: Generated<string | null>;
+  // Migration 17: 1 while the realm is deactivated (domain/realm.ts setRealmDeactivated).
+  deactivated: Generated<number>;
 }
 
 export interface ChatUserRow {

@@ -26,6 +26,7 @@ const UNDOCUMENTED: Record<string, string> = {
   'POST /bots/{bot_id}/api_key/regenerate': "Zulip's regenerate_bot_api_key is real (the web app uses it) but absent from its OpenAPI document",
   'POST /users/me/api_key/regenerate': "Zulip's regenerate_api_key is real (the web app's account settings use it) but absent from its OpenAPI document",
   'PATCH /realm': "Zulip's organization settings endpoint (update_realm) is real (the web app and administrators use it) but absent from its OpenAPI document",
+  'POST /realm/deactivate': "Zulip's deactivate_realm (the web app's organization deactivation) is real but absent from its OpenAPI document",
 };
 
 /**

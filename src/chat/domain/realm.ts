@@ -41,6 +41,18 @@ export async function realmBySubdomain(db: Queryable<ChatTables>, subdomain: str
   return db.selectFrom('realms').selectAll().where('string_id', '=', subdomain).executeTakeFirst();
 }
 
+/**
+ * Deactivates a realm, or reactivates it (Zulip's do_deactivate_realm / do_reactivate_realm). Its
+ * users, channels and messages stay as they are, as Zulip keeps them so that a reactivation gives
+ * everything back; while deactivated, every authenticated request to it is refused (auth.ts).
+ * False when the realm was in that state already (nothing changes then).
+ */
+export async function setRealmDeactivated(db: Queryable<ChatTables>, realmId: number, deactivated: boolean): Promise<boolean> {
+  const done = await db.updateTable('realms').set({ deactivated: deactivated ? 1 : 0 })
+    .where('id', '=', realmId).where('deactivated', '=', deactivated ? 0 : 1).executeTakeFirst();
+  return Number(done.numUpdatedRows) > 0;
+}
+
 export interface NewRealm {
   stringId: string;
   name: string;

@@ -31,10 +31,10 @@ export const isSpectator = (user: Pick<ChatUser, 'id'>) => user.id === SPECTATOR
 /**
  * Zulip's realm.allow_web_public_streams_access(): spectator access is on and there is a web-public
  * (unarchived) channel to read. Keel's server always allows web-public channels (Zulip's
- * WEB_PUBLIC_STREAMS_ENABLED).
+ * WEB_PUBLIC_STREAMS_ENABLED). A deactivated realm shows nothing to anyone, spectators included.
  */
 export async function webPublicAccess(db: Queryable<ChatTables>, realm: Realm): Promise<boolean> {
-  if (realm.enable_spectator_access !== 1) return false;
+  if (realm.enable_spectator_access !== 1 || realm.deactivated === 1) return false;
   const one = await db.selectFrom('streams').select('id').where('realm_id', '=', realm.id).where('is_web_public', '=', 1).where('is_archived', '=', 0).limit(1).executeTakeFirst();
   return one !== undefined;
 }

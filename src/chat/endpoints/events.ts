@@ -2,7 +2,7 @@
 // lost or doubled), GET /events (long-polling), DELETE /events.
 import Type from 'typebox';
 import { defineEndpoint, LATER, requireUser, type LateAnswer } from '../endpoint.js';
-import { badRequest, invalidApiKey, userDeactivated, type ChatError } from '../errors.js';
+import { badRequest, invalidApiKey, realmDeactivated, userDeactivated, type ChatError } from '../errors.js';
 import type { Queryable } from '../../platform/db/database.js';
 import { readNarrow, type NarrowTerm, type RawNarrow } from '../domain/narrow.js';
 import { isGuest } from '../domain/roles.js';
@@ -68,8 +68,9 @@ export const registerQueue = defineEndpoint({
     const clientGravatar = p.client_gravatar ?? true;
     if (p.all_public_streams && isGuest(me.role)) throw badRequest('User not authorized for this query');
     return events.gate.snapshot(async () => {
-      // The credentials were read before the gate let this in: a deactivation or a new key
-      // committed meanwhile (which ended the user's queues) must not be followed by a new queue.
+      // The credentials were read before the gate let this in: a deactivation (of the user or the
+      // realm) or a new key committed meanwhile (which ended the queues) must not be followed by a
+      // new queue.
       await checkStillAuthorized(db.kysely, me);
       const queue = events.create({
         userId: me.id,
@@ -92,10 +93,12 @@ export const registerQueue = defineEndpoint({
   },
 });
 
-/** The user is still active with the key the request was authenticated by (read from the store, not the cache). */
+/** The user is still active, in an active realm, with the key the request was authenticated by (read from the store, not the cache). */
 async function checkStillAuthorized(db: Queryable<ChatTables>, me: ChatUser): Promise<void> {
-  const now = await db.selectFrom('chat_users').select(['is_active', 'api_key_hash']).where('id', '=', me.id).executeTakeFirst();
+  const now = await db.selectFrom('chat_users').innerJoin('realms', 'realms.id', 'chat_users.realm_id')
+    .select(['chat_users.is_active', 'chat_users.api_key_hash', 'realms.deactivated']).where('chat_users.id', '=', me.id).executeTakeFirst();
   if (!now || now.api_key_hash !== me.api_key_hash) throw invalidApiKey();
+  if (now.deactivated === 1) throw realmDeactivated();
   if (now.is_active !== 1) throw userDeactivated();
 }
 

@@ -20,7 +20,7 @@ import {
   updateUserGroupSubgroups,
 } from './user-groups.js';
 import {
-  addLinkifier, deactivateCustomEmoji, getCustomEmoji, getLinkifiers, removeLinkifier, reorderLinkifiers, updateLinkifier, updateRealm,
+  addLinkifier, deactivateCustomEmoji, deactivateRealm, getCustomEmoji, getLinkifiers, removeLinkifier, reorderLinkifiers, updateLinkifier, updateRealm,
 } from './realm.js';
 import { addAlertWordsEndpoint, getAlertWords, removeAlertWordsEndpoint } from './alert-words.js';
 import { updateRealmUserSettingsDefaults, updateSettings } from './settings.js';
@@ -45,7 +45,7 @@ export function allEndpoints(): Endpoint[] {
     setTypingStatus, setEditTypingStatus,
     getUserGroups, createUserGroup, updateUserGroup, updateUserGroupMembers, updateUserGroupSubgroups, getUserGroupMembers, getUserGroupSubgroups,
     getIsUserGroupMember, deactivateUserGroup,
-    updateRealm,
+    updateRealm, deactivateRealm,
     getLinkifiers, addLinkifier, updateLinkifier, removeLinkifier, reorderLinkifiers, getCustomEmoji, deactivateCustomEmoji,
     getAlertWords, addAlertWordsEndpoint, removeAlertWordsEndpoint,
     updateSettings, updateRealmUserSettingsDefaults,

@@ -1,4 +1,5 @@
-// Organization settings: the realm's own settings (PATCH /realm, administrators), linkifiers
+// Organization settings: the realm's own settings (PATCH /realm, administrators), its deactivation
+// (POST /realm/deactivate, owners), linkifiers
 // (listing for everyone; adding, changing, removing and reordering for administrators) and custom
 // emoji (listing, deactivating). Linkifier and emoji changes publish the whole list again
 // (realm_linkifiers, realm_emoji) after the commit, as Zulip does; settings one event each.
@@ -10,6 +11,7 @@ import type { ChatTables, RealmRow } from '../tables.js';
 import type { Queryable } from '../../platform/db/database.js';
 import { isAdmin, ROLE } from '../domain/roles.js';
 import { ownerRequired } from '../domain/user-rules.js';
+import { setRealmDeactivated } from '../domain/realm.js';
 import { checkGroupSettingUpdate, sameGroupSetting, type GroupSettingUpdate } from '../domain/groups.js';
 import {
   REALM_GROUP_SETTING_NAMES, REALM_GROUP_SETTINGS, realmGroupValues, realmRow, SIMPLE_SETTINGS, type SimpleSettingName, type SimpleValue,
@@ -220,6 +222,33 @@ export const deactivateCustomEmoji = defineEndpoint({
       }),
       () => realmEmojiNotice(db.kysely, call.realm.id),
     );
+    return {};
+  },
+});
+
+/**
+ * Zulip's POST /realm/deactivate (its deactivate_realm, organization owners only: else "Must be an
+ * organization owner"). The realm and everything in it stay; from the commit on, every
+ * authenticated request to it answers 401 REALM_DEACTIVATED and its event queues are ended (parked
+ * polls answered BAD_EVENT_QUEUE_ID). Zulip also sends a realm `deactivated` event, which only a
+ * parked poll could ever receive; Keel ends the queues instead, with nothing delivered: Zulip
+ * documents that clients cannot rely on that event and must act on the authentication error their
+ * next request gets, which is what a client told BAD_EVENT_QUEUE_ID meets when it registers again.
+ * Zulip's deletion_delay_days (a scheduled deletion of the data) is not served: Keel deletes
+ * nothing, and the parameter comes back in ignored_parameters_unsupported.
+ */
+export const deactivateRealm = defineEndpoint({
+  method: 'POST',
+  path: '/realm/deactivate',
+  summary: 'Deactivate the organization',
+  auth: 'user',
+  params: Type.Object({}),
+  async handler(call) {
+    if (requireUser(call).role !== ROLE.owner) throw ownerRequired();
+    const { db, events } = call.services;
+    const realmId = call.realm.id;
+    // The caller authenticated, so the realm was active: a concurrent deactivation changes nothing more.
+    await events.write(() => setRealmDeactivated(db.kysely, realmId, true), () => [], () => ({ realmId }));
     return {};
   },
 });

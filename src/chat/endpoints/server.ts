@@ -1,7 +1,7 @@
 // Unauthenticated endpoints: what a client asks before logging in, and password login for an API key.
 import Type from 'typebox';
 import { defineEndpoint } from '../endpoint.js';
-import { ChatError, rateLimited, userDeactivated } from '../errors.js';
+import { ChatError, rateLimited, realmDeactivated, userDeactivated } from '../errors.js';
 import { limitHeaders } from '../domain/rate-limit.js';
 import { ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from '../version.js';
 import { decoyHash, verifyPassword } from '../../platform/auth/passwords.js';
@@ -61,6 +61,9 @@ export const fetchApiKey = defineEndpoint({
     const ok = await verifyPassword(user?.password_hash ?? (await decoyHash()), p.password);
     if (!user || !user.password_hash || !ok) throw authenticationFailed();
     limits.passwords.succeeded(account, call.ip);
+    // The realm first, as Zulip's is_user_active; only for the right password, so neither says
+    // anything to a guesser.
+    if (call.realm.deactivated === 1) throw realmDeactivated();
     if (user.is_active !== 1) throw userDeactivated();
     const apiKey = call.services.apiKeySeal.unseal(user.api_key_sealed);
     return { api_key: apiKey, email: user.email, user_id: user.id };

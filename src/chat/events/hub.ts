@@ -7,8 +7,8 @@
 // the sweep looks only at the polls that are due.
 // Queues are bounded (HubLimits): per user, per queue and in all; a queue past a bound is discarded
 // and its client, told BAD_EVENT_QUEUE_ID, registers again (what Zulip's clients do on that error).
-// A write that revokes credentials (deactivation, a new API key) ends its users' queues as soon as
-// it commits, before any later publish can reach them.
+// A write that revokes credentials (deactivation, a new API key, a realm's deactivation) ends its
+// users' (or realm's) queues as soon as it commits, before any later publish can reach them.
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import type { Logger } from '../../platform/log.js';
@@ -71,6 +71,9 @@ const HEARTBEAT_SLOT_MS = 1_000;
 const IDLE_SCAN_EVERY_MS = 10_000;
 
 const NO_FLAGS: string[] = [];
+
+/** Whose credentials a write took away: users by id, or every user of a realm. */
+export type Revoked = Iterable<number> | { realmId: number };
 
 export const badEventQueueId = (queueId: string) =>
   new ChatError('BAD_EVENT_QUEUE_ID', `Bad event queue ID: ${queueId}`, { extra: { queue_id: queueId } });
@@ -236,12 +239,17 @@ export class EventHub {
   /**
    * Runs a write and publishes its notices after it committed; see SnapshotGate for why both hold
    * the gate. `revokes` names the users whose credentials the write took away (deactivated, key
-   * changed): their queues end right at the commit, before this or any later publish.
+   * changed), or their realm (deactivated): their queues end right at the commit, before this or
+   * any later publish.
    */
-  write<T>(work: () => Promise<T>, notices: (result: T) => Promise<Notice[]> | Notice[], revokes?: (result: T) => Iterable<number>): Promise<T> {
+  write<T>(work: () => Promise<T>, notices: (result: T) => Promise<Notice[]> | Notice[], revokes?: (result: T) => Revoked): Promise<T> {
     return this.gate.write(async () => {
       const result = await work();
-      if (revokes) this.endQueuesOf(revokes(result));
+      if (revokes) {
+        const revoked = revokes(result);
+        if ('realmId' in revoked) this.endRealmQueues(revoked.realmId);
+        else this.endQueuesOf(revoked);
+      }
       // A failed flush is reported to every answer that waits for it.
       this.synced?.().catch(() => {});
       try {

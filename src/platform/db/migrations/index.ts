@@ -16,8 +16,9 @@ import { chatRealmAdmin } from './013_chat_realm_admin.js';
 import { chatRealmSettings } from './014_chat_realm_settings.js';
 import { chatSpectators } from './015_chat_spectators.js';
 import { chatChannelCreation } from './016_chat_channel_creation.js';
+import { chatRealmDeactivation } from './017_chat_realm_deactivation.js';
 
 export const MIGRATIONS: Migration[] = [
   infraCore, dns, chatCore, chatUsers, chatSearch, chatPresence, chatTopicIndex, chatSubscriptionSpans, chatEventQueues, chatAlertWords, chatUserPrefs,
-  chatMessageEdits, chatRealmAdmin, chatRealmSettings, chatSpectators, chatChannelCreation,
+  chatMessageEdits, chatRealmAdmin, chatRealmSettings, chatSpectators, chatChannelCreation, chatRealmDeactivation,
 ];
