@@ -366,7 +366,8 @@ await forEachEngine('chat fuzz', (engine) => {
         const cls = typeof a === 'string' ? a : `${Math.floor(a.status / 100)}xx`;
         byClass.set(cls, (byClass.get(cls) ?? 0) + 1);
         if (typeof a === 'string') {
-          if (a !== 'unsendable') console.log(`#   ${a}: ${r.what}: ${r.method} ${r.target.slice(0, 200)}`);
+          // All of it: enough to send the same request again by hand.
+          if (a !== 'unsendable') console.log(`#   ${a}: ${r.what}: ${r.method} ${r.target.slice(0, 200)} headers ${JSON.stringify(Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k, v.length > 100 ? `${v.slice(0, 20)}... (${v.length} chars)` : v])))} body (${r.body?.length ?? 0} bytes) ${JSON.stringify(r.body?.toString('utf8').slice(0, 300) ?? '')}`);
           continue;
         }
         const sample = `${a.status} ${r.what}: ${r.method} ${r.target.slice(0, 200)} ${r.body?.toString('utf8').slice(0, 200) ?? ''} -> ${a.text.slice(0, 200)}`;

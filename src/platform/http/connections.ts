@@ -179,6 +179,19 @@ export function closeAfterRefusal(res: http.ServerResponse): void {
   if (res.socket) (res.socket as Socket & { destroySoon(): void }).destroySoon = lingeringClose;
 }
 
+/**
+ * Marks an answer to a request whose body a reader started on but did not finish (a multipart
+ * parser that stopped early on a malformed body, and the handler answered what it had). Node
+ * leaves such a body alone, so its unread rest would fill the request's buffer, node would stop
+ * reading the socket, and the next request on the connection (or the server's close) would wait
+ * for ever. The rest is read and dropped, and the connection closes after the answer.
+ */
+export function closeAfterUnreadBody(req: http.IncomingMessage, res: http.ServerResponse): void {
+  closeAfterRefusal(res);
+  // What node does with a body its handler never touched: drop the readers, read to the end.
+  (req as http.IncomingMessage & { _dump?(): void })._dump?.();
+}
+
 /** A connection silent for the timeout: closed unless a response is in progress (a parked poll, a slow handler). */
 function closeIfIdle(socket: Socket): void {
   if (!busy(socket)) socket.destroy();
