@@ -39,4 +39,22 @@ await forEachEngine('chat edit races', (engine) => {
       assert.deepEqual(got.map((m: { id: number; sender_id: number }) => (m.id === ids[i] ? 'moved' : m.sender_id === bots[0].user_id ? 'notice' : m.id)), ['moved', 'notice'], `topic to ${i}`);
     }
   });
+
+  it('answers a reaction removal racing the message\'s deletion with Zulip\'s 400s, never 500', async () => {
+    const owner = chat.owner;
+    await ok(owner, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'deletions' }] });
+    const statuses = new Map<number, number>();
+    for (let round = 0; round < 80; round++) {
+      const id = (await ok(owner, 'POST', '/messages', { type: 'stream', to: 'deletions', topic: 't', content: `going ${round}` })).id;
+      await ok(owner, 'POST', `/messages/${id}/reactions`, { emoji_name: 'smile' });
+      // The deletion first, the removal a little later each round: some rounds land in between its reads.
+      const deleted = owner.call('DELETE', `/messages/${id}`);
+      await new Promise((resolve) => setTimeout(resolve, round % 8));
+      const [removed] = await Promise.all([owner.call('DELETE', `/messages/${id}/reactions`, { emoji_name: 'smile' }), deleted]);
+      statuses.set(removed.status, (statuses.get(removed.status) ?? 0) + 1);
+      // Gone before the removal read it, or its reaction gone with it in between: Zulip's 400s.
+      if (removed.status !== 200) assert.ok(removed.status === 400 && ['Invalid message(s)', "Reaction doesn't exist."].includes(removed.body.msg), JSON.stringify(removed));
+    }
+    console.log(`# reaction removals racing deletions: ${JSON.stringify(Object.fromEntries(statuses))}`);
+  });
 });
