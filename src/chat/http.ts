@@ -15,7 +15,7 @@ import { rerunAfterRace } from './store-races.js';
 import { BAD_PATH_ESCAPE, ChatRouter } from './router.js';
 import { RequestCache } from './auth.js';
 import { answerWhenDurable, endWhenDurable, type DurableFailure } from '../platform/http/durable.js';
-import { closeAfterRefusal, ConnectionCap, createHttpServer, OPEN_BODY_LIMIT, type HttpTimeouts } from '../platform/http/connections.js';
+import { answerMalformedHttp, closeAfterRefusal, closeAfterUnreadBody, ConnectionCap, createHttpServer, OPEN_BODY_LIMIT, type HttpTimeouts } from '../platform/http/connections.js';
 
 /** The body limit of a request whose headers carry a valid API key; OPEN_BODY_LIMIT before that. */
 const BODY_LIMIT = 25 * 1024 * 1024;
@@ -261,7 +261,9 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
     services.log.debug('chat request refused', { method: req.method, path: req.url, status, error: err.message });
     return reply.send(send(reply, status, { result: 'error', msg, code: 'BAD_REQUEST' }));
   };
-  const app = Fastify({ serverFactory: () => server, logger: false, bodyLimit: BODY_LIMIT, return503OnClosing: true, frameworkErrors });
+  // Malformed HTTP that node's parser refuses before any request exists (431, 400, 408): in Zulip's envelope too.
+  const clientErrorHandler = answerMalformedHttp((_status, reason) => JSON.stringify({ result: 'error', msg: `Malformed HTTP request (${reason})`, code: 'BAD_REQUEST' }));
+  const app = Fastify({ serverFactory: () => server, logger: false, bodyLimit: BODY_LIMIT, return503OnClosing: true, frameworkErrors, clientErrorHandler });
   // Parked polls end at shutdown rather than holding the close up until their heartbeat. The
   // listener's close (right after this hook) drops idle keep-alive sockets once, while the polls
   // just answered are still being written: their sockets would then hold the close for the
@@ -271,8 +273,12 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
     services.events.close();
     done();
   });
-  app.addHook('onSend', (_req, reply, payload, done) => {
+  app.addHook('onSend', (req, reply, payload, done) => {
     if (listener.closing) reply.header('connection', 'close');
+    // A body not read to its end (a multipart parser that stopped early on a malformed body, and the
+    // handler answered what it had): node leaves a body alone once a reader started on it, so its
+    // unread rest would stay in the connection and the next request there would wait for ever.
+    else if (!req.raw.complete) closeAfterUnreadBody(req.raw, reply.raw);
     done(null, payload);
   });
   // Presence not yet written reaches the store before the database is closed.

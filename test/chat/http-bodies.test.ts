@@ -3,7 +3,7 @@
 // Credentials sent in a body (fetch_api_key) fit in 64 KB. Over real sockets: fastify's inject
 // does not pass through the listener's node:http handler.
 import assert from 'node:assert/strict';
-import type net from 'node:net';
+import net from 'node:net';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
 import { createStorage, type Storage } from '../helpers/server.js';
@@ -78,6 +78,34 @@ await forEachEngine('chat request bodies before authentication', (engine) => {
       assert.equal(body.result, 'success');
       assert.deepEqual(body.ignored_parameters_unsupported, ['filler']);
     }
+  });
+
+  it('answers the next request on a kept-alive connection after a body its parser stopped reading early', async () => {
+    // A multipart body under an empty boundary: the parser stops after its first part and the
+    // handler answers, leaving about 128 KB unread. Node then stopped reading the socket, and the
+    // next request on the connection waited for ever (KEEL_FUZZ_SEED=1 in fuzz.test.ts).
+    const part = (name: string, value: string) => `------b\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
+    const body = part('enter_sends', 'true') + part('left_side_userlist', 'x'.repeat(128 * 1024)) + '------b--\r\n';
+    const first = `PATCH /api/v1/settings HTTP/1.1\r\nHost: ${HOST}\r\nAuthorization: ${basic}\r\nContent-Type: multipart/form-data; boundary=\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const second = `GET /api/v1/users/me HTTP/1.1\r\nHost: ${HOST}\r\nAuthorization: ${basic}\r\n\r\n`;
+    const answers = await new Promise<string>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1');
+      let text = '';
+      const timer = setTimeout(() => socket.destroy(), 5_000);
+      socket.on('data', (d) => (text += d));
+      socket.on('error', () => {});
+      socket.on('close', () => {
+        clearTimeout(timer);
+        resolve(text);
+      });
+      socket.write(first + second);
+    });
+    // The first answer is the parser's business (a refusal, or the settings it read). Then either the
+    // connection carries the next request, or that answer said it closes (and it did): it never waits.
+    const heads = [...answers.matchAll(/^HTTP\/1\.1 (\d+)[^]*?\r\n\r\n/gm)].map((m) => m[0]);
+    assert.ok(heads.length >= 1, `no answer: ${JSON.stringify(answers.slice(0, 300))}`);
+    const closes = /^connection: close\r$/im.test(heads[0]);
+    assert.ok(closes || (heads.length === 2 && heads[1].startsWith('HTTP/1.1 200')), `answers on the connection: ${JSON.stringify(heads)}`);
   });
 
   it('still reads credentials sent in a small body (fetch_api_key)', async () => {

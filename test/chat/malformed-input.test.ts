@@ -113,6 +113,15 @@ await forEachEngine('chat malformed input', (engine) => {
     assert.deepEqual(errorsLogged(), []);
   });
 
+  it('refuses an emoji code that is no code point (beyond U+10FFFF, or too long a sequence) as an invalid code', async () => {
+    const message = await newest();
+    for (const code of ['2147483648', '9223372036854775808', '110000', '1f600-ffffffffff', Array(5000).fill('1f600').join('-')]) {
+      refused(await owner.call('POST', '/users/me/status', { emoji_name: 'smile', emoji_code: code }), 'Invalid emoji code.');
+      refused(await owner.call('POST', `/messages/${message}/reactions`, { emoji_name: 'smile', emoji_code: code }), 'Invalid emoji code.');
+    }
+    assert.deepEqual(errorsLogged(), []);
+  });
+
   it('still logs a real server fault at error level, with its stack, and answers 500', async () => {
     logged.length = 0;
     const boom = defineEndpoint({ method: 'GET', path: '/boom', summary: 'fails', auth: 'none', params: Type.Object({}), handler: async () => { throw new Error('boom'); } });

@@ -57,7 +57,10 @@ export const REACTION_TYPES = ['unicode_emoji', 'realm_emoji', 'zulip_extra_emoj
 const ZULIP_EXTRA_EMOJI = new Set(['zulip']);
 
 function unicodeCodeExists(code: string): boolean {
-  if (!/^[0-9a-f]+(-[0-9a-f]+)*$/.test(code)) return false;
+  // Code points of at most six hex digits, at most U+10FFFF (String.fromCodePoint throws past it),
+  // and no longer a sequence than any emoji has (the longest, families and flags, have 7 or 8).
+  if (!/^[0-9a-f]{1,6}(-[0-9a-f]{1,6}){0,15}$/.test(code)) return false;
+  if (code.split('-').some((h) => parseInt(h, 16) > 0x10ffff)) return false;
   return emojiByChars(toChars(code)) !== undefined;
 }
 

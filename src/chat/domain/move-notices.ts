@@ -27,6 +27,21 @@ export async function notificationBot(db: Queryable<ChatTables>, realm: Realm, n
   return { bot: user, made: true };
 }
 
+/**
+ * notificationBot in a transaction of its own, once a concurrent first use may have made the bot:
+ * a request that lost that race (the insert's unique key, or createUser's "already in use" once the
+ * other commit shows) takes the bot the other made.
+ */
+export async function ensureNotificationBot(database: Database<ChatTables>, realm: Realm, nowMs: number, sealer: ApiKeySeal): Promise<{ bot: ChatUser; made: boolean }> {
+  try {
+    return await database.transaction((trx) => notificationBot(trx, realm, nowMs, sealer));
+  } catch (err) {
+    const again = await database.transaction((trx) => notificationBot(trx, realm, nowMs, sealer)).catch(() => undefined);
+    if (again && !again.made) return again;
+    throw err;
+  }
+}
+
 interface Note { streamId: number; streamName: string; topic: string; content: string }
 
 const link = (stream: string, topic: string) => `#**${stream}>${topic}**`;

@@ -7,7 +7,7 @@ import { defineEndpoint, requireUser, type ChatCall } from '../endpoint.js';
 import { realmBotAddNotice, realmBotDeleteNotice, realmBotUpdateNotice, realmUserUpdateNotice } from '../events/notices.js';
 import { joinedNotices } from '../events/realm-notices.js';
 import type { Notice } from '../events/hub.js';
-import { badRequest } from '../errors.js';
+import { badRequest, ChatError } from '../errors.js';
 import { isAdmin, isGuest, ROLE } from '../domain/roles.js';
 import { avatarUrlFor, checkFullName, createUser, userByEmail, userById } from '../domain/users.js';
 import { botEmail } from '../domain/user-rules.js';
@@ -41,8 +41,14 @@ export const createBot = defineEndpoint({
       if (await userByEmail(trx, call.realm.id, email)) throw badRequest('Username already in use');
       const sameName = await trx.selectFrom('chat_users').select('id').where('realm_id', '=', call.realm.id).where('is_bot', '=', 1)
         .where('is_active', '=', 1).where('full_name', '=', fullName).executeTakeFirst();
-      if (sameName) throw badRequest('Name is already in use!');
-      return createUser(trx, call.realm.id, { email, fullName, password: null, role: ROLE.member, isBot: true, botType: GENERIC_BOT, botOwnerId: me.id }, clock.now(), call.services.apiKeySeal);
+      // The username is checked first, as a request sent after a concurrent identical one that committed
+      // since the check above (PostgreSQL reads each statement at its own start) is answered.
+      const usernameTaken = async () => !!(await userByEmail(trx, call.realm.id, email));
+      if (sameName) throw badRequest((await usernameTaken()) ? 'Username already in use' : 'Name is already in use!');
+      return createUser(trx, call.realm.id, { email, fullName, password: null, role: ROLE.member, isBot: true, botType: GENERIC_BOT, botOwnerId: me.id }, clock.now(), call.services.apiKeySeal)
+        .catch(async (err: unknown) => {
+          throw err instanceof ChatError && (await usernameTaken()) ? badRequest('Username already in use') : err;
+        });
     }), async (made) => [
       ...(await joinedNotices(db.kysely, call.realm.id, made.user)),
       ...(await realmBotAddNotice(db.kysely, made.user, made.apiKey)),

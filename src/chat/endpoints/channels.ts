@@ -546,7 +546,10 @@ export const updateStream = defineEndpoint({
         // A change of case only is no clash with itself.
         if (name.toLowerCase() !== stream.name_lower) {
           const taken = await streamByName(trx, call.realm.id, name);
-          if (taken) throw badRequest(`Channel name '${name}' is already taken.`);
+          // This channel itself, renamed by a concurrent request that committed after this one read it
+          // (PostgreSQL reads each statement at its own start): answered as the same request sent afterwards.
+          if (taken?.id === stream.id && taken.name === name) throw badRequest('Channel already has that name!');
+          if (taken && taken.id !== stream.id) throw badRequest(`Channel name '${name}' is already taken.`);
         }
         set.name = name;
         set.name_lower = name.toLowerCase();

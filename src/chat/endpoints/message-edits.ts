@@ -11,7 +11,7 @@ import { checkCanDelete, messageSettings } from '../domain/message-rules.js';
 import { historySnapshots } from '../domain/edit-history.js';
 import { resolveEmoji } from '../domain/reactions.js';
 import { holdersOf } from '../domain/receipt.js';
-import { moveNotes, notificationBot, postNotes } from '../domain/move-notices.js';
+import { ensureNotificationBot, moveNotes, postNotes } from '../domain/move-notices.js';
 import type { Stored } from '../domain/messages.js';
 import { deleteMessagesNotices, firstMessageIdNotices, reactionNotice, updateMessageNotices } from '../events/edit-notices.js';
 import { messageNotice, realmUserAddNotice } from '../events/notices.js';
@@ -59,10 +59,14 @@ export const updateMessage = defineEndpoint({
     const plan = await checkEdit(db.kysely, call.realm, me, message, ask, now);
     const notify = { old: p.send_notification_to_old_thread, new: p.send_notification_to_new_thread };
     await events.write(async () => {
+      // The bot a move's notes come from (whether there are notes does not depend on the edit's outcome)
+      // is made, on the realm's first note, before the edit commits:
+      // a request that loses a race there is run again from the start (store-races.ts), which must
+      // find nothing of its own committed. After the edit only message inserts follow, on no unique key.
+      const bot = moveNotes(plan, '', notify, false).length ? await ensureNotificationBot(db, call.realm, clock.now(), call.services.apiKeySeal) : null;
       const outcome = await applyEdit(db, plan);
       const notes = moveNotes(plan, outcome.origStreamName ?? '', notify, await topicEmptied(db.kysely, message));
-      if (!notes.length) return { outcome, posted: [] as Stored[], bot: null };
-      const bot = await db.transaction((trx) => notificationBot(trx, call.realm, clock.now(), call.services.apiKeySeal));
+      if (!notes.length || !bot) return { outcome, posted: [] as Stored[], bot };
       return { outcome, posted: await postNotes(db, call.realm, bot.bot, me, notes, now), bot };
     }, async ({ outcome, posted, bot }) => {
       const notices = [...updateMessageNotices(outcome), ...(await firstMessageIdNotices(db.kysely, call.realm.id, outcome.firstIds))];

@@ -8,7 +8,6 @@
 // and new back to back: server CPU per request REST 75-80 -> 64-71 us, command style 97-113 -> 89-95 us
 // (details in docs/design.md). Chat keeps fastify (forms, multipart, schemas).
 import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
-import type { Duplex } from 'node:stream';
 import type { InjectOptions, Response as InjectResponse } from 'light-my-request';
 import type { Call, Command, InfraServices, Principal } from '../command.js';
 import { accessDenied, InfraError, RateLimited } from '../errors.js';
@@ -20,7 +19,7 @@ import { errorBody, okText } from './envelope.js';
 import { takeCredentials } from './credentials.js';
 import { Router } from './router.js';
 import { endWhenDurable } from '../../platform/http/durable.js';
-import { closeAfterRefusal, ConnectionCap, createHttpServer, OPEN_BODY_LIMIT, type HttpTimeouts } from '../../platform/http/connections.js';
+import { answerMalformedHttp, closeAfterRefusal, ConnectionCap, createHttpServer, OPEN_BODY_LIMIT, type HttpTimeouts } from '../../platform/http/connections.js';
 
 /** The body limit of a request whose headers carry valid credentials; OPEN_BODY_LIMIT before that. */
 export const BODY_LIMIT = 10 * 1024 * 1024;
@@ -163,20 +162,8 @@ function readBody(req: IncomingMessage, limit: number): Promise<string> {
   });
 }
 
-/** Malformed HTTP: a short error and the connection closed; the server carries on. */
-function onClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
-  // Mid-answer (a pipelined request went bad) or already closed: nothing sensible to write.
-  if (err.code === 'ECONNRESET' || !socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) {
-    socket.destroy();
-    return;
-  }
-  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-  const body = JSON.stringify({ code: 'ERROR', message: `Malformed HTTP request (${http.STATUS_CODES[status]})` });
-  socket.end(
-    `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nconnection: close\r\ncontent-type: ${JSON_TYPE}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    () => socket.destroy(),
-  );
-}
+/** Malformed HTTP, refused by node's parser: the Infra envelope, and the connection closed; the server carries on. */
+const onClientError = answerMalformedHttp((_status, reason) => JSON.stringify({ code: 'ERROR', message: `Malformed HTTP request (${reason})` }));
 
 /** Whether the request announces a body (the Go client sends {} with GET). */
 const hasBody = (req: IncomingMessage): boolean =>

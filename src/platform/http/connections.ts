@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { Server, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Logger } from '../log.js';
 
 /**
@@ -177,6 +178,43 @@ export function closeAfterRefusal(res: http.ServerResponse): void {
   res.shouldKeepAlive = false;
   // Node ends a connection with socket.destroySoon() once its last answer is written.
   if (res.socket) (res.socket as Socket & { destroySoon(): void }).destroySoon = lingeringClose;
+}
+
+/**
+ * Marks an answer to a request whose body a reader started on but did not finish (a multipart
+ * parser that stopped early on a malformed body, and the handler answered what it had). Node
+ * leaves such a body alone, so its unread rest would fill the request's buffer, node would stop
+ * reading the socket, and the next request on the connection (or the server's close) would wait
+ * for ever. The rest is read and dropped, and the connection closes after the answer.
+ */
+export function closeAfterUnreadBody(req: http.IncomingMessage, res: http.ServerResponse): void {
+  closeAfterRefusal(res);
+  // What node does with a body its handler never touched: drop the readers, read to the end.
+  (req as http.IncomingMessage & { _dump?(): void })._dump?.();
+}
+
+/**
+ * The 'clientError' listener of a listener whose answers are all in one JSON envelope: node's HTTP
+ * parser refuses malformed HTTP (a header section over its limit, a broken request line or header,
+ * headers too slow) before any request exists, and would answer a bare status. The status node
+ * means (431, 408, else 400) goes out with `body(status, reason)`, and the connection closes: what
+ * follows on it can no longer be parsed.
+ */
+export function answerMalformedHttp(body: (status: number, reason: string) => string): (err: NodeJS.ErrnoException, socket: Duplex) => void {
+  return (err, socket) => {
+    // Mid-answer (a pipelined request went bad) or already closed: nothing sensible to write.
+    if (err.code === 'ECONNRESET' || !socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) {
+      socket.destroy();
+      return;
+    }
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    const reason = http.STATUS_CODES[status]!;
+    const text = body(status, reason);
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+      () => socket.destroy(),
+    );
+  };
 }
 
 /** A connection silent for the timeout: closed unless a response is in progress (a parked poll, a slow handler). */
