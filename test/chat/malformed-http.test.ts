@@ -62,6 +62,16 @@ await forEachEngine('chat malformed HTTP', (engine) => {
     });
   }
 
+  it('still answers a whole request followed by bytes that are no request (a body sent without its length), then closes', async () => {
+    const auth = Buffer.from(`${chat.owner.email}:${chat.owner.apiKey}`).toString('base64');
+    // node's client sends a DELETE's body with neither Content-Length nor chunked encoding.
+    const got = await exchange(port, `GET /api/v1/users/me HTTP/1.1\r\nHost: ${HOST}\r\nAuthorization: Basic ${auth}\r\n\r\nqueue_id=abc`);
+    const [head, body] = got.split('\r\n\r\n');
+    assert.match(head, /^HTTP\/1\.1 200 /, got.slice(0, 300));
+    assert.match(head, /^connection: close$/im);
+    assert.equal(JSON.parse(body).email, chat.owner.email);
+  });
+
   it('goes on serving', async () => {
     assert.equal((await ok(chat.owner, 'GET', '/users/me')).email, chat.owner.email);
   });

@@ -202,9 +202,17 @@ export function closeAfterUnreadBody(req: http.IncomingMessage, res: http.Server
  */
 export function answerMalformedHttp(body: (status: number, reason: string) => string): (err: NodeJS.ErrnoException, socket: Duplex) => void {
   return (err, socket) => {
-    // Mid-answer (a pipelined request went bad) or already closed: nothing sensible to write.
-    if (err.code === 'ECONNRESET' || !socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
+      return;
+    }
+    // Bad bytes after a request whose answer is still to come (a client that sent a DELETE's body
+    // without announcing it, as node's own client does): that request was whole and gets its
+    // answer; the connection closes after it, since what follows can no longer be parsed.
+    const inFlight = (socket as { _httpMessage?: http.ServerResponse })._httpMessage;
+    if (inFlight) {
+      inFlight.shouldKeepAlive = false;
+      inFlight.once('finish', () => socket.destroy());
       return;
     }
     const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
