@@ -6,7 +6,7 @@
 // idempotent request). One mechanism for every endpoint, rather than a catch at each insert.
 // The rule every handler keeps for this: nothing it writes commits before its last write that can
 // meet a unique key (one transaction, or the others after it insert on no unique key; a topic move
-// makes its notification bot before the edit: endpoints/message-edits.ts, test/chat/edit-races.test.ts).
+// makes its notification bot before the edit: endpoints/message-edits.ts, test/chat/endpoints/edit-races.test.ts).
 import { isUniqueViolation } from '../platform/db/database.js';
 
 /**

@@ -71,7 +71,7 @@ await forEachEngine('chat realms', (engine) => {
       admin(['create-user', '--realm', 'beta', '--email', 'bea@beta.example', '--full-name', 'Bea', '--json']),
       admin(['create-user', '--realm', 'nowhere', '--email', 'x@example.com', '--full-name', 'X']),
     ]);
-    // Refused input: one line, exit 2, nothing made (test/chat/subdomains.test.ts pins the subdomain rules).
+    // Refused input: one line, exit 2, nothing made (test/chat/domain/subdomains.test.ts pins the subdomain rules).
     assert.deepEqual([taken.code, taken.stderr], [2, 'keel: Subdomain already in use. Please choose a different one.\n']);
     assert.deepEqual([badEmail.code, badEmail.stderr], [2, "keel: Invalid email 'not-an-email'\n"]);
     const gamma = await on(`gamma.${ROOT}:${port}`).call('GET', '/server_settings', {}, null);

@@ -1,0 +1,112 @@
+// Black-box: the `search` narrow operator (words, phrases, case and accents, negation, topics,
+// access rules) with Zulip's match_content/match_subject highlights, and GET /messages/matches_narrow.
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { forEachEngine } from '../../helpers/engines.js';
+import { createStorage, runKeel, startServer, storageArgs, type RunningServer, type Storage } from '../../helpers/server.js';
+import { ChatClient } from '../../helpers/chat-client.js';
+
+await forEachEngine('chat search', (engine) => {
+  let storage: Storage;
+  let server: RunningServer;
+  let owner: ChatClient;
+  let ann: ChatClient;
+  let annId: number;
+  const ids: Record<string, number> = {};
+
+  before(async () => {
+    storage = await createStorage(engine);
+    server = await startServer(storage);
+    owner = new ChatClient(server.chatUrl, server.chatSecrets!.email, server.chatSecrets!.apiKey);
+    const r = await runKeel(['admin', 'create-user', '--email', 'ann@example.com', '--full-name', 'Ann', '--json', ...storageArgs(storage)]);
+    assert.equal(r.code, 0, r.stderr);
+    const made = JSON.parse(r.stdout);
+    ann = new ChatClient(server.chatUrl, made.email, made.apiKey);
+    annId = made.userId;
+    await owner.post('/users/me/subscriptions', { subscriptions: [{ name: 'kitchen' }], principals: [annId] });
+    await owner.post('/users/me/subscriptions', { subscriptions: [{ name: 'secret' }], invite_only: true });
+    const send = async (key: string, to: string, topic: string, content: string) => {
+      const s = await owner.post('/messages', { type: 'stream', to, topic, content });
+      assert.equal(s.status, 200, JSON.stringify(s.body));
+      ids[key] = s.body.id;
+    };
+    await send('cafe', 'kitchen', 'Breakfast plans', 'Meet at the **Café** tomorrow, bring COFFEE beans');
+    await send('beans', 'kitchen', 'lunch', 'coffee and beans are separate words here: beans then coffee');
+    await send('topicOnly', 'kitchen', 'Coffee machine', 'it is broken again');
+    await send('link', 'kitchen', 'links', 'see https://docs.example.com/guide for the guide');
+    await send('hidden', 'secret', 'plans', 'coffee in the vault');
+    const dm = await owner.post('/messages', { type: 'direct', to: [annId], content: 'private coffee chat' });
+    ids.dm = dm.body.id;
+  });
+  after(async () => {
+    await server?.stop();
+    await storage?.dispose();
+  });
+
+  async function search(client: ChatClient, narrow: unknown[]): Promise<Record<string, any>[]> {
+    const r = await client.get('/messages', { anchor: 'newest', num_before: 100, num_after: 0, narrow });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    return r.body.messages;
+  }
+  const idsOf = (ms: Record<string, any>[]) => ms.map((m) => m.id);
+
+  it('matches every word, in content or topic, ignoring case and accents', async () => {
+    assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: 'coffee' }])), [ids.cafe, ids.beans, ids.topicOnly, ids.hidden, ids.dm]);
+    assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: 'cafe BEANS' }])), [ids.cafe]);
+    assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: 'CAFÉ' }])), [ids.cafe]);
+    assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: 'breakfast beans' }])), [ids.cafe], 'topic word and content word');
+    assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: 'coff' }])), [], 'whole words only');
+    // Parts of URLs are words too, on both engines.
+    assert.deepEqual(idsOf(await search(owner, [['search', 'docs example']])), [ids.link]);
+  });
+
+  it('matches quoted phrases only in that order', async () => {
+    assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: '"coffee beans"' }])), [ids.cafe]);
+    assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: '"beans coffee"' }])), []);
+    assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: '"then coffee" separate' }])), [ids.beans]);
+  });
+
+  it('combines with other operators and negation', async () => {
+    assert.deepEqual(idsOf(await search(owner, [['stream', 'kitchen'], ['search', 'coffee']])), [ids.cafe, ids.beans, ids.topicOnly]);
+    assert.deepEqual(idsOf(await search(owner, [{ operator: 'channel', operand: 'kitchen' }, { operator: 'search', operand: 'coffee', negated: true }])), [ids.link]);
+    assert.deepEqual(idsOf(await search(owner, [['is', 'dm'], ['search', 'coffee']])), [ids.dm]);
+  });
+
+  it('finds only messages the user may read', async () => {
+    // Ann received the kitchen messages and the direct one, never the private channel's.
+    assert.deepEqual(idsOf(await search(ann, [['search', 'coffee']])), [ids.cafe, ids.beans, ids.topicOnly, ids.dm]);
+  });
+
+  it('highlights matched words in match_content and match_subject', async () => {
+    const [cafe] = await search(owner, [['search', 'cafe breakfast']]);
+    assert.equal(cafe.match_content, '<p>Meet at the <strong><span class="highlight">Café</span></strong> tomorrow, bring COFFEE beans</p>');
+    assert.equal(cafe.match_subject, '<span class="highlight">Breakfast</span> plans');
+    assert.equal(cafe.content, '<p>Meet at the <strong>Café</strong> tomorrow, bring COFFEE beans</p>', 'content itself is unchanged');
+    const plain = await search(owner, [['stream', 'kitchen']]);
+    assert.ok(plain.every((m) => !('match_content' in m) && !('match_subject' in m)), 'only search narrows carry match fields');
+  });
+
+  it('refuses a search operand that is not text', async () => {
+    const r = await owner.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: [{ operator: 'search', operand: 5 }] });
+    assert.deepEqual([r.status, r.body.code], [400, 'BAD_NARROW']);
+  });
+
+  it('GET /messages/matches_narrow reports the matching ids with highlights', async () => {
+    const r = await owner.get('/messages/matches_narrow', { msg_ids: [ids.cafe, ids.beans, ids.link, 999999], narrow: [{ operator: 'search', operand: 'beans' }] });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.deepEqual(Object.keys(r.body.messages).map(Number).sort((a, b) => a - b), [ids.cafe, ids.beans]);
+    assert.equal(r.body.messages[ids.beans].match_subject, 'lunch');
+    assert.match(r.body.messages[ids.beans].match_content, /^<p>coffee and <span class="highlight">beans<\/span> are separate words here: <span class="highlight">beans<\/span> then coffee<\/p>$/);
+    const link = await owner.get('/messages/matches_narrow', { msg_ids: [ids.link, ids.dm], narrow: [['stream', 'kitchen']] });
+    assert.deepEqual(Object.keys(link.body.messages).map(Number), [ids.link]);
+    assert.equal(link.body.messages[ids.link].match_content.includes('highlight'), false);
+    assert.equal(link.body.messages[ids.link].match_subject, 'links');
+    // Ann cannot learn about the private channel's message this way.
+    const hidden = await ann.get('/messages/matches_narrow', { msg_ids: [ids.hidden], narrow: [] });
+    assert.deepEqual(hidden.body.messages, {});
+    const missing = await owner.get('/messages/matches_narrow', { msg_ids: [ids.cafe] });
+    assert.deepEqual([missing.status, missing.body.code, missing.body.var_name], [400, 'REQUEST_VARIABLE_MISSING', 'narrow']);
+    const bad = await owner.get('/messages/matches_narrow', { msg_ids: [ids.cafe], narrow: [['bogus', 'x']] });
+    assert.equal(bad.body.code, 'BAD_NARROW');
+  });
+});
