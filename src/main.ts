@@ -1,4 +1,4 @@
-// Entry point of the `keel` command: keel serve | init | migrate | admin | help.
+// Entry point of the `keel` command: keel serve | init | migrate | admin | version | help.
 import { buildConfig, type Config, type ListenAddress } from './config/config.js';
 import { OPTIONS, readOptions, SECRET_KEY_ENV, UsageError } from './config/env.js';
 import { chatRootDomain, chatUrl, createContext, openStore, type Context } from './context.js';
@@ -24,6 +24,7 @@ import { ConnectionCap, readOpenFilesLimit } from './platform/http/connections.j
 import { SecretKeyError } from './platform/auth/secret-key.js';
 import { ROTATE_USAGE, runRotateSecretKey } from './rotate-secret-key.js';
 import { keepTheKeyFile } from './server-keys.js';
+import { keelVersion } from './version.js';
 
 const USAGE = `usage: keel <command> [options]
 
@@ -36,6 +37,7 @@ commands:
 ${INFRA_ADMIN_USAGE}
 ${ADMIN_USAGE}
 ${ROTATE_USAGE}
+  version   print Keel's version (also --version)
   help      show this text
 
 options (each can also be set by the environment variable shown):
@@ -221,6 +223,11 @@ export async function main(argv: string[]): Promise<number> {
       out(USAGE);
       return 0;
     }
+    if (command === 'version' || command === '--version') {
+      if (rest.length) throw new UsageError(`unexpected argument "${rest[0]}" (keel version takes none)`);
+      out(keelVersion());
+      return 0;
+    }
     if (command === 'admin' && rest[0] === 'rotate-secret-key') return await runRotateSecretKey(rest.slice(1), out);
     if (command === 'admin') {
       if (INFRA_ADMIN_COMMANDS.includes(rest[0])) return await runInfraAdmin(rest, out);
@@ -250,7 +257,7 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       }
       default:
-        throw new UsageError(`unknown command "${command}" (commands: serve, init, migrate, admin, help)`);
+        throw new UsageError(`unknown command "${command}" (commands: serve, init, migrate, admin, version, help)`);
     }
   } catch (err) {
     if (err instanceof UsageError) {

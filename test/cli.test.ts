@@ -1,5 +1,6 @@
-// Black-box: the keel command line (init, serve, migrate, errors, shutdown).
+// Black-box: the keel command line (init, serve, migrate, version, errors, shutdown).
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import net from 'node:net';
 import { it } from 'node:test';
 import { forEachEngine } from './helpers/engines.js';
@@ -122,4 +123,20 @@ it('prints usage for help and the schema version for migrate', async () => {
   } finally {
     await storage.dispose();
   }
+});
+
+it('prints the version package.json states for --version and version', async () => {
+  const { version } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  assert.match(version, /^\d+\.\d+\.\d+/);
+  for (const args of [['--version'], ['version']]) {
+    const r = await runKeel(args);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `${version}\n`, args.join(' '));
+    assert.equal(r.stderr, '');
+  }
+  const extra = await runKeel(['version', 'now']);
+  assert.equal(extra.code, 2);
+  assert.match(extra.stderr, /^keel: unexpected argument "now"/);
+  const help = await runKeel(['help']);
+  assert.match(help.stdout, /^ {2}version +print Keel's version \(also --version\)$/m);
 });

@@ -13,7 +13,7 @@ export const OPTIONS = {
   'nameserver-addresses': { env: 'KEEL_NAMESERVER_ADDRESSES', help: 'comma-separated IPv4/IPv6 addresses of ns1..ns4 (default: the DNS listen host)' },
   'dns-secondaries': { env: 'KEEL_DNS_SECONDARIES', help: 'comma-separated IP or IP:PORT of secondaries (AXFR allowed, NOTIFY sent)' },
   'jwt-lifetime': { env: 'KEEL_JWT_LIFETIME', help: 'lifetime of issued JWTs in seconds', default: '3600' },
-  'rate-limits': { env: 'KEEL_RATE_LIMITS', help: 'on, off (no API budgets: benchmarks, test harnesses; password budgets stay), or NAME=COUNT/SECONDS,... (README)', default: 'on' },
+  'rate-limits': { env: 'KEEL_RATE_LIMITS', help: 'on, off (no API budgets: benchmarks, test harnesses; password budgets stay), or NAME=COUNT/SECONDS,... (docs/configuration.md)', default: 'on' },
   'trusted-proxies': { env: 'KEEL_TRUSTED_PROXIES', help: 'comma-separated addresses or CIDR blocks of reverse proxies whose X-Forwarded-For names the client' },
   'log-level': { env: 'KEEL_LOG_LEVEL', help: 'error, warn, info or debug', default: 'info' },
   'max-connections': { env: 'KEEL_MAX_CONNECTIONS', help: 'most open HTTP connections, Infra and Chat together (default: from the open-files limit)' },
