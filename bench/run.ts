@@ -1,4 +1,5 @@
-// `npm run bench [-- name ...]`: runs every benchmark module in bench/ (or the ones named), prints each
+// `npm run bench [-- name ...]`: runs every benchmark module in bench/ and bench/fast/ (or the ones named;
+// `fast` names all of bench/fast/, the db fast paths' microbenchmarks), prints each
 // figure with its ratio against the baseline measured in the same run, then a summary. Ratios are
 // reported, never asserted: the exit status is non-zero only when a benchmark crashed.
 import { readdirSync } from 'node:fs';
@@ -7,17 +8,28 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Benchmark, Figure } from './lib.js';
 
 const DIR = path.dirname(fileURLToPath(import.meta.url));
-const NOT_BENCHMARKS = new Set(['run.ts', 'lib.ts']);
+const NOT_BENCHMARKS = new Set(['run.ts', 'lib.ts', 'micro.ts']);
+/** Folders of bench/ whose modules are benchmarks too; a folder's name runs all of its own. */
+const GROUPS = ['fast'];
 
-async function discover(): Promise<Benchmark[]> {
-  const files = readdirSync(DIR).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !NOT_BENCHMARKS.has(f)).sort();
-  const out: Benchmark[] = [];
-  for (const f of files) {
-    // A module exports one `benchmark`, or several related ones as `benchmarks`.
-    const mod = (await import(pathToFileURL(path.join(DIR, f)).href)) as { benchmark?: Benchmark; benchmarks?: Benchmark[] };
-    const found = [...(mod.benchmark ? [mod.benchmark] : []), ...(mod.benchmarks ?? [])];
-    if (!found.length) throw new Error(`bench/${f} exports no \`benchmark\` or \`benchmarks\``);
-    out.push(...found);
+/** A benchmark with the folder it came from (none for bench/ itself). */
+interface Found {
+  benchmark: Benchmark;
+  group?: string;
+}
+
+async function discover(): Promise<Found[]> {
+  const out: Found[] = [];
+  for (const group of [undefined, ...GROUPS]) {
+    const dir = group ? path.join(DIR, group) : DIR;
+    const files = readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !NOT_BENCHMARKS.has(f)).sort();
+    for (const f of files) {
+      // A module exports one `benchmark`, or several related ones as `benchmarks`.
+      const mod = (await import(pathToFileURL(path.join(dir, f)).href)) as { benchmark?: Benchmark; benchmarks?: Benchmark[] };
+      const found = [...(mod.benchmark ? [mod.benchmark] : []), ...(mod.benchmarks ?? [])];
+      if (!found.length) throw new Error(`bench/${group ? `${group}/` : ''}${f} exports no \`benchmark\` or \`benchmarks\``);
+      out.push(...found.map((benchmark) => ({ benchmark, group })));
+    }
   }
   return out;
 }
@@ -49,13 +61,15 @@ function absoluteTarget(f: Figure): { text: string; met: boolean } | undefined {
 
 async function main(): Promise<number> {
   const wanted = process.argv.slice(2);
-  const all = await discover();
-  const unknown = wanted.filter((w) => !all.some((b) => b.name === w));
+  const found = await discover();
+  const all = found.map((f) => f.benchmark);
+  const named = (f: Found, w: string) => f.benchmark.name === w || f.group === w;
+  const unknown = wanted.filter((w) => !found.some((f) => named(f, w)));
   if (unknown.length) {
-    console.error(`unknown benchmark ${unknown.join(', ')} (have: ${all.map((b) => b.name).join(', ')})`);
+    console.error(`unknown benchmark ${unknown.join(', ')} (have: ${[...GROUPS, ...all.map((b) => b.name)].join(', ')})`);
     return 2;
   }
-  const chosen = wanted.length ? all.filter((b) => wanted.includes(b.name)) : all;
+  const chosen = wanted.length ? found.filter((f) => wanted.some((w) => named(f, w))).map((f) => f.benchmark) : all;
   const summary: string[] = [];
   let crashed = 0;
   for (const b of chosen) {

@@ -8,10 +8,10 @@
 // one written by another node (or `keel admin` in another process) within READ_CACHE_TTL_MS (2 s).
 import type { Kysely } from 'kysely';
 import type { Database } from '../platform/db/database.js';
-import { preparedQuery } from '../platform/db/prepared.js';
+import { preparedQuery } from '../platform/db/fast/prepared.js';
 import type { Clock } from '../platform/clock.js';
 import { constantTimeEqual, sha256Key } from '../platform/auth/secrets.js';
-import { ReadCache } from '../platform/db/read-cache.js';
+import { ReadCache } from '../platform/db/fast/read-cache.js';
 import type { ChatTables, ChatUser, Realm } from './tables.js';
 import { badRequest, invalidApiKey, realmDeactivated, unauthorized, userDeactivated } from './errors.js';
 import { apiKeyHash, isWellFormedApiKey } from './domain/api-keys.js';

@@ -9,7 +9,7 @@ import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerR
 import { LATER, type ChatCall, type ChatResult, type ChatServices, type Endpoint, type LateAnswer } from './endpoint.js';
 import type { ChatUser, Realm } from './tables.js';
 import { ChatError } from './errors.js';
-import { serializeWithText } from './json-text.js';
+import { serializeWithText } from '../platform/db/fast/json-text.js';
 import { decodeParams } from './params.js';
 import { rerunAfterRace } from './store-races.js';
 import { BAD_PATH_ESCAPE, ChatRouter } from './router.js';

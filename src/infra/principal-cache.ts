@@ -1,11 +1,11 @@
 // Remembers who a credential belongs to, so an authenticated request need not look its key up in
-// the store: a ReadCache (platform/db/read-cache.ts), whose entries die when this node writes to the
+// the store: a ReadCache (platform/db/fast/read-cache.ts), whose entries die when this node writes to the
 // store and after a short TTL, the bound for changes made on other nodes.
 import type { Database } from '../platform/db/database.js';
 import type { Clock } from '../platform/clock.js';
 import type { JwtSigner } from '../platform/auth/jwt.js';
 import { sha256Key } from '../platform/auth/secrets.js';
-import { READ_CACHE_TTL_MS, ReadCache } from '../platform/db/read-cache.js';
+import { READ_CACHE_TTL_MS, ReadCache } from '../platform/db/fast/read-cache.js';
 import type { Principal } from './command.js';
 import type { InfraTables } from './tables.js';
 import { principalForApiKey, principalForSubject } from './accounts.js';

@@ -3,7 +3,7 @@
 // the word stands apart: at the start or after a space, newline or opening punctuation, and at the
 // end or before a space, newline or closing punctuation ("cat" alerts in "the cat." but not "cats").
 import type { Queryable } from '../../platform/db/database.js';
-import { TableCache } from '../../platform/db/table-cache.js';
+import { TableCache } from '../../platform/db/fast/table-cache.js';
 import type { ChatTables } from '../tables.js';
 import { badRequest } from '../errors.js';
 

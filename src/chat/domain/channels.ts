@@ -2,7 +2,7 @@
 
 import type { Kysely } from 'kysely';
 import type { Queryable } from '../../platform/db/database.js';
-import { preparedQuery } from '../../platform/db/prepared.js';
+import { preparedQuery } from '../../platform/db/fast/prepared.js';
 import type { ChatTables, ChatUser, Stream } from '../tables.js';
 import { badRequest } from '../errors.js';
 import { renderMarkdown } from './markdown.js';

@@ -1,7 +1,7 @@
 // User groups: the system groups made with the realm, and whether a user is in a group-setting value
 // (seed convention 6: a group id, or {direct_members, direct_subgroups}), subgroups included.
 import type { Queryable } from '../../platform/db/database.js';
-import { TableCache } from '../../platform/db/table-cache.js';
+import { TableCache } from '../../platform/db/fast/table-cache.js';
 import type { ChatTables } from '../tables.js';
 import { badRequest } from '../errors.js';
 import { NOBODY_GROUP, SYSTEM_GROUPS } from './roles.js';

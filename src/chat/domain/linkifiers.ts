@@ -4,7 +4,7 @@
 // against it), and applied to message text by the Markdown renderer in their order.
 import type { RE2JS } from 're2js';
 import type { Queryable } from '../../platform/db/database.js';
-import { TableCache } from '../../platform/db/table-cache.js';
+import { TableCache } from '../../platform/db/fast/table-cache.js';
 import type { ChatTables } from '../tables.js';
 import { badRequest } from '../errors.js';
 import { compileRe2, embeddable, Re2SyntaxError } from './re2.js';

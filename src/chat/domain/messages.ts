@@ -2,9 +2,9 @@
 // flags), fetching around an anchor within a narrow, and the message object of the API.
 import { sql, type RawBuilder } from 'kysely';
 import { runRead, type Database, type Queryable } from '../../platform/db/database.js';
-import { ReadCache } from '../../platform/db/read-cache.js';
+import { ReadCache } from '../../platform/db/fast/read-cache.js';
 import type { Clock } from '../../platform/clock.js';
-import { JsonText } from '../json-text.js';
+import { JsonText } from '../../platform/db/fast/json-text.js';
 import type { ChatTables, ChatUser, Message, Realm, Stream } from '../tables.js';
 import { badRequest } from '../errors.js';
 import { FLAG, flagNames, flagNamesJson, HISTORICAL_FLAGS } from './flags.js';
@@ -144,7 +144,8 @@ async function matchingRows(db: Queryable<ChatTables>, realmId: number, me: Chat
   const access = history.length ? sql`(m.stream_id in (${sql.join(history)}) or ${receivedSql(me.id)})` : receivedSql(me.id);
   const where = sql.join(everyoneReadable ? [extra, ...narrow.conditions] : [sql`m.realm_id = ${realmId}`, access, extra, ...narrow.conditions], sql` and `);
   const from = sql`from messages m left join user_messages um on um.message_id = m.id and um.user_id = ${me.id} where ${where} order by m.id ${sql.raw(order)}`;
-  // The limit is written into the text: SQLite prepares a statement with a bound LIMIT again on every run.
+  // The limit is written into the text: SQLite prepares a statement with a bound LIMIT again on every run
+  // (a raw query, which the LiteralLimits plugin does not rewrite; platform/db/fast/README.md).
   const limited = limit === null ? from : sql`${from} limit ${sql.lit(limit)}`;
   if (narrow.channelId === undefined) return runRead(db, sql<Match>`select m.id, m.stream_id, um.flags ${limited}`.compile(db));
   // Every row is in the narrow's channel: a column fewer to read per row (a tenth of a page's cost).
@@ -351,7 +352,8 @@ function presentationKey(p: Presentation): number {
 /**
  * The `messages` list of GET /messages as JSON text: each message's shared object, serialized once
  * and cached, joined with the reader's flags (and a search's highlights). The same value as
- * messageObjects gives, without building and stringifying a hundred objects per request.
+ * messageObjects gives, without building and stringifying a hundred objects per request (fast paths
+ * "read caches" and "JSON splicing", platform/db/fast/README.md).
  */
 export async function messagesJson(store: Database<ChatTables>, clock: Clock, realm: Realm, me: ChatUser, matches: Match[], p: Presentation): Promise<JsonText> {
   if (!matches.length) return new JsonText('[]');

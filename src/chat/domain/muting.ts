@@ -2,7 +2,7 @@
 // `is:muted`/`is:followed`/`in:home` narrows, and which receivers get a new message already read.
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Queryable } from '../../platform/db/database.js';
-import { preparedQuery } from '../../platform/db/prepared.js';
+import { preparedQuery } from '../../platform/db/fast/prepared.js';
 import type { ChatTables } from '../tables.js';
 
 /** Zulip's UserTopic.VisibilityPolicy. */

@@ -3,9 +3,10 @@
 // read, and the reader's subscription spans. A client fetching page after page (or many clients of
 // one user) would read these again for every request; they are kept in ReadCaches, so any write
 // through the store handle, or READ_CACHE_TTL_MS, ends them and nothing stale is used.
+// A user of the measured fast paths: read caches (platform/db/fast/README.md).
 import type { Database } from '../../platform/db/database.js';
 import type { Clock } from '../../platform/clock.js';
-import { ReadCache } from '../../platform/db/read-cache.js';
+import { ReadCache } from '../../platform/db/fast/read-cache.js';
 import type { ChatTables, ChatUser } from '../tables.js';
 import { buildNarrow, readNarrow, type NarrowQuery, type RawNarrow } from './narrow.js';
 import { historyStreamIds, spansOf, type Received } from './receipt.js';

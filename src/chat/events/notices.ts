@@ -2,7 +2,7 @@
 // each receiving queue sees it (markdown or not, gravatar, empty topic names, local echo ids).
 import type { Kysely } from 'kysely';
 import type { Queryable } from '../../platform/db/database.js';
-import { preparedQuery } from '../../platform/db/prepared.js';
+import { preparedQuery } from '../../platform/db/fast/prepared.js';
 import type { ChatTables, ChatUser, Realm, Stream } from '../tables.js';
 import { flagNames } from '../domain/flags.js';
 import { storedMessageObject, type Stored } from '../domain/messages.js';

@@ -8,7 +8,7 @@ import { newApiKey, parsePermissions } from '../accounts.js';
 import { systemPermissions } from '../permissions.js';
 import { requireMayGrant, requireMayManage } from '../credential-rules.js';
 import { unixSeconds } from '../../platform/clock.js';
-import { preparedQuery } from '../../platform/db/prepared.js';
+import { preparedQuery } from '../../platform/db/fast/prepared.js';
 import type { ApiUserRow, InfraTables } from '../tables.js';
 
 const Paging = pagingParams(20);

@@ -128,6 +128,7 @@ class WriteCounter implements KyselyPlugin {
 
 const ALREADY_DURABLE = Promise.resolve();
 
+// Fast path "direct SQLite reads" (fast/README.md): the generic half here, SQLite's in fast/direct-read.ts.
 /**
  * Runs a compiled read at once, bypassing Kysely's driver (its connection mutex and plugin hooks cost
  * several promise hops, as much as a point lookup itself); undefined when it may not (SQLite with a
@@ -218,6 +219,7 @@ export function wrap<S>(
 const transactionsOf = new WeakMap<object, object>();
 
 /**
+ * For prepared queries (fast/prepared.ts).
  * The store's query builder for a transaction of it (a builder itself otherwise): the two compile a
  * query to the same SQL, so what was compiled for one serves the other.
  */

@@ -7,11 +7,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import {
-  Kysely, LimitNode, OffsetNode, SelectQueryNode, SqliteDialect, ValueNode, type KyselyPlugin, type OperationNode, type PluginTransformQueryArgs,
-  type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type SqliteDatabase, type UnknownRow,
-} from 'kysely';
+import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
 import { DatabaseError, wrap, type Database } from './database.js';
+import { sqliteDirectReaders } from './fast/direct-read.js';
+import { LiteralLimits } from './fast/literal-limits.js';
+import { statementCache, type StatementCache } from './fast/statement-cache.js';
+import { TurnSnapshot } from './fast/turn-snapshot.js';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../file-modes.js';
 
 export function openSqlite<S>(file: string): Database<S> {
@@ -36,145 +37,10 @@ export function openSqlite<S>(file: string): Database<S> {
   const flusher = new WalFlusher(`${file}-wal`);
   const snapshot = new TurnSnapshot(raw);
   const statements = reusingStatements(raw, () => flusher.markDirty(), () => snapshot.end());
+  // The measured fast paths (fast/README.md): literal limits, the statement cache, direct reads in a
+  // turn's snapshot with generated row builders.
   const kysely = new Kysely<S>({ dialect: new SqliteDialect({ database: statements }), plugins: [new LiteralLimits()] });
-  // Reads only (the caller compiled a select); never inside another request's open transaction.
-  const outside = (sql: string, parameters: readonly unknown[]) => {
-    if (!snapshot.begin()) return undefined;
-    return objectRows(statements.cached(sql), parameters);
-  };
-  // Inside the transaction whose callback is running, which is the one open on the connection.
-  const inside = (sql: string, parameters: readonly unknown[]) => (raw.inTransaction ? objectRows(statements.cached(sql), parameters) : undefined);
-  return wrap('sqlite', file, kysely, async () => flusher.close(), flusher, { outside, inside });
-}
-
-/** Makes one row object from what better-sqlite3 returned: the row's values, or the one value of a one-column select. */
-type RowBuilder = (values: unknown) => Record<string, unknown>;
-
-interface RowShape {
-  /** One column: read with pluck(), each row is its bare value (cheaper still than an array). */
-  single: boolean;
-  build: RowBuilder;
-}
-
-const shapes = new WeakMap<BetterSqlite3.Statement, RowShape>();
-const buildersByColumns = new Map<string, RowBuilder>();
-
-/**
- * A function that makes a row object in one object literal, generated once per list of column names
- * (JSON-quoted, so any name is safe; "__proto__" as a computed key, which makes an own property).
- * Assigning the columns one by one through a variable key goes through V8's megamorphic keyed store
- * for every column of every row; a literal is made from one fixed shape, and the rows of a statement
- * share it, so the code reading them stays monomorphic. A repeated name keeps its last value, as
- * assignment would.
- */
-function rowBuilder(names: string[]): RowBuilder {
-  const key = names.join('\u0000');
-  let build = buildersByColumns.get(key);
-  if (!build) {
-    const value = (i: number) => (names.length === 1 ? 'v' : `v[${i}]`);
-    const members = names.map((n, i) => `${n === '__proto__' ? `[${JSON.stringify(n)}]` : JSON.stringify(n)}: ${value(i)}`);
-    build = new Function('v', `return { ${members.join(', ')} };`) as RowBuilder;
-    buildersByColumns.set(key, build);
-  }
-  return build;
-}
-
-/**
- * The rows of a select as objects, built here from better-sqlite3's arrays: it builds an object row
- * property by property from C++, through a slow path of V8's, and for a page of a hundred rows that
- * costs more than SQLite's own work. better-sqlite3's raw() and pluck() modes are switched on only for
- * the one call. Column names are read once per statement: the schema does not change while serving
- * (migrations run at open).
- */
-function objectRows(stmt: BetterSqlite3.Statement, parameters: readonly unknown[]): Record<string, unknown>[] {
-  let shape = shapes.get(stmt);
-  if (!shape) {
-    const names = stmt.columns().map((c) => c.name);
-    shapes.set(stmt, (shape = { single: names.length === 1, build: rowBuilder(names) }));
-  }
-  const { single, build } = shape;
-  if (single) stmt.pluck(true);
-  else stmt.raw(true);
-  let rows: unknown[];
-  try {
-    rows = stmt.all(parameters);
-  } finally {
-    // The statement is shared with Kysely's driver, which expects objects.
-    if (single) stmt.pluck(false);
-    else stmt.raw(false);
-  }
-  const out = new Array<Record<string, unknown>>(rows.length);
-  for (let r = 0; r < rows.length; r++) out[r] = build(rows[r]);
-  return out;
-}
-
-/**
- * Direct reads made in one turn of the event loop share one read transaction, ended by setImmediate
- * or by the next statement Kysely runs (every write, every transaction), whichever comes first.
- *
- * Why: outside a transaction SQLite takes and drops its file locks (fcntl system calls) for every
- * statement, which costs more than the point lookup itself (4.8 us against 2.0 us inside a
- * transaction on this machine). Under load one turn runs the reads of many requests.
- *
- * What a read sees is unchanged in kind: a committed state no older than the start of this turn,
- * never another caller's uncommitted rows (a Kysely transaction ends the snapshot before its BEGIN,
- * and while one is open direct reads step aside). The snapshot only reads, so ending it writes
- * nothing to the WAL, and holding it for one turn never holds a checkpoint back for long.
- */
-class TurnSnapshot {
-  private readonly raw: BetterSqlite3.Database;
-  private readonly beginStmt: BetterSqlite3.Statement;
-  private readonly commitStmt: BetterSqlite3.Statement;
-  private open = false;
-  private readonly endSoon = () => this.end();
-
-  constructor(raw: BetterSqlite3.Database) {
-    this.raw = raw;
-    this.beginStmt = raw.prepare('BEGIN');
-    this.commitStmt = raw.prepare('COMMIT');
-  }
-
-  /** Opens the snapshot if needed; false when a transaction of Kysely's is open instead. */
-  begin(): boolean {
-    if (this.open) return true;
-    if (this.raw.inTransaction) return false;
-    this.beginStmt.run();
-    this.open = true;
-    setImmediate(this.endSoon);
-    return true;
-  }
-
-  end(): void {
-    if (!this.open) return;
-    this.open = false;
-    if (this.raw.inTransaction) this.commitStmt.run();
-  }
-}
-
-/**
- * Writes a select's LIMIT and OFFSET numbers into its SQL text instead of binding them. SQLite plans
- * with the value of a bound LIMIT and marks the statement to be prepared again whenever it is bound,
- * that is on every run: parsing and planning anew cost as much as a page query itself. Numbers are
- * all this inlines (a prepared query's stand-ins stay bound), so no text from outside reaches the SQL.
- */
-class LiteralLimits implements KyselyPlugin {
-  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    const node = args.node;
-    if (!SelectQueryNode.is(node) || (!node.limit && !node.offset)) return node;
-    return {
-      ...node,
-      ...(node.limit && { limit: LimitNode.create(literal(node.limit.limit)) }),
-      ...(node.offset && { offset: OffsetNode.create(literal(node.offset.offset)) }),
-    };
-  }
-
-  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    return args.result;
-  }
-}
-
-function literal(value: OperationNode): OperationNode {
-  return ValueNode.is(value) && Number.isSafeInteger(value.value) ? ValueNode.createImmediate(value.value) : value;
+  return wrap('sqlite', file, kysely, async () => flusher.close(), flusher, sqliteDirectReaders(raw, statements.cached, snapshot));
 }
 
 /** Group commit: one fsync of the WAL file covers every write made before it started. */
@@ -234,23 +100,9 @@ class WalFlusher {
   }
 }
 
-// Kysely prepares every query afresh; SQLite's parse and plan then cost about as much as running a
-// point lookup. Kysely's SQL text for a query shape is stable (values are bound parameters), so the
-// statements are kept by text and reused. Bounded, since IN lists make one shape many texts.
-const STATEMENT_CACHE_SIZE = 500;
-
-function reusingStatements(raw: BetterSqlite3.Database, onWrite: () => void, beforeKysely: () => void): SqliteDatabase & { cached(sql: string): BetterSqlite3.Statement } {
-  const cache = new Map<string, BetterSqlite3.Statement>();
-  const cached = (sql: string) => {
-    const hit = cache.get(sql);
-    // A statement still being iterated (a streamed query) cannot run again until it finishes.
-    const stmt = hit && !hit.busy ? hit : raw.prepare(sql);
-    if (!hit) {
-      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
-      cache.set(sql, stmt);
-    }
-    return stmt;
-  };
+/** Kysely's connection, on the kept statements (fast/statement-cache.ts), which the direct reads share. */
+function reusingStatements(raw: BetterSqlite3.Database, onWrite: () => void, beforeKysely: () => void): SqliteDatabase & { cached: StatementCache } {
+  const cached = statementCache(raw);
   return {
     close() {
       beforeKysely();

@@ -11,7 +11,7 @@ import { forEachEngine } from '../../helpers/engines.js';
 import { createStorage, runKeel, startServer, storageArgs, type RunningServer, type Storage } from '../../helpers/server.js';
 import { ChatClient, type ChatReply } from '../../helpers/chat-client.js';
 import { drain, refused, register } from '../../helpers/chat-users.js';
-import { READ_CACHE_TTL_MS } from '../../../src/platform/db/read-cache.js';
+import { READ_CACHE_TTL_MS } from '../../../src/platform/db/fast/read-cache.js';
 
 const ROOT = 'keel.test';
 const PASSWORD = 'realm-pass-1';

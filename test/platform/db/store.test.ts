@@ -9,7 +9,7 @@ import { openDatabase } from '../../../src/platform/db/open.js';
 import { migrate, schemaVersion, type Migration } from '../../../src/platform/db/migrate.js';
 import { MIGRATIONS } from '../../../src/platform/db/migrations/index.js';
 import type { Database } from '../../../src/platform/db/database.js';
-import { preparedQuery } from '../../../src/platform/db/prepared.js';
+import { preparedQuery } from '../../../src/platform/db/fast/prepared.js';
 
 interface T { things: { id: number; name: string } }
 

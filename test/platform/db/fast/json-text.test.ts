@@ -1,7 +1,7 @@
-// Answers spliced from JSON text (chat/json-text.ts) read exactly as JSON.stringify of the values.
+// Answers spliced from JSON text (platform/db/fast/json-text.ts) read exactly as JSON.stringify of the values.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { JsonText, serializeWithText } from '../../src/chat/json-text.js';
+import { JsonText, serializeWithText } from '../../../../src/platform/db/fast/json-text.js';
 
 it('splices JSON text at the top level as JSON.stringify would write the value', () => {
   const messages = [{ id: 1, content: '<p>"quoted" \u2028 é</p>', flags: ['read'] }, { id: 2, flags: [] }];

@@ -1,8 +1,9 @@
+// Fast path "read caches" (README.md). Bench: bench/fast/read-cache.ts.
 // An in-process cache of values read from the store (authenticated principals, the realm row), for
 // reads every request would otherwise repeat. An entry dies as soon as this node writes anything
 // through the store handle (Database.writeGeneration moves) and after a short TTL, which bounds how
 // long a change made by another node (another handle) may go unseen.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../../clock.js';
 
 /** How long another node's change may go unseen by a node that did not write in between. */
 export const READ_CACHE_TTL_MS = 2_000;

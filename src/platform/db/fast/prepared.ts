@@ -1,7 +1,8 @@
-// Hot queries built and compiled by Kysely once, then run with new values each time. For a point
-// lookup, building the query tree and compiling it to SQL cost about as much as the lookup itself.
+// Fast path "prepared queries" (README.md): hot selects built and compiled by Kysely once, then run
+// with new values each time. For a point lookup, building the query tree and compiling it to SQL cost
+// about as much as the lookup itself. Bench: bench/fast/prepared.ts.
 import type { Compilable, CompiledQuery, Kysely } from 'kysely';
-import { rootBuilder, runRead } from './database.js';
+import { rootBuilder, runRead } from '../database.js';
 
 /** Stands in for the i-th argument while the query is built; replaced in the compiled parameters. */
 class Placeholder {

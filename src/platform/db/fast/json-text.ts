@@ -1,10 +1,11 @@
-// JSON already serialized, for answers assembled from cached pieces (GET /messages joins each
-// message's cached JSON with the reader's flags) instead of being built as objects and stringified.
-// Node 20 has no JSON.rawJSON, so the Chat envelope (http.ts) splices it in at the top level; any
-// other JSON.stringify of it (toJSON) still gives the same value, only slower.
-// It is held as UTF-8 pieces: a page of messages is some 50 KB of JSON, which joining strings,
-// flattening the joins and encoding the result for the socket copied four times over; the pieces
-// are copied once, into the answer.
+// Fast path "JSON splicing" (README.md): JSON already serialized, for answers assembled from cached
+// pieces (Chat's GET /messages joins each message's cached JSON with the reader's flags) instead of
+// being built as objects and stringified. Bench: bench/fast/json-splicing.ts.
+// Node 20 has no JSON.rawJSON, so a service's envelope (Chat's http.ts) splices it in at the top
+// level with serializeWithText; any other JSON.stringify of it (toJSON) still gives the same value,
+// only slower. It is held as UTF-8 pieces: a page of messages is some 50 KB of JSON, which joining
+// strings, flattening the joins and encoding the result for the socket copied four times over; the
+// pieces are copied once, into the answer.
 export class JsonText {
   readonly parts: readonly Buffer[];
   constructor(json: string | readonly Buffer[]) {

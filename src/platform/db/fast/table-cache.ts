@@ -1,9 +1,10 @@
+// Fast path "read caches" (README.md), per table. Bench: bench/fast/read-cache.ts.
 // Values derived from a few tables (a realm's linkifiers, its alert words, group membership), kept
 // per store until this node writes one of those tables (Database.writeGeneration(table)) or
 // READ_CACHE_TTL_MS passes, the bound for other nodes' writes. A read through a transaction's query
 // builder (one storeOf does not know) always loads afresh: it must see the transaction's own writes.
-import { systemClock } from '../clock.js';
-import { storeOf, type Generations } from './database.js';
+import { systemClock } from '../../clock.js';
+import { storeOf, type Generations } from '../database.js';
 import { ReadCache } from './read-cache.js';
 
 export class TableCache<V> {
