@@ -34,7 +34,7 @@ export function referenceRequired(env: NodeJS.ProcessEnv = process.env): boolean
  */
 export function referenceMissing(file = ZULIP_OPENAPI_PATH, env: NodeJS.ProcessEnv = process.env): string | undefined {
   if (existsSync(file)) return undefined;
-  const why = `Zulip's API description was looked for at ${file} (shared/reference/ beside the checkout${env.KEEL_TEST_ZULIP_OPENAPI ? ', from KEEL_TEST_ZULIP_OPENAPI' : ''}) and is not there`;
+  const why = `Zulip's API description was looked for at ${file} (${env.KEEL_TEST_ZULIP_OPENAPI ? 'from KEEL_TEST_ZULIP_OPENAPI' : 'shared/reference/ beside the checkout'}) and is not there`;
   if (referenceRequired(env)) {
     throw new Error(`${why}: CI requires it (CI=true or KEEL_TEST_REQUIRE_REFERENCE=1), since without it no Chat answer is checked against Zulip's schema. Put shared/ beside the checkout, or set KEEL_TEST_ZULIP_OPENAPI to the file.`);
   }
