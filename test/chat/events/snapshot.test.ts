@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../../helpers/engines.js';
-import { createStorage, type Storage } from '../../helpers/server.js';
+import { inProcessRealm } from '../../helpers/chat-realm.js';
+import type { Storage } from '../../helpers/server.js';
 import { inProcessChat } from '../../helpers/in-process-chat.js';
 import { SnapshotGate } from '../../../src/chat/events/gate.js';
 import { readFileSync } from 'node:fs';
@@ -69,10 +70,7 @@ await forEachEngine('chat register snapshot', (engine) => {
   let storage: Storage;
   let chat: Awaited<ReturnType<typeof inProcessChat>>;
   before(async () => {
-    storage = await createStorage(engine);
-    chat = await inProcessChat(storage);
-    const { id: aliceId } = await chat.member('alice@example.com', 'Alice');
-    assert.equal((await chat.owner.call('POST', '/users/me/subscriptions', { subscriptions: [{ name: 'general' }], principals: [aliceId] })).status, 200);
+    ({ storage, chat } = await inProcessRealm(engine, { members: ['alice'], channel: { name: 'general', subscribers: ['alice'] } }));
   });
   after(async () => {
     await chat?.close();
