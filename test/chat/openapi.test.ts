@@ -12,7 +12,7 @@ import { chatApiMarkdown } from '../../src/chat/openapi.js';
 import { decodeParams } from '../../src/chat/params.js';
 import { ChatError } from '../../src/chat/errors.js';
 import { inProcessChat } from '../helpers/in-process-chat.js';
-import { createStorage, type Storage } from '../helpers/server.js';
+import { createStorage, startServer, type Storage } from '../helpers/server.js';
 import { referenceMissing, UNDOCUMENTED, ZULIP_OPENAPI_PATH } from '../helpers/zulip-openapi.js';
 
 type Node = Record<string, any>;
@@ -50,6 +50,19 @@ describe('GET /api/v1/openapi.json', () => {
     const broken = structuredClone(served);
     broken.paths['/users'].get.parameters[0].in = 'form';
     assert.equal((await new Validator().validate(broken)).valid, false);
+  });
+
+  it('is answered by a real keel serve too, over a socket, with no credentials', async () => {
+    const own = await createStorage('sqlite');
+    const served = await startServer(own);
+    try {
+      const res = await fetch(`${served.chatUrl}/api/v1/openapi.json`);
+      assert.equal(res.status, 200);
+      assert.deepEqual(await res.json(), JSON.parse(JSON.stringify(doc)));
+    } finally {
+      await served.stop();
+      await own.dispose();
+    }
   });
 
   it('is an ordinary endpoint: a wrong method is a 405 in the envelope', async () => {
