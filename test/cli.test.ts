@@ -4,7 +4,8 @@ import { readFile } from 'node:fs/promises';
 import net from 'node:net';
 import { it } from 'node:test';
 import { forEachEngine } from './helpers/engines.js';
-import { createStorage, runKeel, startServer, storageArgs } from './helpers/server.js';
+import { createStorage, runKeel, startServer, storageArgs, withFreePorts } from './helpers/server.js';
+import { OPTIONS, readOptions } from '../src/config/env.js';
 import { InfraClient } from './helpers/infra-client.js';
 
 await forEachEngine('keel init', (engine) => {
@@ -93,6 +94,13 @@ it('gives one clear line when PostgreSQL is unreachable', async () => {
   assert.equal(r.code, 1);
   assert.match(r.stderr, /^keel: cannot reach PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:1\/nowhere/);
   assert.equal(r.stderr.trim().split('\n').length, 1);
+});
+
+it("the tests' `keel serve` binds no default port (one `npm start` holds would fail the test)", () => {
+  const { options } = readOptions(withFreePorts(['serve', '--infra-listen', '127.0.0.1:7']).slice(1), {});
+  const listeners = Object.keys(OPTIONS).filter((name) => name.endsWith('-listen')) as (keyof typeof OPTIONS)[];
+  assert.ok(listeners.length >= 3, listeners.join());
+  for (const name of listeners) assert.equal(options[name], name === 'infra-listen' ? '127.0.0.1:7' : '127.0.0.1:0', name);
 });
 
 it('gives one clear line when the port is in use', async () => {

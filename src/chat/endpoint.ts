@@ -1,5 +1,5 @@
 // What a Chat endpoint is: one definition (method, path, parameter schema, who may call it, handler)
-// serves routing, parameter decoding and checking, and later the docs.
+// serves routing, parameter decoding and checking, and the OpenAPI document and docs (openapi.ts).
 import type { Static, TObject } from 'typebox';
 import type { Database } from '../platform/db/database.js';
 import type { Clock } from '../platform/clock.js';
@@ -81,6 +81,11 @@ export interface Endpoint<S extends TObject = TObject> {
    * applies the realm's spectator rules (domain/spectators.ts). Credentials sent are always checked.
    */
   auth: 'none' | 'user' | 'spectator';
+  /**
+   * Set for an endpoint whose result is a document answered as the whole body, without Zulip's
+   * `result` and `msg` beside it (GET /openapi.json: an OpenAPI document allows no other fields).
+   */
+  document?: true;
   handler(call: ChatCall, params: Static<S>): Promise<ChatResult>;
 }
 

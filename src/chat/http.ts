@@ -331,7 +331,8 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
         // A lost unique-key race: run again on freshly decoded values (the first run may have changed them).
         result = await rerunAfterRace(err, () => endpoint.handler(call, decodeParams(endpoint.params, raw).values));
       }
-      return result === LATER ? undefined : envelope(result, ignored);
+      if (result === LATER) return undefined;
+      return endpoint.document ? { status: 200, body: result } : envelope(result, ignored);
     } catch (err) {
       if (err instanceof ChatError) return errorAnswer(err);
       services.log.error('chat request failed', { method: r.method, path, error: (err as Error).stack });

@@ -1,6 +1,6 @@
 // The OpenAPI 3.0.3 description of the Infra API, made from the command definitions so it cannot
 // drift from what the server does.
-import type { TSchema } from 'typebox';
+import { splitParameters } from '../platform/openapi.js';
 import type { Command } from './command.js';
 
 export const API_VERSION = '2.10';
@@ -18,23 +18,6 @@ const ENVELOPE = {
   },
 };
 
-/** TypeBox emits JSON Schema 2020-12; OpenAPI 3.0 has no `const`, and wants `nullable` instead of type lists. */
-function toOpenApiSchema(schema: TSchema): Record<string, unknown> {
-  const s = JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
-  const walk = (node: unknown): unknown => {
-    if (Array.isArray(node)) return node.map(walk);
-    if (!node || typeof node !== 'object') return node;
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(node)) {
-      if (k === 'const') { out.enum = [v]; continue; }
-      if (k === '~kind' || k === '~optional' || k === '$schema' || k === '$id') continue;
-      out[k] = walk(v);
-    }
-    return out;
-  };
-  return walk(s) as Record<string, unknown>;
-}
-
 function operationId(method: string, cmd: string): string {
   return `${method.toLowerCase()}_${cmd.replace(/\./g, '_')}`;
 }
@@ -46,13 +29,11 @@ export function openApiDocument(commands: Command[]): Record<string, unknown> {
     const family = c.cmd.split('.')[0];
     tags.add(family);
     const method = c.rest.method.toLowerCase();
-    const schema = toOpenApiSchema(c.params) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
-    const pathNames = [...c.rest.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
-    const parameters: Record<string, unknown>[] = pathNames.map((name) => ({
-      name, in: 'path', required: true, schema: schema.properties?.[name] ?? { type: 'string' },
-    }));
-    const rest = Object.fromEntries(Object.entries(schema.properties ?? {}).filter(([k]) => !pathNames.includes(k)));
-    const required = (schema.required ?? []).filter((k) => !pathNames.includes(k));
+    // OpenAPI 3.0: no `const`, and a union of literals is an enum (platform/openapi.ts).
+    const split = splitParameters(c.params, c.rest.path, '3.0');
+    const parameters: Record<string, unknown>[] = split.inPath.map((p) => ({ name: p.name, in: 'path', required: true, schema: p.schema }));
+    const rest = Object.fromEntries(split.rest.map((p) => [p.name, p.schema]));
+    const required = split.rest.filter((p) => p.required).map((p) => p.name);
     const op: Record<string, unknown> = {
       operationId: operationId(method, c.cmd),
       summary: c.summary,

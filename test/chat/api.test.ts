@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
-import { createStorage, startServer, type RunningServer, type Storage } from '../helpers/server.js';
+import { servedRealm } from '../helpers/chat-realm.js';
+import type { RunningServer, Storage } from '../helpers/server.js';
 import { ChatClient } from '../helpers/chat-client.js';
 
 await forEachEngine('chat API', (engine) => {
@@ -16,9 +17,7 @@ await forEachEngine('chat API', (engine) => {
   let bobId: number;
 
   before(async () => {
-    storage = await createStorage(engine);
-    server = await startServer(storage);
-    owner = new ChatClient(server.chatUrl, server.chatSecrets!.email, server.chatSecrets!.apiKey);
+    ({ storage, server, owner } = await servedRealm(engine));
   });
   after(async () => {
     await server?.stop();

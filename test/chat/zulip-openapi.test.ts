@@ -2,10 +2,10 @@
 // reject what Zulip does not, or the suite's checks of every 2xx answer would prove nothing.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ZULIP_OPENAPI_PATH, zulipOpenApi, type ZulipOpenApi } from '../helpers/zulip-openapi.js';
+import { referenceMissing, zulipOpenApi, type ZulipOpenApi } from '../helpers/zulip-openapi.js';
 
+const why = referenceMissing();
 const api = zulipOpenApi();
-const why = api ? undefined : `${ZULIP_OPENAPI_PATH} does not exist`;
 if (why) console.log(`# skipping the OpenAPI validator's tests: ${why}`);
 
 type Doc = { paths: Record<string, Record<string, any>> };
@@ -89,5 +89,21 @@ describe('Zulip OpenAPI response validator', { skip: why }, () => {
     assert.deepEqual(api!.problems('POST', '/bots', 200, { result: 'success', msg: '', user_id: 1, api_key: 'k' }), []);
     assert.deepEqual(api!.problems('GET', '/users/me', 400, { result: 'error', msg: 'x', code: 'BAD_REQUEST' }), []);
     assert.throws(() => api!.check('GET', '/users/me', 200, { result: 'success' }), /GET \/users\/me.*msg/s);
+  });
+});
+
+describe('a missing reference document', () => {
+  const nowhere = '/nonexistent/shared/reference/zulip-openapi-10.2.yaml';
+  it('fails the run in CI, naming the path looked for', () => {
+    for (const env of [{ CI: 'true' }, { KEEL_TEST_REQUIRE_REFERENCE: '1' }]) {
+      assert.throws(() => referenceMissing(nowhere, env), (e: Error) => e.message.includes(nowhere) && /CI requires it/.test(e.message), JSON.stringify(env));
+    }
+  });
+  it('is a printed reason to skip elsewhere', () => {
+    const reason = referenceMissing(nowhere, {});
+    assert.ok(reason?.includes(nowhere), reason);
+  });
+  it('is no reason at all when the file is there', () => {
+    assert.equal(referenceMissing(import.meta.filename, { CI: 'true' }), undefined);
   });
 });

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { createTempDatabase, type TempDatabase } from './postgres.js';
 import type { EngineName } from './engines.js';
+import { OPTIONS } from '../../src/config/env.js';
 
 export const KEEL_BIN = path.resolve('bin/keel.js');
 
@@ -49,16 +50,29 @@ export interface RunningServer {
   kill9(): Promise<void>;
 }
 
+/** Every listener `keel serve` opens, by its flag (each defaults to a fixed port: 8080, 9991, 5353). */
+const LISTEN_FLAGS = Object.keys(OPTIONS).filter((name) => name.endsWith('-listen')).map((name) => `--${name}`);
+
 /**
- * Starts `keel serve` with the Infra API and DNS on free ports (unless `extra` sets --dns-listen),
+ * `keel serve` arguments with every listener the arguments do not place put on a free port, so no
+ * test binds a default port (one taken by `npm start` on the same machine would fail the test).
+ * Other commands are left as they are: they open no listener.
+ */
+export function withFreePorts(args: string[]): string[] {
+  if (args[0] !== 'serve') return args;
+  const free = LISTEN_FLAGS.filter((flag) => !args.includes(flag)).flatMap((flag) => [flag, '127.0.0.1:0']);
+  return [...args, ...free];
+}
+
+/**
+ * Starts `keel serve` with the Infra API, Chat and DNS on free ports (unless `extra` places them),
  * and API rate limits off unless `extra` sets --rate-limits: suites send far more than a client would.
  * The server's secret key is the data dir's secret.key, made on first start (on PostgreSQL too: the
  * storage's data dir holds it), unless `env` gives KEEL_SECRET_KEY or `extra` --secret-key-file.
  */
 export async function startServer(storage: Storage, extra: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<RunningServer> {
-  const dnsArgs = extra.includes('--dns-listen') ? [] : ['--dns-listen', '127.0.0.1:0'];
   const limitArgs = extra.includes('--rate-limits') ? [] : ['--rate-limits', 'off'];
-  const child = spawn(process.execPath, [KEEL_BIN, 'serve', '--json', '--infra-listen', '127.0.0.1:0', '--chat-listen', '127.0.0.1:0', ...dnsArgs, ...limitArgs, ...storageArgs(storage), ...extra], {
+  const child = spawn(process.execPath, [KEEL_BIN, ...withFreePorts(['serve', '--json', ...limitArgs, ...storageArgs(storage), ...extra])], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, KEEL_LOG_LEVEL: 'warn', ...env },
   });
@@ -111,10 +125,10 @@ export async function startServer(storage: Storage, extra: string[] = [], env: N
   };
 }
 
-/** Runs `keel <args>` to completion. */
+/** Runs `keel <args>` to completion (`serve` on free ports for the listeners args do not place). */
 export function runKeel(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [KEEL_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [KEEL_BIN, ...withFreePorts(args)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c) => (stdout += c));

@@ -1,6 +1,8 @@
 // Checks every 2xx Chat response the test suite sees against Zulip's own API description
 // (../shared/reference/zulip-openapi-10.2.yaml from the repository root, present in CI), so the
-// suite fails when Keel answers in a shape unmodified Zulip clients were not written for.
+// suite fails when Keel answers in a shape unmodified Zulip clients were not written for. In CI
+// (CI=true, or KEEL_TEST_REQUIRE_REFERENCE=1) a missing document fails the suite; elsewhere the
+// checks are skipped with a printed line.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,14 +13,40 @@ type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Node = { [k: string]: Json };
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const ZULIP_OPENAPI_PATH = path.resolve(REPO_ROOT, '../shared/reference/zulip-openapi-10.2.yaml');
+/**
+ * Where the reference is read: KEEL_TEST_ZULIP_OPENAPI when set (a checkout that does not sit
+ * beside shared/), otherwise shared/ next to the checkout, as on the development machine and in
+ * CI's clone.
+ */
+export const ZULIP_OPENAPI_PATH = process.env.KEEL_TEST_ZULIP_OPENAPI
+  ? path.resolve(process.env.KEEL_TEST_ZULIP_OPENAPI)
+  : path.resolve(REPO_ROOT, '../shared/reference/zulip-openapi-10.2.yaml');
+
+/** Whether the run must validate against the reference: in CI, or when asked for. */
+export function referenceRequired(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.CI === 'true' || env.CI === '1' || env.KEEL_TEST_REQUIRE_REFERENCE === '1';
+}
+
+/**
+ * Why the reference cannot be used (undefined when it is there). When the run requires it, its
+ * absence throws instead, naming the path looked for, so a CI clone without it fails rather than
+ * passing without the checks.
+ */
+export function referenceMissing(file = ZULIP_OPENAPI_PATH, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (existsSync(file)) return undefined;
+  const why = `Zulip's API description was looked for at ${file} (${env.KEEL_TEST_ZULIP_OPENAPI ? 'from KEEL_TEST_ZULIP_OPENAPI' : 'shared/reference/ beside the checkout'}) and is not there`;
+  if (referenceRequired(env)) {
+    throw new Error(`${why}: CI requires it (CI=true or KEEL_TEST_REQUIRE_REFERENCE=1), since without it no Chat answer is checked against Zulip's schema. Put shared/ beside the checkout, or set KEEL_TEST_ZULIP_OPENAPI to the file.`);
+  }
+  return `${why}; Chat answers are not checked against Zulip's schema (CI requires the file)`;
+}
 const BASE = 'https://zulip-openapi.invalid/';
 
 /**
  * Operations Keel implements that Zulip's description leaves out, each with the reason. Anything
  * else that is not documented fails: Keel should not grow endpoints clients cannot know about.
  */
-const UNDOCUMENTED: Record<string, string> = {
+export const UNDOCUMENTED: Record<string, string> = {
   'POST /bots': "Zulip's bot creation endpoint is real (the web app uses it) but absent from its OpenAPI document",
   'GET /bots': "Zulip's get_bots_backend (the web app's list of one's own bots) is real but absent from its OpenAPI document",
   'PATCH /bots/{bot_id}': "Zulip's patch_bot_backend is real (the web app uses it) but absent from its OpenAPI document",
@@ -245,11 +273,15 @@ function describe(errors: ErrorObject[], body: unknown): string[] {
 
 let loaded: ZulipOpenApi | null | undefined;
 
-/** The validator, or null (with one printed line) when the reference document is not there. */
+/**
+ * The validator, or null (with one printed line) when the reference document is not there; throws
+ * when it is not there and the run requires it (referenceMissing).
+ */
 export function zulipOpenApi(): ZulipOpenApi | null {
   if (loaded !== undefined) return loaded;
-  if (!existsSync(ZULIP_OPENAPI_PATH)) {
-    console.log(`# not validating Chat responses: ${ZULIP_OPENAPI_PATH} does not exist (CI has it)`);
+  const missing = referenceMissing();
+  if (missing) {
+    console.log(`# not validating Chat responses: ${missing}`);
     loaded = null;
   } else {
     loaded = new ZulipOpenApi(parse(readFileSync(ZULIP_OPENAPI_PATH, 'utf8')) as Node);

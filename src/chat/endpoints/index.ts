@@ -1,5 +1,8 @@
-// Every Chat endpoint definition, in one list for the router (and later the docs).
-import type { Endpoint } from '../endpoint.js';
+// Every Chat endpoint definition, by area, for the router and the OpenAPI document (which is served
+// here too, made from this very list). A definition not listed here is not served.
+import Type from 'typebox';
+import { defineEndpoint, type Endpoint } from '../endpoint.js';
+import { chatOpenApiDocument, type EndpointArea } from '../openapi.js';
 import { fetchApiKey, getServerSettings } from './server.js';
 import {
   createUserEndpoint, deactivateOwnUser, deactivateUser, getOwnUser, getUser, getUserByEmail, getUsers, reactivateUser, regenerateOwnApiKey, updateUserByEmail,
@@ -28,28 +31,62 @@ import { createDrafts, deleteDraft, editDraft, getDrafts } from './drafts.js';
 import { muteUser, unmuteUser, updateMutedTopic, updateUserTopic } from './muting.js';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './flags.js';
 
+/** GET /openapi.json: this API's OpenAPI 3.1 document, made from the areas below (chat/openapi.ts). */
+export const getOpenApiDocument = defineEndpoint({
+  method: 'GET',
+  path: '/openapi.json',
+  summary: 'Get the OpenAPI document',
+  auth: 'none',
+  document: true,
+  params: Type.Object({}),
+  async handler() {
+    return openApiDocument();
+  },
+});
+
+/** Each area is one file of this folder; it becomes a tag of the document and a section of docs/chat-api.md. */
+export const ENDPOINT_AREAS: readonly EndpointArea[] = [
+  { name: 'server', description: 'What a client asks before logging in, password login for an API key, and this document.', endpoints: [getServerSettings, fetchApiKey, getOpenApiDocument] },
+  {
+    name: 'users', description: 'Who am I, the directory, one user by id or email; creating, updating, deactivating and reactivating users (administrators); leaving the organization.',
+    endpoints: [getOwnUser, getUsers, getUser, getUserByEmail, createUserEndpoint, updateUserById, updateUserByEmail, deactivateUser, reactivateUser, deactivateOwnUser, regenerateOwnApiKey],
+  },
+  { name: 'bots', description: 'Generic bots, with API keys of their own: created, listed, renamed, handed over and deactivated by their owners and administrators.', endpoints: [createBot, getBots, updateBot, deactivateBot, regenerateBotApiKey] },
+  {
+    name: 'channels', description: 'Channels and subscriptions: subscribing (which creates channels), listing, finding, changing and archiving channels, members, topics, subscription settings and default channels.',
+    endpoints: [
+      subscribeEndpoint, getSubscriptions, getStreams, getStreamId, getStreamById, updateStream, archiveStream, getStreamMembers, getSubscriptionStatus, getStreamTopics,
+      unsubscribeEndpoint, updateSubscriptionSettings, addDefaultStream, removeDefaultStream,
+    ],
+  },
+  { name: 'messages', description: 'Sending (to a channel topic or directly) and fetching messages (an anchor window or ids, within a narrow), and rendering Markdown.', endpoints: [sendMessage, getMessages, matchesNarrow, getMessage, renderMessageEndpoint] },
+  { name: 'message-edits', description: 'Changes to sent messages: editing and moving, edit history, deletion and emoji reactions.', endpoints: [updateMessage, deleteMessageEndpoint, getMessageHistory, addReaction, removeReaction] },
+  { name: 'flags', description: 'Read state and personal flags, by message ids or over a narrow, and the older mark-as-read endpoints.', endpoints: [updateMessageFlags, updateMessageFlagsForNarrow, markAllAsRead, markStreamAsRead, markTopicAsRead] },
+  { name: 'events', description: 'Real-time events: registering an event queue with the initial state, long-polling it, and deleting it.', endpoints: [registerQueue, getEvents, deleteQueue] },
+  { name: 'presence', description: 'Presence (the ping every client sends) and status.', endpoints: [updatePresence, getRealmPresence, getUserPresence, updateStatus, getUserStatus] },
+  { name: 'typing', description: 'Typing notifications, composing and editing; nothing is stored.', endpoints: [setTypingStatus, setEditTypingStatus] },
+  {
+    name: 'user-groups', description: 'User groups: listing, creating, updating, members and subgroups, membership checks and deactivation.',
+    endpoints: [getUserGroups, createUserGroup, updateUserGroup, updateUserGroupMembers, updateUserGroupSubgroups, getUserGroupMembers, getUserGroupSubgroups, getIsUserGroupMember, deactivateUserGroup],
+  },
+  {
+    name: 'realm', description: 'Organization settings (administrators), deactivation (owners), linkifiers and custom emoji.',
+    endpoints: [updateRealm, deactivateRealm, getLinkifiers, addLinkifier, updateLinkifier, removeLinkifier, reorderLinkifiers, getCustomEmoji, deactivateCustomEmoji],
+  },
+  { name: 'alert-words', description: 'Words that alert a user when a message mentions them.', endpoints: [getAlertWords, addAlertWordsEndpoint, removeAlertWordsEndpoint] },
+  { name: 'settings', description: 'Personal settings, and the realm\'s defaults for new users (administrators).', endpoints: [updateSettings, updateRealmUserSettingsDefaults] },
+  { name: 'drafts', description: 'Drafts synchronised between a user\'s clients.', endpoints: [getDrafts, createDrafts, editDraft, deleteDraft] },
+  { name: 'muting', description: 'Muting users, and topics\' visibility policies.', endpoints: [muteUser, unmuteUser, updateUserTopic, updateMutedTopic] },
+];
+
 export function allEndpoints(): Endpoint[] {
-  return [
-    getServerSettings, fetchApiKey,
-    getOwnUser, getUsers, getUser, getUserByEmail, createUserEndpoint, updateUserById, updateUserByEmail, deactivateUser, reactivateUser, deactivateOwnUser,
-    regenerateOwnApiKey,
-    createBot, getBots, updateBot, deactivateBot, regenerateBotApiKey,
-    subscribeEndpoint, getSubscriptions, getStreams, getStreamId,
-    getStreamById, updateStream, archiveStream, getStreamMembers, getSubscriptionStatus, getStreamTopics, unsubscribeEndpoint, updateSubscriptionSettings,
-    addDefaultStream, removeDefaultStream,
-    sendMessage, getMessages, matchesNarrow, getMessage, renderMessageEndpoint,
-    updateMessage, deleteMessageEndpoint, getMessageHistory, addReaction, removeReaction,
-    updateMessageFlags, updateMessageFlagsForNarrow, markAllAsRead, markStreamAsRead, markTopicAsRead,
-    registerQueue, getEvents, deleteQueue,
-    updatePresence, getRealmPresence, getUserPresence, updateStatus, getUserStatus,
-    setTypingStatus, setEditTypingStatus,
-    getUserGroups, createUserGroup, updateUserGroup, updateUserGroupMembers, updateUserGroupSubgroups, getUserGroupMembers, getUserGroupSubgroups,
-    getIsUserGroupMember, deactivateUserGroup,
-    updateRealm, deactivateRealm,
-    getLinkifiers, addLinkifier, updateLinkifier, removeLinkifier, reorderLinkifiers, getCustomEmoji, deactivateCustomEmoji,
-    getAlertWords, addAlertWordsEndpoint, removeAlertWordsEndpoint,
-    updateSettings, updateRealmUserSettingsDefaults,
-    getDrafts, createDrafts, editDraft, deleteDraft,
-    muteUser, unmuteUser, updateUserTopic, updateMutedTopic,
-  ];
+  return ENDPOINT_AREAS.flatMap((area) => area.endpoints);
+}
+
+/** Made on first request: the definitions do not change while the process runs. */
+let document: Record<string, unknown> | undefined;
+
+export function openApiDocument(): Record<string, unknown> {
+  document ??= chatOpenApiDocument(ENDPOINT_AREAS);
+  return document;
 }

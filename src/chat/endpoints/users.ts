@@ -126,11 +126,12 @@ export const createUserEndpoint = defineEndpoint({
 const updateParams = {
   full_name: Type.Optional(Type.String()),
   role: Type.Optional(Type.Integer()),
-  profile_data: Type.Optional(Type.Array(Type.Object({ id: Type.Integer(), value: Type.Unknown() }))),
+  // A custom profile field's new value: text, user ids (a user field), or null to clear it (Zulip's check_profile_data).
+  profile_data: Type.Optional(Type.Array(Type.Object({ id: Type.Integer(), value: Type.Union([Type.String(), Type.Array(Type.Integer()), Type.Null()]) }))),
   new_email: Type.Optional(Type.String()),
 };
 
-interface UpdateUser { full_name?: string; role?: number; profile_data?: { id: number; value: unknown }[]; new_email?: string }
+interface UpdateUser { full_name?: string; role?: number; profile_data?: { id: number; value: string | number[] | null }[]; new_email?: string }
 
 /** PATCH /users/{user_id} and /users/{email}: every check first, then the changes in one transaction. */
 async function updateUser(call: ChatCall, targetId: number, p: UpdateUser): Promise<Record<string, never>> {

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../../helpers/engines.js';
-import { createStorage, type Storage } from '../../helpers/server.js';
+import { inProcessRealm } from '../../helpers/chat-realm.js';
+import type { Storage } from '../../helpers/server.js';
 import { inProcessChat, ok, type InProcessClient } from '../../helpers/in-process-chat.js';
 import { containsAlertWord, RealmAlertWords, usersAlerted } from '../../../src/chat/domain/alert-words.js';
 
@@ -63,11 +64,10 @@ await forEachEngine('chat alert words', (engine) => {
   let bob: InProcessClient, bobId: number;
 
   before(async () => {
-    storage = await createStorage(engine);
-    chat = await inProcessChat(storage);
-    ({ client: alice, id: aliceId } = await chat.member('alice@example.com', 'Alice'));
-    ({ client: bob, id: bobId } = await chat.member('bob@example.com', 'Bob'));
-    await ok(alice, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'garden' }], principals: [aliceId, bobId] });
+    const realm = await inProcessRealm(engine, { members: ['alice', 'bob'], channel: { name: 'garden', by: 'alice', subscribers: ['alice', 'bob'] } });
+    ({ storage, chat } = realm);
+    ({ client: alice, id: aliceId } = realm.members.alice);
+    ({ client: bob, id: bobId } = realm.members.bob);
   });
   after(async () => {
     await chat?.close();

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../../helpers/engines.js';
-import { createStorage, startServer, type RunningServer, type Storage } from '../../helpers/server.js';
+import { servedRealm } from '../../helpers/chat-realm.js';
+import type { RunningServer, Storage } from '../../helpers/server.js';
 import { ChatClient, type ChatReply } from '../../helpers/chat-client.js';
 import { drain, makeUser, refused, register } from '../../helpers/chat-users.js';
 import { DEFAULT_LIMITS } from '../../../src/chat/events/hub.js';
@@ -20,10 +21,7 @@ await forEachEngine('chat credentials revoked', (engine) => {
   let owner: ChatClient;
 
   before(async () => {
-    storage = await createStorage(engine);
-    server = await startServer(storage);
-    owner = new ChatClient(server.chatUrl, server.chatSecrets!.email, server.chatSecrets!.apiKey);
-    assert.equal((await owner.post('/users/me/subscriptions', { subscriptions: [{ name: 'general' }] })).status, 200);
+    ({ storage, server, owner } = await servedRealm(engine, { channel: { name: 'general', subscribers: ['owner'] } }));
   });
   after(async () => {
     await server?.stop();

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../../helpers/engines.js';
-import { createStorage, type Storage } from '../../helpers/server.js';
+import { inProcessRealm } from '../../helpers/chat-realm.js';
+import type { Storage } from '../../helpers/server.js';
 import { inProcessChat, ok } from '../../helpers/in-process-chat.js';
 
 const MOVES = 8;
@@ -16,8 +17,7 @@ await forEachEngine('chat edit races', (engine) => {
   let chat: Awaited<ReturnType<typeof inProcessChat>>;
 
   before(async () => {
-    storage = await createStorage(engine);
-    chat = await inProcessChat(storage);
+    ({ storage, chat } = await inProcessRealm(engine));
   });
   after(async () => {
     await chat?.close();

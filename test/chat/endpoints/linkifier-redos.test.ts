@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../../helpers/engines.js';
-import { createStorage, startServer, type RunningServer, type Storage } from '../../helpers/server.js';
+import { servedRealm } from '../../helpers/chat-realm.js';
+import type { RunningServer, Storage } from '../../helpers/server.js';
 import { ChatClient, type ChatReply } from '../../helpers/chat-client.js';
 import { makeQuery, udpExchange } from '../../helpers/dns-client.js';
 
@@ -21,10 +22,7 @@ await forEachEngine('linkifier patterns run in linear time', (engine) => {
   let owner: ChatClient;
 
   before(async () => {
-    storage = await createStorage(engine);
-    server = await startServer(storage);
-    owner = new ChatClient(server.chatUrl, server.chatSecrets!.email, server.chatSecrets!.apiKey);
-    assert.equal((await owner.post('/users/me/subscriptions', { subscriptions: [{ name: 'general' }] })).status, 200);
+    ({ storage, server, owner } = await servedRealm(engine, { channel: { name: 'general', subscribers: ['owner'] } }));
   });
   after(async () => {
     // A server stuck in a backtracking match (the bug this pins) never reads SIGTERM.

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../../helpers/engines.js';
-import { createStorage, type Storage } from '../../helpers/server.js';
+import { inProcessRealm } from '../../helpers/chat-realm.js';
+import type { Storage } from '../../helpers/server.js';
 import { inProcessChat, ok, type InProcessClient } from '../../helpers/in-process-chat.js';
 
 type Chat = Awaited<ReturnType<typeof inProcessChat>>;
@@ -24,14 +25,11 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
   let carol: InProcessClient, carolId: number;
 
   before(async () => {
-    storage = await createStorage(engine);
-    chat = await inProcessChat(storage);
-    owner = chat.owner;
-    ownerId = (await owner.call('GET', '/users/me')).body.user_id;
-    ({ client: alice, id: aliceId } = await chat.member('alice@example.com', 'Alice'));
-    ({ client: bob, id: bobId } = await chat.member('bob@example.com', 'Bob'));
-    ({ client: carol, id: carolId } = await chat.member('carol@example.com', 'Carol'));
-    await ok(owner, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'general' }], principals: [ownerId, aliceId, bobId] });
+    const realm = await inProcessRealm(engine, { members: ['alice', 'bob', 'carol'], channel: { name: 'general', subscribers: ['owner', 'alice', 'bob'] } });
+    ({ storage, chat, owner, ownerId } = realm);
+    ({ client: alice, id: aliceId } = realm.members.alice);
+    ({ client: bob, id: bobId } = realm.members.bob);
+    ({ client: carol, id: carolId } = realm.members.carol);
     await ok(owner, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'other' }], principals: [ownerId, aliceId, carolId] });
     await ok(owner, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'vault' }], principals: [ownerId, aliceId], invite_only: true });
   });

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../../helpers/engines.js';
-import { createStorage, type Storage } from '../../helpers/server.js';
+import { inProcessRealm } from '../../helpers/chat-realm.js';
+import type { Storage } from '../../helpers/server.js';
 import { inProcessChat, type InProcessClient } from '../../helpers/in-process-chat.js';
 import { openDatabase } from '../../../src/platform/db/open.js';
 import { MIGRATIONS } from '../../../src/platform/db/migrations/index.js';
@@ -33,12 +34,10 @@ await forEachEngine('chat message fetch caches', (engine) => {
   };
 
   before(async () => {
-    storage = await createStorage(engine);
-    chat = await inProcessChat(storage);
-    ({ client: alice, id: aliceId } = await chat.member('alice@example.com', 'Alice'));
-    ({ client: bob, id: bobId } = await chat.member('bob@example.com', 'Bob'));
-    const made = await chat.owner.call('POST', '/users/me/subscriptions', { subscriptions: [{ name: 'cached' }], principals: [aliceId, bobId] });
-    assert.equal(made.status, 200, JSON.stringify(made.body));
+    const realm = await inProcessRealm(engine, { members: ['alice', 'bob'], channel: { name: 'cached', subscribers: ['alice', 'bob'] } });
+    ({ storage, chat } = realm);
+    ({ client: alice, id: aliceId } = realm.members.alice);
+    ({ client: bob, id: bobId } = realm.members.bob);
   });
   after(async () => {
     await chat?.close();

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../../helpers/engines.js';
-import { createStorage, type Storage } from '../../helpers/server.js';
+import { inProcessRealm } from '../../helpers/chat-realm.js';
+import type { Storage } from '../../helpers/server.js';
 import { inProcessChat, ok, type InProcessClient } from '../../helpers/in-process-chat.js';
 import { PresenceStore } from '../../../src/chat/domain/presence.js';
 
@@ -23,11 +24,11 @@ await forEachEngine('chat presence and status', (engine) => {
   let bobSeen = -1;
 
   before(async () => {
-    storage = await createStorage(engine);
-    chat = await inProcessChat(storage);
-    ({ client: alice, id: aliceId } = await chat.member('alice@example.com', 'Alice'));
-    ({ client: bob, id: bobId } = await chat.member('bob@example.com', 'Bob'));
-    ({ client: carol, id: carolId } = await chat.member('carol@example.com', 'Carol'));
+    const realm = await inProcessRealm(engine, { members: ['alice', 'bob', 'carol'] });
+    ({ storage, chat } = realm);
+    ({ client: alice, id: aliceId } = realm.members.alice);
+    ({ client: bob, id: bobId } = realm.members.bob);
+    ({ client: carol, id: carolId } = realm.members.carol);
     const q = await bob.call('POST', '/register', { event_types: ['presence', 'user_status'] });
     bobQueue = q.body.queue_id;
   });

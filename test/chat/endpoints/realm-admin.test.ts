@@ -5,9 +5,10 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import zulip from '../../helpers/zulip-js.js';
 import { forEachEngine } from '../../helpers/engines.js';
-import { createStorage, startServer, type RunningServer, type Storage } from '../../helpers/server.js';
+import { servedRealm } from '../../helpers/chat-realm.js';
+import type { RunningServer, Storage } from '../../helpers/server.js';
 import { ChatClient } from '../../helpers/chat-client.js';
-import { drain, makeUser, refused, register } from '../../helpers/chat-users.js';
+import { drain, refused, register } from '../../helpers/chat-users.js';
 import { openDatabase } from '../../../src/platform/db/open.js';
 import { MIGRATIONS } from '../../../src/platform/db/migrations/index.js';
 import type { ChatTables } from '../../../src/chat/tables.js';
@@ -22,12 +23,10 @@ await forEachEngine('chat organization settings', (engine) => {
   let ben: ChatClient;
 
   before(async () => {
-    storage = await createStorage(engine);
-    server = await startServer(storage);
-    owner = new ChatClient(server.chatUrl, server.chatSecrets!.email, server.chatSecrets!.apiKey);
-    ({ client: ann, id: annId } = await makeUser(owner, server.chatUrl, 'ann'));
-    ({ client: ben } = await makeUser(owner, server.chatUrl, 'ben'));
-    assert.equal((await owner.post('/users/me/subscriptions', { subscriptions: [{ name: 'general' }], principals: [annId] })).status, 200);
+    const realm = await servedRealm(engine, { members: ['ann', 'ben'], channel: { name: 'general', subscribers: ['ann'] } });
+    ({ storage, server, owner } = realm);
+    ({ client: ann, id: annId } = realm.members.ann);
+    ({ client: ben } = realm.members.ben);
   });
   after(async () => {
     await server?.stop();

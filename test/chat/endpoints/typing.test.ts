@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../../helpers/engines.js';
-import { createStorage, type Storage } from '../../helpers/server.js';
+import { inProcessRealm } from '../../helpers/chat-realm.js';
+import type { Storage } from '../../helpers/server.js';
 import { inProcessChat, ok, type InProcessClient } from '../../helpers/in-process-chat.js';
 
 type Chat = Awaited<ReturnType<typeof inProcessChat>>;
@@ -20,14 +21,11 @@ await forEachEngine('chat typing', (engine) => {
   let streamId: number;
 
   before(async () => {
-    storage = await createStorage(engine);
-    chat = await inProcessChat(storage);
-    ({ client: alice, id: aliceId } = await chat.member('alice@example.com', 'Alice'));
-    ({ client: bob, id: bobId } = await chat.member('bob@example.com', 'Bob'));
-    ({ client: carol, id: carolId } = await chat.member('carol@example.com', 'Carol'));
-    const sub = await alice.call('POST', '/users/me/subscriptions', { subscriptions: [{ name: 'design' }], principals: [aliceId, bobId] });
-    assert.equal(sub.status, 200, JSON.stringify(sub.body));
-    streamId = (await alice.call('GET', '/get_stream_id', { stream: 'design' })).body.stream_id;
+    const realm = await inProcessRealm(engine, { members: ['alice', 'bob', 'carol'], channel: { name: 'design', by: 'alice', subscribers: ['alice', 'bob'] } });
+    ({ storage, chat, channelId: streamId } = realm);
+    ({ client: alice, id: aliceId } = realm.members.alice);
+    ({ client: bob, id: bobId } = realm.members.bob);
+    ({ client: carol, id: carolId } = realm.members.carol);
   });
   after(async () => {
     await chat?.close();

@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../../helpers/engines.js';
-import { createStorage, startServer, type RunningServer, type Storage } from '../../helpers/server.js';
+import { servedRealm } from '../../helpers/chat-realm.js';
+import type { RunningServer, Storage } from '../../helpers/server.js';
 import { ChatClient } from '../../helpers/chat-client.js';
 import { drain, makeUser, refused, register } from '../../helpers/chat-users.js';
 
@@ -21,14 +22,12 @@ await forEachEngine('chat user groups', (engine) => {
   let system: Map<string, number>;
 
   before(async () => {
-    storage = await createStorage(engine);
-    server = await startServer(storage);
-    owner = new ChatClient(server.chatUrl, server.chatSecrets!.email, server.chatSecrets!.apiKey);
-    ownerId = (await owner.get('/users/me')).body.user_id;
-    ({ client: ann, id: annId } = await makeUser(owner, server.chatUrl, 'ann'));
-    ({ client: ben, id: benId } = await makeUser(owner, server.chatUrl, 'ben'));
-    ({ client: cat, id: catId } = await makeUser(owner, server.chatUrl, 'cat'));
-    ({ client: guest } = await makeUser(owner, server.chatUrl, 'gus', 600));
+    const realm = await servedRealm(engine, { members: ['ann', 'ben', 'cat', ['gus', 600]] });
+    ({ storage, server, owner, ownerId } = realm);
+    ({ client: ann, id: annId } = realm.members.ann);
+    ({ client: ben, id: benId } = realm.members.ben);
+    ({ client: cat, id: catId } = realm.members.cat);
+    ({ client: guest } = realm.members.gus);
     const groups = (await owner.get('/user_groups')).body.user_groups as Ev[];
     system = new Map(groups.map((g) => [g.name, g.id]));
   });

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../../helpers/engines.js';
-import { createStorage, type Storage } from '../../helpers/server.js';
+import { inProcessRealm } from '../../helpers/chat-realm.js';
+import type { Storage } from '../../helpers/server.js';
 import { inProcessChat, ok, type InProcessClient } from '../../helpers/in-process-chat.js';
 
 type Chat = Awaited<ReturnType<typeof inProcessChat>>;
@@ -20,14 +21,11 @@ await forEachEngine('chat events of channels, users and capabilities', (engine) 
   let guest: InProcessClient, guestId: number;
 
   before(async () => {
-    storage = await createStorage(engine);
-    chat = await inProcessChat(storage);
-    owner = chat.owner;
-    ownerId = (await owner.call('GET', '/users/me')).body.user_id;
-    ({ client: alice, id: aliceId } = await chat.member('alice@example.com', 'Alice'));
-    ({ client: bob, id: bobId } = await chat.member('bob@example.com', 'Bob'));
-    ({ client: guest, id: guestId } = await chat.member('guest@example.com', 'Guest'));
-    await ok(owner, 'PATCH', `/users/${guestId}`, { role: 600 });
+    const realm = await inProcessRealm(engine, { members: ['alice', 'bob', ['guest', 600]] });
+    ({ storage, chat, owner, ownerId } = realm);
+    ({ client: alice, id: aliceId } = realm.members.alice);
+    ({ client: bob, id: bobId } = realm.members.bob);
+    ({ client: guest, id: guestId } = realm.members.guest);
   });
   after(async () => {
     await chat?.close();

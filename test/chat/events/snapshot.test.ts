@@ -4,11 +4,12 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../../helpers/engines.js';
-import { createStorage, type Storage } from '../../helpers/server.js';
+import { inProcessRealm } from '../../helpers/chat-realm.js';
+import type { Storage } from '../../helpers/server.js';
 import { inProcessChat } from '../../helpers/in-process-chat.js';
 import { SnapshotGate } from '../../../src/chat/events/gate.js';
-import { readFileSync, existsSync } from 'node:fs';
-import { ZULIP_OPENAPI_PATH } from '../../helpers/zulip-openapi.js';
+import { readFileSync } from 'node:fs';
+import { referenceMissing, ZULIP_OPENAPI_PATH } from '../../helpers/zulip-openapi.js';
 import { SUPPORTED_STATE } from '../../../src/chat/events/state.js';
 
 /**
@@ -69,10 +70,7 @@ await forEachEngine('chat register snapshot', (engine) => {
   let storage: Storage;
   let chat: Awaited<ReturnType<typeof inProcessChat>>;
   before(async () => {
-    storage = await createStorage(engine);
-    chat = await inProcessChat(storage);
-    const { id: aliceId } = await chat.member('alice@example.com', 'Alice');
-    assert.equal((await chat.owner.call('POST', '/users/me/subscriptions', { subscriptions: [{ name: 'general' }], principals: [aliceId] })).status, 200);
+    ({ storage, chat } = await inProcessRealm(engine, { members: ['alice'], channel: { name: 'general', subscribers: ['alice'] } }));
   });
   after(async () => {
     await chat?.close();
@@ -104,7 +102,7 @@ await forEachEngine('chat register snapshot', (engine) => {
     console.log(`# snapshot race: ${placements.state} messages landed in the state, ${placements.queue} on the queue`);
   });
 
-  it('answers every key the reference documents for each fetch_event_types key it supports', { skip: existsSync(ZULIP_OPENAPI_PATH) ? false : `${ZULIP_OPENAPI_PATH} does not exist` }, async () => {
+  it('answers every key the reference documents for each fetch_event_types key it supports', { skip: referenceMissing() ?? false }, async () => {
     const state = (await chat.owner.call('POST', '/register', {})).body;
     const supported = new Set<string>(SUPPORTED_STATE);
     const missing = [...documentedStateKeys()].filter(([key, when]) => supported.has(when) && !(key in state) && !(key in NOT_ANSWERED));
