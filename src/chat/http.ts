@@ -8,7 +8,7 @@ import multipart from '@fastify/multipart';
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { LATER, type ChatCall, type ChatResult, type ChatServices, type Endpoint, type LateAnswer } from './endpoint.js';
 import type { ChatUser, Realm } from './tables.js';
-import { ChatError } from './errors.js';
+import { ChatError, invalidRequestTarget, methodNotAllowed, routeNotFound } from './errors.js';
 import { serializeWithText } from './json-text.js';
 import { decodeParams } from './params.js';
 import { rerunAfterRace } from './store-races.js';
@@ -59,7 +59,7 @@ export function splitTarget(target: string): { pathname: string; searchParams: U
     url = new URL(target, 'http://x');
   } catch {
     // An absolute-form target with a broken authority (`http://[`): the client's mistake.
-    throw new ChatError('BAD_REQUEST', 'Invalid request target', { status: 400 });
+    throw invalidRequestTarget();
   }
   return { pathname: url.pathname, searchParams: url.searchParams };
 }
@@ -303,9 +303,9 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
       const realmOrRead = cache.realm(r.headers.host);
       const realm = realmOrRead instanceof Promise ? await realmOrRead : realmOrRead;
       const match = router.find(r.method, url.pathname.slice(PREFIX.length) || '/');
-      if (match.kind === 'none') throw new ChatError('BAD_REQUEST', 'Not Found', { status: 404 });
+      if (match.kind === 'none') throw routeNotFound();
       if (match.kind === 'wrong-method') {
-        throw new ChatError('BAD_REQUEST', 'Method Not Allowed', { status: 405, headers: { allow: match.allowed.join(', ') } });
+        throw methodNotAllowed({ allowed: match.allowed });
       }
       const { endpoint } = match;
       const raw: Record<string, string> = {};

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { Queryable } from '../../platform/db/database.js';
 import { preparedQuery } from '../../platform/db/prepared.js';
 import type { ChatTables, ChatUser, Stream } from '../tables.js';
-import { badRequest } from '../errors.js';
+import { channelDescriptionTooLong, channelNameBadCharacter, channelNameEmpty, channelNameTooLong, invalidParameters, paramBadValue } from '../errors.js';
 import { renderMarkdown } from './markdown.js';
 import { openSpan } from './receipt.js';
 import { systemGroupId, parseGroupSetting, type GroupSettingValue } from './groups.js';
@@ -15,18 +15,18 @@ export const COLORS = ['#76ce90', '#fae589', '#a6c7e5', '#e79ab5', '#bfd56f', '#
 
 export function checkChannelName(raw: string): string {
   const name = raw.trim();
-  if (name === '') throw badRequest("Channel name can't be empty.");
-  if ([...name].length > MAX_CHANNEL_NAME_LENGTH) throw badRequest(`Channel name too long (limit: ${MAX_CHANNEL_NAME_LENGTH} characters).`);
+  if (name === '') throw channelNameEmpty();
+  if ([...name].length > MAX_CHANNEL_NAME_LENGTH) throw channelNameTooLong({ limit: MAX_CHANNEL_NAME_LENGTH });
   // eslint-disable-next-line no-control-regex
   const bad = [...name].findIndex((c) => /[\u0000-\u001f\u007f\ufffe\uffff]/.test(c));
-  if (bad >= 0) throw badRequest(`Invalid character in channel name, at position ${bad + 1}.`);
+  if (bad >= 0) throw channelNameBadCharacter({ position: bad + 1 });
   return name;
 }
 
 /** A description is one line (Zulip turns newlines into spaces) of limited length. */
 export function checkChannelDescription(raw: string): string {
   const description = raw.replace(/\n/g, ' ').trim();
-  if ([...description].length > MAX_CHANNEL_DESCRIPTION_LENGTH) throw badRequest(`Channel description too long (limit: ${MAX_CHANNEL_DESCRIPTION_LENGTH} characters).`);
+  if ([...description].length > MAX_CHANNEL_DESCRIPTION_LENGTH) throw channelDescriptionTooLong({ limit: MAX_CHANNEL_DESCRIPTION_LENGTH });
   return description;
 }
 
@@ -41,9 +41,9 @@ export function channelPrivacy(now: Privacy, asked: Partial<Record<keyof Privacy
   const isPrivate = asked.isPrivate ?? now.isPrivate;
   const isWebPublic = asked.isWebPublic ?? (asked.isPrivate === true ? false : now.isWebPublic);
   const historyPublic = asked.historyPublic ?? (isPrivate !== now.isPrivate ? !isPrivate : (isPrivate ? now.historyPublic : true));
-  if (isPrivate && isWebPublic) throw badRequest('Invalid parameters');
+  if (isPrivate && isWebPublic) throw invalidParameters();
   // Public and web-public channels always share their history.
-  if (!isPrivate && !historyPublic) throw badRequest('Invalid parameters');
+  if (!isPrivate && !historyPublic) throw invalidParameters();
   return { isPrivate, isWebPublic, historyPublic };
 }
 
@@ -52,7 +52,7 @@ export function parseRetentionDays(raw: number | string): number | null {
   if (raw === 'realm_default') return null;
   if (raw === 'unlimited') return -1;
   if (typeof raw === 'number' && Number.isInteger(raw) && raw > 0) return raw;
-  throw badRequest(`Bad value for 'message_retention_days': ${raw}`, { var_name: 'message_retention_days' });
+  throw paramBadValue({ name: 'message_retention_days', var_name: 'message_retention_days', value: raw });
 }
 
 // Every send and every channel narrow looks its channel up: compiled once (prepared.ts).
