@@ -15,6 +15,19 @@ export const methodNotAllowed = defineError({
   headers: (a: { allowed: readonly string[] }) => ({ allow: a.allowed.join(', ') }),
 });
 export const malformedPathEscape = defineError({ code: 'BAD_REQUEST', message: 'Malformed URL: invalid percent-encoding in the path' });
+export const uriTooLong = defineError({ code: 'BAD_REQUEST', status: 414, message: 'URI Too Long' });
+/** HTTP node's parser refuses before a request exists; the transport answers with the parser's status (400, 408 or 431). */
+export const malformedHttp = defineError({ code: 'BAD_REQUEST', message: 'Malformed HTTP request ({reason})' });
+export const malformedBody = defineError({ code: 'BAD_REQUEST', message: 'Malformed request body: {reason}' });
+export const lengthRequired = defineError({
+  code: 'BAD_REQUEST', status: 411,
+  message: 'A request body without a valid API key in the Authorization header must announce its length (Content-Length) of at most {limit} bytes',
+});
+export const bodyTooLarge = defineError({
+  code: 'BAD_REQUEST', status: 413,
+  message: 'Request body too large: the limit is {openLimit} bytes without a valid API key in the Authorization header, {limit} bytes with one',
+});
+export const internalServerError = defineError({ code: 'INTERNAL_SERVER_ERROR', status: 500, message: 'Internal server error' });
 
 /** Zulip's REQUEST_VARIABLE_MISSING (zerver/lib/request.py). */
 export const missingArgument = defineError({
