@@ -150,9 +150,10 @@ export function decodeValue(name: string, schema: TSchema, raw: string): unknown
     throw badValue(name, raw);
   }
   if (acceptsString(s) && check(raw)) return raw;
-  // Zulip parses every non-string parameter as JSON first (typed_endpoint's Json[...]): text that
-  // does not parse is "not valid JSON", whatever type was expected.
-  if (!isJson) throw paramNotJson({ name, var_name: name });
+  // Zulip parses every parameter that takes no plain text as JSON first (typed_endpoint's Json[...]):
+  // text that does not parse is "not valid JSON", whatever type was expected. One that takes text
+  // (a Literal choice) names the parameter as invalid.
+  if (!isJson) throw acceptsString(s) ? typeProblem(name, name, s.type) : paramNotJson({ name, var_name: name });
   if (s.anyOf) throw paramInvalid({ name, var_name: name });
   const top = s.type === 'array' ? Array.isArray(parsed) : s.type === 'object' ? parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) : false;
   throw top ? nestedProblem(name, schema, parsed) : typeProblem(name, name, s.type);
