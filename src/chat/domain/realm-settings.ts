@@ -6,7 +6,7 @@ import Type, { type TSchema } from 'typebox';
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser, Realm, RealmRow } from '../tables.js';
 import type { Updateable } from 'kysely';
-import { invalidLanguage, paramBadValue, realmDescriptionTooLong, realmNameRequired, realmNameTooLong } from '../errors.js';
+import { invalidLanguage, paramBadValue, paramTooLong, realmNameRequired } from '../errors.js';
 import { inGroupSetting, parseGroupSetting, systemGroupId, systemGroupIds, type GroupSettingValue } from './groups.js';
 import { isGuest } from './roles.js';
 import { renderMarkdown } from './markdown.js';
@@ -19,7 +19,7 @@ export const MAX_REALM_DESCRIPTION_LENGTH = 1000;
 export function checkRealmName(raw: string): string {
   const name = raw.trim();
   if (name === '') throw realmNameRequired();
-  if ([...name].length > MAX_REALM_NAME_LENGTH) throw realmNameTooLong({ limit: MAX_REALM_NAME_LENGTH });
+  if ([...name].length > MAX_REALM_NAME_LENGTH) throw paramTooLong({ name: 'name', var_name: 'name', limit: MAX_REALM_NAME_LENGTH });
   return name;
 }
 
@@ -65,7 +65,7 @@ export const SIMPLE_SETTINGS = {
     check(value) {
       const description = value as string;
       if ([...description].length > MAX_REALM_DESCRIPTION_LENGTH) {
-        throw realmDescriptionTooLong({ limit: MAX_REALM_DESCRIPTION_LENGTH });
+        throw paramTooLong({ name: 'description', var_name: 'description', limit: MAX_REALM_DESCRIPTION_LENGTH });
       }
       return description;
     },

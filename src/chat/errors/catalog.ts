@@ -150,8 +150,6 @@ export const alertWordTooLong = defineError({ code: 'BAD_REQUEST', message: 'ale
 // ---- Organization settings, linkifiers, emoji ------------------------------------------------
 
 export const realmNameRequired = defineError({ code: 'BAD_REQUEST', message: 'Organization name is required.', extra: () => ({ var_name: 'name' }) });
-export const realmNameTooLong = defineError({ code: 'BAD_REQUEST', message: 'Organization name is too long (limit: {limit} characters).', extra: () => ({ var_name: 'name' }) });
-export const realmDescriptionTooLong = defineError({ code: 'BAD_REQUEST', message: 'Organization description is too long (limit: {limit} characters).', extra: () => ({ var_name: 'description' }) });
 export const invalidLanguage = defineError({ code: 'BAD_REQUEST', message: "Invalid language '{language}'", extra: () => ({ var_name: 'default_language' }) });
 export const linkifierNotFound = defineError({ code: 'BAD_REQUEST', message: 'Linkifier not found.' });
 // Zulip reports a pattern RE2 refuses, and groups the pattern and template do not share, as Django
