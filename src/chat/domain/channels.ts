@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { Queryable } from '../../platform/db/database.js';
 import { preparedQuery } from '../../platform/db/prepared.js';
 import type { ChatTables, ChatUser, Stream } from '../tables.js';
-import { channelDescriptionTooLong, channelNameBadCharacter, channelNameEmpty, channelNameTooLong, invalidParameters, paramBadValue } from '../errors.js';
+import { channelNameBadCharacter, channelNameEmpty, channelNameTooLong, invalidParameters, paramBadValue, paramTooLong } from '../errors.js';
 import { renderMarkdown } from './markdown.js';
 import { openSpan } from './receipt.js';
 import { systemGroupId, parseGroupSetting, type GroupSettingValue } from './groups.js';
@@ -23,10 +23,14 @@ export function checkChannelName(raw: string): string {
   return name;
 }
 
-/** A description is one line (Zulip turns newlines into spaces) of limited length. */
-export function checkChannelDescription(raw: string): string {
+/**
+ * A description is one line (Zulip turns newlines into spaces) of limited length. Too long, it is
+ * refused as Zulip's typed parameter refuses it, by the name the client sent it under (`where`, in
+ * the parameter `varName`).
+ */
+export function checkChannelDescription(raw: string, where = 'description', varName = where): string {
   const description = raw.replace(/\n/g, ' ').trim();
-  if ([...description].length > MAX_CHANNEL_DESCRIPTION_LENGTH) throw channelDescriptionTooLong({ limit: MAX_CHANNEL_DESCRIPTION_LENGTH });
+  if ([...description].length > MAX_CHANNEL_DESCRIPTION_LENGTH) throw paramTooLong({ name: where, var_name: varName, limit: MAX_CHANNEL_DESCRIPTION_LENGTH });
   return description;
 }
 
@@ -75,6 +79,8 @@ export { canAccessContent, canSeeMetadata, isSubscribed } from './channel-access
 export interface NewChannel {
   name: string;
   description: string;
+  /** Where the request carried the description (subscriptions[0]["description"]), for its error. */
+  descriptionParam?: { where: string; varName: string };
   inviteOnly: boolean;
   /** Readable by spectators; checked by the caller (spectators.ts checkCanCreateWebPublic). */
   isWebPublic?: boolean;
@@ -86,7 +92,7 @@ export interface NewChannel {
 /** Creates a channel with Zulip 10's default permission groups; the caller holds the transaction. */
 export async function createStream(db: Queryable<ChatTables>, realmId: number, creator: ChatUser, c: NewChannel, nowSeconds: number): Promise<Stream> {
   const name = checkChannelName(c.name);
-  const description = checkChannelDescription(c.description);
+  const description = checkChannelDescription(c.description, c.descriptionParam?.where, c.descriptionParam?.varName);
   // Public channels always share history; private ones hide it from later subscribers unless asked.
   const historyPublic = c.inviteOnly ? (c.historyPublicToSubscribers ?? false) : true;
   const group = (n: string) => systemGroupId(db, realmId, n);

@@ -93,7 +93,8 @@ export const subscribeEndpoint = defineEndpoint({
             await checkCanCreateWebPublic(trx, call.realm, me);
           }
           stream = await createStream(trx, call.realm.id, me, {
-            name, description: entry.description ?? '', inviteOnly: p.invite_only, isWebPublic: p.is_web_public, historyPublicToSubscribers: p.history_public_to_subscribers,
+            name, description: entry.description ?? '', descriptionParam: { where: `subscriptions[${p.subscriptions.indexOf(entry)}]["description"]`, varName: 'subscriptions' },
+            inviteOnly: p.invite_only, isWebPublic: p.is_web_public, historyPublicToSubscribers: p.history_public_to_subscribers,
             canSendMessageGroup: p.can_send_message_group,
           }, now);
           created.push(stream);

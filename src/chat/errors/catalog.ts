@@ -200,7 +200,6 @@ export const unableToAccessChannel = defineError({ code: 'BAD_REQUEST', message:
 export const channelNameEmpty = defineError({ code: 'BAD_REQUEST', message: "Channel name can't be empty." });
 export const channelNameTooLong = defineError({ code: 'BAD_REQUEST', message: 'Channel name too long (limit: {limit} characters).' });
 export const channelNameBadCharacter = defineError({ code: 'BAD_REQUEST', message: 'Invalid character in channel name, at position {position}.' });
-export const channelDescriptionTooLong = defineError({ code: 'BAD_REQUEST', message: 'Channel description too long (limit: {limit} characters).' });
 export const channelAlreadyNamed = defineError({ code: 'BAD_REQUEST', message: 'Channel already has that name!' });
 export const channelNameTaken = defineError({ code: 'BAD_REQUEST', message: "Channel name '{name}' is already taken." });
 export const channelAlreadyArchived = defineError({ code: 'BAD_REQUEST', message: 'Channel is already deactivated' });
