@@ -5,7 +5,7 @@
 // defaults when they joined); anything absent reads as Zulip's default.
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser } from '../tables.js';
-import { invalidBatchingPeriod, invalidNotificationSound, invalidTimezone, paramInvalid, paramNotInList } from '../errors.js';
+import { invalidBatchingPeriod, invalidNotificationSound, paramInvalid, paramNotInList, paramNotTimezone } from '../errors.js';
 
 type Kind = 'boolean' | 'integer' | 'string';
 
@@ -126,7 +126,7 @@ export function checkSetting(name: string, value: SettingValue): SettingValue {
   // Zulip checks default_language by hand (zerver/views/user_settings.py), the other lists with
   // check_int_in / check_string_in validators, whose message says why.
   if (s.values && !s.values.includes(value as never)) throw (name === 'default_language' ? paramInvalid : paramNotInList)({ name, var_name: name });
-  if (name === 'timezone' && !isTimezone(value as string)) throw invalidTimezone();
+  if (name === 'timezone' && !isTimezone(value as string)) throw paramNotTimezone({ name, var_name: name });
   if (name === 'notification_sound' && value !== 'none' && !NOTIFICATION_SOUNDS.includes(value as never)) throw invalidNotificationSound({ sound: String(value) });
   if (name === 'email_notifications_batching_period_seconds' && ((value as number) < 60 || (value as number) > 7 * 24 * 3600)) {
     throw invalidBatchingPeriod({ seconds: String(value) });

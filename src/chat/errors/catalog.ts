@@ -48,6 +48,8 @@ export const paramNotJson = defineError({ code: 'BAD_REQUEST', message: '{name} 
 export const paramInvalid = defineError({ code: 'BAD_REQUEST', message: 'Invalid {name}', extra: param });
 /** A value outside the list Zulip's check_int_in / check_string_in validators allow. */
 export const paramNotInList = defineError({ code: 'BAD_REQUEST', message: 'Invalid {name}: Value error, Not in the list of possible values', extra: param });
+/** A time zone Zulip's timezone_validator refuses (zerver/lib/typed_endpoint_validators.py). */
+export const paramNotTimezone = defineError({ code: 'BAD_REQUEST', message: 'Invalid {name}: Value error, Not a recognized time zone', extra: param });
 export const paramFieldMissing = defineError({ code: 'BAD_REQUEST', message: '{name}["{field}"] field is missing', extra: param });
 export const paramTooLong = defineError({ code: 'BAD_REQUEST', message: '{name} is too long (limit: {limit} characters)', extra: param });
 export const paramNullBytes = defineError({ code: 'BAD_REQUEST', message: '{name} must not contain null bytes', extra: param });
@@ -134,7 +136,6 @@ export const passwordTooWeak = defineError({ code: 'BAD_REQUEST', message: 'New 
 export const wrongPassword = defineError({ code: 'BAD_REQUEST', message: 'Wrong password!' });
 export const invalidAddress = defineError({ code: 'BAD_REQUEST', message: 'Invalid address.' });
 export const alreadyHasAccount = defineError({ code: 'BAD_REQUEST', message: 'Already has an account.' });
-export const invalidTimezone = defineError({ code: 'BAD_REQUEST', message: 'Not a recognized time zone' });
 export const invalidNotificationSound = defineError({ code: 'BAD_REQUEST', message: "Invalid notification sound '{sound}'" });
 export const invalidBatchingPeriod = defineError({ code: 'BAD_REQUEST', message: 'Invalid email batching period: {seconds} seconds' });
 export const emojiNameRequired = defineError({ code: 'BAD_REQUEST', message: 'Client must pass emoji_name if they pass either emoji_code or reaction_type.' });

@@ -105,7 +105,7 @@ await forEachEngine('chat user preferences', (engine) => {
       [{ web_home_view: 'feed' }, 'Invalid web_home_view: Value error, Not in the list of possible values'],
       [{ default_language: 'xx' }, 'Invalid default_language'],
       [{ web_animate_image_previews: 'sometimes' }, 'Invalid web_animate_image_previews: Value error, Not in the list of possible values'],
-      [{ timezone: 'Mars/Olympus' }, 'Not a recognized time zone'],
+      [{ timezone: 'Mars/Olympus' }, 'Invalid timezone: Value error, Not a recognized time zone'],
       [{ notification_sound: 'bang' }, "Invalid notification sound 'bang'"],
       [{ email_notifications_batching_period_seconds: 10 }, 'Invalid email batching period: 10 seconds'],
       [{ desktop_icon_count_display: 5 }, 'Invalid desktop_icon_count_display: Value error, Not in the list of possible values'],
