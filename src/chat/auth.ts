@@ -13,19 +13,19 @@ import type { Clock } from '../platform/clock.js';
 import { constantTimeEqual, sha256Key } from '../platform/auth/secrets.js';
 import { ReadCache } from '../platform/db/fast/read-cache.js';
 import type { ChatTables, ChatUser, Realm } from './tables.js';
-import { badRequest, invalidApiKey, realmDeactivated, unauthorized, userDeactivated } from './errors.js';
+import { basicAuthRequired, invalidApiKey, invalidBasicAuthHeader, invalidSubdomain, malformedApiKey, notLoggedIn, realmDeactivated, userDeactivated, wrongSubdomain } from './errors.js';
 import { apiKeyHash, isWellFormedApiKey } from './domain/api-keys.js';
 import { realmBySubdomain } from './domain/realm.js';
-import { invalidSubdomain, subdomainOf } from './domain/subdomains.js';
+import { subdomainOf } from './domain/subdomains.js';
 
 export function readBasic(header: string | undefined): { email: string; apiKey: string } {
   // Zulip's rest_dispatch answers an /api request without any credentials before trying Basic.
-  if (header === undefined) throw unauthorized('Not logged in: API authentication or user session required');
+  if (header === undefined) throw notLoggedIn();
   const parts = header.trim().split(/\s+/);
-  if (parts.length !== 2) throw unauthorized('Invalid authorization header for basic auth');
-  if (parts[0].toLowerCase() !== 'basic') throw badRequest('This endpoint requires HTTP basic authentication.');
+  if (parts.length !== 2) throw invalidBasicAuthHeader();
+  if (parts[0].toLowerCase() !== 'basic') throw basicAuthRequired();
   const decoded = Buffer.from(parts[1], 'base64').toString('utf8').split(':');
-  if (decoded.length !== 2) throw unauthorized('Invalid authorization header for basic auth');
+  if (decoded.length !== 2) throw invalidBasicAuthHeader();
   return { email: decoded[0], apiKey: decoded[1] };
 }
 
@@ -54,7 +54,7 @@ async function userForKey(db: Kysely<ChatTables>, realm: Realm, email: string, h
   if (user.realm_id === realm.id ? realm.deactivated === 1 : await realmIsDeactivated(db, user.realm_id)) throw realmDeactivated();
   if (user.is_active !== 1) throw userDeactivated();
   // A good key sent to another realm's address: Zulip's validate_account_and_subdomain.
-  if (user.realm_id !== realm.id) throw badRequest('Account is not associated with this subdomain');
+  if (user.realm_id !== realm.id) throw wrongSubdomain();
   return user;
 }
 
@@ -129,7 +129,7 @@ export class RequestCache {
       return hit;
     }
     const { email, apiKey } = readBasic(header);
-    if (!isWellFormedApiKey(apiKey)) throw invalidApiKey('Malformed API key');
+    if (!isWellFormedApiKey(apiKey)) throw malformedApiKey();
     const hash = apiKeyHash(apiKey);
     return this.users.get(key, () => userForKey(this.db.kysely, realm, email, hash));
   }

@@ -8,11 +8,14 @@ import multipart from '@fastify/multipart';
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { LATER, type ChatCall, type ChatResult, type ChatServices, type Endpoint, type LateAnswer } from './endpoint.js';
 import type { ChatUser, Realm } from './tables.js';
-import { ChatError } from './errors.js';
+import {
+  bodyTooLarge, ChatError, internalServerError, invalidRequestTarget, lengthRequired, malformedBody, malformedHttp, malformedPathEscape, methodNotAllowed,
+  routeNotFound, uriTooLong,
+} from './errors.js';
 import { serializeWithText } from '../platform/db/fast/json-text.js';
 import { decodeParams } from './params.js';
 import { rerunAfterRace } from './store-races.js';
-import { BAD_PATH_ESCAPE, ChatRouter } from './router.js';
+import { ChatRouter } from './router.js';
 import { RequestCache } from './auth.js';
 import { answerWhenDurable, endWhenDurable, type DurableFailure } from '../platform/http/durable.js';
 import { answerMalformedHttp, closeAfterRefusal, closeAfterUnreadBody, ConnectionCap, createHttpServer, OPEN_BODY_LIMIT, type HttpTimeouts } from '../platform/http/connections.js';
@@ -59,7 +62,7 @@ export function splitTarget(target: string): { pathname: string; searchParams: U
     url = new URL(target, 'http://x');
   } catch {
     // An absolute-form target with a broken authority (`http://[`): the client's mistake.
-    throw new ChatError('BAD_REQUEST', 'Invalid request target', { status: 400 });
+    throw invalidRequestTarget();
   }
   return { pathname: url.pathname, searchParams: url.searchParams };
 }
@@ -165,7 +168,7 @@ function envelope(result: Record<string, unknown>, ignored: string[]): Answer {
 }
 
 const errorAnswer = (err: ChatError): Answer => ({ status: err.status, body: { result: 'error', msg: err.message, code: err.code, ...err.extra }, headers: err.headers });
-const INTERNAL: Answer = { status: 500, body: { result: 'error', msg: 'Internal server error', code: 'INTERNAL_SERVER_ERROR' } };
+const INTERNAL: Answer = errorAnswer(internalServerError());
 const INTERNAL_ERROR = JSON.stringify(INTERNAL.body);
 
 function send(reply: FastifyReply, status: number, body: Record<string, unknown>, headers: Record<string, string> = {}): string | Buffer {
@@ -253,16 +256,17 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
   // Fastify's router refuses a path with a broken %-escape, or too long a segment, before any hook:
   // answered in Zulip's envelope, the first as dispatch answers it.
   const frameworkErrors = (err: Error & { code?: string }, req: FastifyRequest, reply: FastifyReply) => {
-    const [status, msg] = err.code === 'FST_ERR_BAD_URL' ? [400, BAD_PATH_ESCAPE] : err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? [414, 'URI Too Long'] : [500, ''];
+    const refusal = err.code === 'FST_ERR_BAD_URL' ? malformedPathEscape() : err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? uriTooLong() : undefined;
+    const status = refusal?.status ?? 500;
     if (status === 500) {
       services.log.error('chat request failed', { method: req.method, path: req.url, error: err.stack });
       return reply.send(send(reply, 500, INTERNAL.body));
     }
     services.log.debug('chat request refused', { method: req.method, path: req.url, status, error: err.message });
-    return reply.send(send(reply, status, { result: 'error', msg, code: 'BAD_REQUEST' }));
+    return reply.send(send(reply, status, errorAnswer(refusal!).body));
   };
   // Malformed HTTP that node's parser refuses before any request exists (431, 400, 408): in Zulip's envelope too.
-  const clientErrorHandler = answerMalformedHttp((_status, reason) => JSON.stringify({ result: 'error', msg: `Malformed HTTP request (${reason})`, code: 'BAD_REQUEST' }));
+  const clientErrorHandler = answerMalformedHttp((_status, reason) => JSON.stringify(errorAnswer(malformedHttp({ reason })).body));
   const app = Fastify({ serverFactory: () => server, logger: false, bodyLimit: BODY_LIMIT, return503OnClosing: true, frameworkErrors, clientErrorHandler });
   // Parked polls end at shutdown rather than holding the close up until their heartbeat. The
   // listener's close (right after this hook) drops idle keep-alive sockets once, while the polls
@@ -303,9 +307,9 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
       const realmOrRead = cache.realm(r.headers.host);
       const realm = realmOrRead instanceof Promise ? await realmOrRead : realmOrRead;
       const match = router.find(r.method, url.pathname.slice(PREFIX.length) || '/');
-      if (match.kind === 'none') throw new ChatError('BAD_REQUEST', 'Not Found', { status: 404 });
+      if (match.kind === 'none') throw routeNotFound();
       if (match.kind === 'wrong-method') {
-        throw new ChatError('BAD_REQUEST', 'Method Not Allowed', { status: 405, headers: { allow: match.allowed.join(', ') } });
+        throw methodNotAllowed({ allowed: match.allowed });
       }
       const { endpoint } = match;
       const raw: Record<string, string> = {};
@@ -377,12 +381,10 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
       return;
     }
     const chunked = req.headers['content-length'] === undefined;
-    const msg = chunked
-      ? `A request body without a valid API key in the Authorization header must announce its length (Content-Length) of at most ${OPEN_BODY_LIMIT} bytes`
-      : `Request body too large: the limit is ${OPEN_BODY_LIMIT} bytes without a valid API key in the Authorization header, ${BODY_LIMIT} bytes with one`;
+    const refusal = chunked ? lengthRequired({ limit: OPEN_BODY_LIMIT }) : bodyTooLarge({ openLimit: OPEN_BODY_LIMIT, limit: BODY_LIMIT });
     // The unread body is not waited for: the connection closes after the answer.
     closeAfterRefusal(res);
-    await listener.write(res, chunked ? 411 : 413, JSON.stringify({ result: 'error', msg, code: 'BAD_REQUEST' }));
+    await listener.write(res, refusal.status, JSON.stringify(errorAnswer(refusal).body));
   }
 
   /** A bodiless GET, from node:http: answered as a late answer is, once the store is flushed. */
@@ -402,7 +404,7 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
   }
 
   app.route({ method: ['GET', 'POST', 'PATCH', 'DELETE', 'PUT'], url: `${PREFIX}/*`, handler: handle });
-  app.setNotFoundHandler((_req, reply) => send(reply, 404, { result: 'error', msg: 'Not Found', code: 'BAD_REQUEST' }));
+  app.setNotFoundHandler((_req, reply) => send(reply, 404, errorAnswer(routeNotFound()).body));
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
     // Failures to read the request (too large, broken multipart, a bad content type) arrive here
     // before the handler ran: the client's fault, answered 400 unless the reader gave a 4xx status.
@@ -417,7 +419,7 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
     services.log.debug('chat request refused', { method: req.method, path: req.url, status, error: err.message });
     // The rest of a body its reader gave up on is never read: the connection could carry no next request.
     reply.header('connection', 'close');
-    return send(reply, status, { result: 'error', msg: given ? err.message : `Malformed request body: ${err.message}`, code: 'BAD_REQUEST' });
+    return send(reply, status, { result: 'error', msg: given ? err.message : malformedBody({ reason: err.message }).message, code: 'BAD_REQUEST' });
   });
   return app;
 }

@@ -5,7 +5,10 @@
 import type { TObject, TSchema } from 'typebox';
 import Value from 'typebox/value';
 import { Compile } from 'typebox/compile';
-import { ChatError, missingArgument } from './errors.js';
+import {
+  type ChatError, missingArgument, paramBadValue, paramFieldMissing, paramInvalid, paramNestedTooDeeply, paramNotBoolean, paramNotDict,
+  paramNotInteger, paramNotJson, paramNotList, paramNotNumber, paramNotString, paramNullBytes, paramTooLong,
+} from './errors.js';
 
 /** Parameters every endpoint accepts because the transport reads them (Zulip's client name). */
 const TRANSPORT_PARAMS = new Set(['client']);
@@ -25,48 +28,48 @@ function onlyString(s: JsonSchemaLike): boolean {
   return s.type === 'string';
 }
 
-/** Zulip's wording for a value of the wrong type, by what was expected. */
-function typeProblem(name: string, s: JsonSchemaLike): string {
-  switch (s.type) {
-    case 'integer': return `${name} is not an integer`;
-    case 'number': return `${name} is not a number`;
-    case 'boolean': return `${name} is not a boolean`;
-    case 'array': return `${name} is not a list`;
-    case 'object': return `${name} is not a dict`;
-    case 'string': return `${name} is not a string`;
-    default: return `Invalid ${name}`;
+/**
+ * Zulip's error for a value of the wrong type, by what was expected; `where` names the value (the
+ * parameter, or a place inside it), `varName` the parameter.
+ */
+function typeProblem(where: string, varName: string, type: string | undefined): ChatError {
+  const a = { name: where, var_name: varName };
+  switch (type) {
+    case 'integer': return paramNotInteger(a);
+    case 'number': return paramNotNumber(a);
+    case 'boolean': return paramNotBoolean(a);
+    case 'array': return paramNotList(a);
+    case 'object': return paramNotDict(a);
+    case 'string': return paramNotString(a);
+    default: return paramInvalid(a);
   }
 }
 
 /** Names the first nested problem the way Zulip does: subscriptions[0]["name"] is not a string. */
-function nestedProblem(name: string, schema: TSchema, value: unknown): string {
+function nestedProblem(name: string, schema: TSchema, value: unknown): ChatError {
   const first = [...Value.Errors(schema, value)][0] as
     | { keyword: string; instancePath: string; params: Record<string, unknown> }
     | undefined;
-  if (!first) return `Invalid ${name}`;
+  if (!first) return paramInvalid({ name, var_name: name });
   const where = name + first.instancePath.split('/').slice(1).map((p) => (/^\d+$/.test(p) ? `[${p}]` : `["${p}"]`)).join('');
   if (first.keyword === 'required') {
     const missing = (first.params.requiredProperties as string[] | undefined)?.[0];
-    return missing ? `${where}["${missing}"] field is missing` : `Invalid ${where}`;
+    return missing ? paramFieldMissing({ name: where, field: missing, var_name: name }) : paramInvalid({ name: where, var_name: name });
   }
-  if (first.keyword === 'type') return typeProblem(where, { type: String(first.params.type) });
-  if (first.keyword === 'maxLength') return `${where} is too long (limit: ${first.params.limit} characters)`;
-  return `Invalid ${where}`;
-}
-
-function invalid(name: string, msg: string): ChatError {
-  return new ChatError('BAD_REQUEST', msg, { extra: { var_name: name } });
+  if (first.keyword === 'type') return typeProblem(where, name, String(first.params.type));
+  if (first.keyword === 'maxLength') return paramTooLong({ name: where, limit: Number(first.params.limit), var_name: name });
+  return paramInvalid({ name: where, var_name: name });
 }
 
 // PostgreSQL cannot store U+0000 in text (SQLite can): refused for every text parameter, on both
 // engines, before anything reads or writes it. Zulip answers "Message must not contain null bytes".
-const nullBytes = (name: string) => invalid(name, `${name} must not contain null bytes`);
+const nullBytes = (name: string) => paramNullBytes({ name, var_name: name });
 
 /**
  * An integer past what a JS number holds exactly (2^53) is not the integer the client sent, and past
  * 2^63 no id column can hold it: refused as Zulip refuses a value it cannot convert.
  */
-const badValue = (name: string, raw: string) => invalid(name, `Bad value for '${name}': ${raw.length > 40 ? `${raw.slice(0, 40)}...` : raw}`);
+const badValue = (name: string, raw: string) => paramBadValue({ name, var_name: name, value: raw.length > 40 ? `${raw.slice(0, 40)}...` : raw });
 
 /**
  * How deep a parameter's JSON may nest. Zulip's parameters nest a few levels (a narrow, a list of
@@ -124,7 +127,7 @@ export function decodeValue(name: string, schema: TSchema, raw: string): unknown
   const check = checker(schema);
   if (raw.includes('\0')) throw nullBytes(name);
   if (onlyString(s)) {
-    if (!check(raw)) throw invalid(name, nestedProblem(name, schema, raw));
+    if (!check(raw)) throw nestedProblem(name, schema, raw);
     return raw;
   }
   let parsed: unknown;
@@ -141,19 +144,19 @@ export function decodeValue(name: string, schema: TSchema, raw: string): unknown
     const problem = (parsed !== null && typeof parsed === 'object') || MAY_HOLD_PROBLEM.test(raw) ? jsonProblem(parsed) : undefined;
     if (!problem) return parsed;
     if (problem === 'null byte') throw nullBytes(name);
-    if (problem === 'too deep') throw invalid(name, `${name} is nested too deeply`);
+    if (problem === 'too deep') throw paramNestedTooDeeply({ name, var_name: name });
     // A union that admits a string takes the text as sent instead (a channel named "1e999").
     if (acceptsString(s) && check(raw)) return raw;
     throw badValue(name, raw);
   }
   if (acceptsString(s) && check(raw)) return raw;
-  if (!isJson) {
-    if (s.type === 'array' || s.type === 'object') throw invalid(name, `${name} is not valid JSON`);
-    throw invalid(name, typeProblem(name, s));
-  }
-  if (s.anyOf) throw invalid(name, `Invalid ${name}`);
+  // Zulip parses every parameter that takes no plain text as JSON first (typed_endpoint's Json[...]):
+  // text that does not parse is "not valid JSON", whatever type was expected. One that takes text
+  // (a Literal choice) names the parameter as invalid.
+  if (!isJson) throw acceptsString(s) ? typeProblem(name, name, s.type) : paramNotJson({ name, var_name: name });
+  if (s.anyOf) throw paramInvalid({ name, var_name: name });
   const top = s.type === 'array' ? Array.isArray(parsed) : s.type === 'object' ? parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) : false;
-  throw invalid(name, top ? nestedProblem(name, schema, parsed) : typeProblem(name, s));
+  throw top ? nestedProblem(name, schema, parsed) : typeProblem(name, name, s.type);
 }
 
 interface Param {
@@ -194,7 +197,7 @@ export function decodeParams(schema: TObject, raw: Record<string, string>): { va
     if (text === undefined) {
       // A parameter with a default is optional on the wire while its handler type stays exact.
       if (p.fallback !== undefined) values[p.name] = p.cloneFallback ? structuredClone(p.fallback) : p.fallback;
-      else if (p.required) throw missingArgument(p.name);
+      else if (p.required) throw missingArgument({ var_name: p.name });
       continue;
     }
     values[p.name] = decodeValue(p.name, p.schema, text);

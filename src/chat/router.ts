@@ -1,7 +1,7 @@
 // Finds the endpoint definition for a method and a path under /api/v1 ({name} segments are path
 // parameters); tells a wrong method (405 with Allow) from an unknown path (404).
 import type { Endpoint } from './endpoint.js';
-import { badRequest } from './errors.js';
+import { malformedPathEscape } from './errors.js';
 
 export type RouteMatch =
   | { kind: 'found'; endpoint: Endpoint; pathParams: Record<string, string> }
@@ -13,7 +13,7 @@ interface Route { endpoint: Endpoint; segments: string[] }
 const NO_PARAMS: Record<string, string> = Object.freeze({});
 
 /** What a client is told of a path with a broken %-escape (`%zz`, a lone `%`, `%FF` that is not UTF-8). */
-export const BAD_PATH_ESCAPE = 'Malformed URL: invalid percent-encoding in the path';
+export const BAD_PATH_ESCAPE = malformedPathEscape.template;
 
 /**
  * A path segment's text with its %-escapes decoded. A broken escape is the client's mistake, a 400,
@@ -24,7 +24,7 @@ export function decodeSegment(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
-    throw badRequest(BAD_PATH_ESCAPE);
+    throw malformedPathEscape();
   }
 }
 const split = (p: string) => p.split('/').filter((s) => s !== '');

@@ -52,7 +52,8 @@ it('takes JSON when it fits a union with a string, and the raw text otherwise', 
 });
 
 it('names the parameter and the problem for bad values', () => {
-  assert.equal(fails({ content: 'x', flag: 'yes' }).message, 'flag is not a boolean');
+  assert.equal(fails({ content: 'x', flag: 'yes' }).message, 'flag is not valid JSON');
+  assert.equal(fails({ content: 'x', flag: '1' }).message, 'flag is not a boolean');
   assert.equal(fails({ content: 'x', count: '1.5' }).message, 'count is not an integer');
   assert.equal(fails({ content: 'x', subs: 'nope' }).message, 'subs is not valid JSON');
   assert.equal(fails({ content: 'x', subs: '{"name":"a"}' }).message, 'subs is not a list');

@@ -5,7 +5,7 @@
 import type { Queryable } from '../../platform/db/database.js';
 import { TableCache } from '../../platform/db/fast/table-cache.js';
 import type { ChatTables } from '../tables.js';
-import { badRequest } from '../errors.js';
+import { alertWordTooLong } from '../errors.js';
 
 export const MAX_ALERT_WORD_LENGTH = 100;
 
@@ -15,7 +15,7 @@ const AFTER = new Set([' ', '\n', ')', '"', '?', ':', '.', ',', "'", ';', ']', '
 /** The words as Zulip takes them: each at most 100 characters, then trimmed, empty ones dropped. */
 export function cleanAlertWords(words: string[]): string[] {
   words.forEach((w, i) => {
-    if (w.length > MAX_ALERT_WORD_LENGTH) throw badRequest(`alert_words[${i}] is too long (limit: ${MAX_ALERT_WORD_LENGTH} characters)`);
+    if (w.length > MAX_ALERT_WORD_LENGTH) throw alertWordTooLong({ index: i, limit: MAX_ALERT_WORD_LENGTH });
   });
   return words.map((w) => w.trim()).filter((w) => w !== '');
 }

@@ -2,7 +2,7 @@
 // The messages code calls these too, so every endpoint applies the same rules (Zulip 10's).
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser, Stream } from '../tables.js';
-import { badRequest } from '../errors.js';
+import { noPostPermission, notAuthorizedToSend } from '../errors.js';
 import { inGroupSetting, parseGroupSetting } from './groups.js';
 import { isAdmin, isGuest } from './roles.js';
 
@@ -39,8 +39,8 @@ export async function canSeeMetadata(db: Queryable<ChatTables>, user: ChatUser, 
 
 /** Throws Zulip's error unless the user may post to the channel now. */
 export async function checkCanPost(db: Queryable<ChatTables>, user: ChatUser, stream: Stream): Promise<void> {
-  if (stream.is_archived === 1) throw badRequest('Not authorized to send to channel');
+  if (stream.is_archived === 1) throw notAuthorizedToSend({ name: stream.name });
   if (!(await inGroupSetting(db, user.id, parseGroupSetting(stream.can_send_message_group)))) {
-    throw badRequest('You do not have permission to post in this channel.');
+    throw noPostPermission();
   }
 }

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { Queryable } from '../../platform/db/database.js';
 import { preparedQuery } from '../../platform/db/fast/prepared.js';
 import type { ChatTables, ChatUser, Stream } from '../tables.js';
-import { badRequest } from '../errors.js';
+import { channelNameBadCharacter, channelNameEmpty, channelNameTooLong, invalidParameters, paramBadValue, paramTooLong } from '../errors.js';
 import { renderMarkdown } from './markdown.js';
 import { openSpan } from './receipt.js';
 import { systemGroupId, parseGroupSetting, type GroupSettingValue } from './groups.js';
@@ -15,18 +15,22 @@ export const COLORS = ['#76ce90', '#fae589', '#a6c7e5', '#e79ab5', '#bfd56f', '#
 
 export function checkChannelName(raw: string): string {
   const name = raw.trim();
-  if (name === '') throw badRequest("Channel name can't be empty.");
-  if ([...name].length > MAX_CHANNEL_NAME_LENGTH) throw badRequest(`Channel name too long (limit: ${MAX_CHANNEL_NAME_LENGTH} characters).`);
+  if (name === '') throw channelNameEmpty();
+  if ([...name].length > MAX_CHANNEL_NAME_LENGTH) throw channelNameTooLong({ limit: MAX_CHANNEL_NAME_LENGTH });
   // eslint-disable-next-line no-control-regex
   const bad = [...name].findIndex((c) => /[\u0000-\u001f\u007f\ufffe\uffff]/.test(c));
-  if (bad >= 0) throw badRequest(`Invalid character in channel name, at position ${bad + 1}.`);
+  if (bad >= 0) throw channelNameBadCharacter({ position: bad + 1 });
   return name;
 }
 
-/** A description is one line (Zulip turns newlines into spaces) of limited length. */
-export function checkChannelDescription(raw: string): string {
+/**
+ * A description is one line (Zulip turns newlines into spaces) of limited length. Too long, it is
+ * refused as Zulip's typed parameter refuses it, by the name the client sent it under (`where`, in
+ * the parameter `varName`).
+ */
+export function checkChannelDescription(raw: string, where = 'description', varName = where): string {
   const description = raw.replace(/\n/g, ' ').trim();
-  if ([...description].length > MAX_CHANNEL_DESCRIPTION_LENGTH) throw badRequest(`Channel description too long (limit: ${MAX_CHANNEL_DESCRIPTION_LENGTH} characters).`);
+  if ([...description].length > MAX_CHANNEL_DESCRIPTION_LENGTH) throw paramTooLong({ name: where, var_name: varName, limit: MAX_CHANNEL_DESCRIPTION_LENGTH });
   return description;
 }
 
@@ -41,9 +45,9 @@ export function channelPrivacy(now: Privacy, asked: Partial<Record<keyof Privacy
   const isPrivate = asked.isPrivate ?? now.isPrivate;
   const isWebPublic = asked.isWebPublic ?? (asked.isPrivate === true ? false : now.isWebPublic);
   const historyPublic = asked.historyPublic ?? (isPrivate !== now.isPrivate ? !isPrivate : (isPrivate ? now.historyPublic : true));
-  if (isPrivate && isWebPublic) throw badRequest('Invalid parameters');
+  if (isPrivate && isWebPublic) throw invalidParameters();
   // Public and web-public channels always share their history.
-  if (!isPrivate && !historyPublic) throw badRequest('Invalid parameters');
+  if (!isPrivate && !historyPublic) throw invalidParameters();
   return { isPrivate, isWebPublic, historyPublic };
 }
 
@@ -52,7 +56,7 @@ export function parseRetentionDays(raw: number | string): number | null {
   if (raw === 'realm_default') return null;
   if (raw === 'unlimited') return -1;
   if (typeof raw === 'number' && Number.isInteger(raw) && raw > 0) return raw;
-  throw badRequest(`Bad value for 'message_retention_days': ${raw}`, { var_name: 'message_retention_days' });
+  throw paramBadValue({ name: 'message_retention_days', var_name: 'message_retention_days', value: raw });
 }
 
 // Every send and every channel narrow looks its channel up: compiled once (prepared.ts).
@@ -75,6 +79,8 @@ export { canAccessContent, canSeeMetadata, isSubscribed } from './channel-access
 export interface NewChannel {
   name: string;
   description: string;
+  /** Where the request carried the description (subscriptions[0]["description"]), for its error. */
+  descriptionParam?: { where: string; varName: string };
   inviteOnly: boolean;
   /** Readable by spectators; checked by the caller (spectators.ts checkCanCreateWebPublic). */
   isWebPublic?: boolean;
@@ -86,7 +92,7 @@ export interface NewChannel {
 /** Creates a channel with Zulip 10's default permission groups; the caller holds the transaction. */
 export async function createStream(db: Queryable<ChatTables>, realmId: number, creator: ChatUser, c: NewChannel, nowSeconds: number): Promise<Stream> {
   const name = checkChannelName(c.name);
-  const description = checkChannelDescription(c.description);
+  const description = checkChannelDescription(c.description, c.descriptionParam?.where, c.descriptionParam?.varName);
   // Public channels always share history; private ones hide it from later subscribers unless asked.
   const historyPublic = c.inviteOnly ? (c.historyPublicToSubscribers ?? false) : true;
   const group = (n: string) => systemGroupId(db, realmId, n);

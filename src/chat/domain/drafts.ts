@@ -2,7 +2,7 @@
 // reach, or to users of the realm; its content follows the message body rules.
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser } from '../tables.js';
-import { badRequest, ChatError } from '../errors.js';
+import { draftChannelCount, draftsDisabled, invalidChannelId, invalidUserId, negativeTimestamp, topicNullBytes } from '../errors.js';
 import { canAccessContent, streamById } from './channels.js';
 import { normaliseBody } from './topics.js';
 import { MAX_TOPIC_LENGTH } from './realm.js';
@@ -15,33 +15,32 @@ export interface CheckedDraft { type: string; to_ids: string; topic: string; con
 /** Zulip keeps at most this many drafts in the register response. */
 export const MAX_DRAFTS_IN_REGISTER = 1000;
 
-export const draftMissing = () => new ChatError('BAD_REQUEST', 'Draft does not exist', { status: 404 });
 
 /** Every draft endpoint refuses while the user has synchronisation off. */
 export function checkDraftsEnabled(me: ChatUser): void {
-  if (!booleanSetting(me, 'enable_drafts_synchronization', true)) throw badRequest('User has disabled synchronizing drafts.');
+  if (!booleanSetting(me, 'enable_drafts_synchronization', true)) throw draftsDisabled();
 }
 
 export async function checkDraft(db: Queryable<ChatTables>, me: ChatUser, d: DraftInput, nowSeconds: number): Promise<CheckedDraft> {
   const content = normaliseBody(d.content);
   const timestamp = d.timestamp ?? nowSeconds;
-  if (timestamp < 0) throw badRequest('Timestamp must not be negative.');
+  if (timestamp < 0) throw negativeTimestamp();
   let topic = '';
   let to: number[] = [];
   let type: string = d.type;
   if (d.type === 'stream') {
     const chars = [...d.topic];
     topic = chars.length > MAX_TOPIC_LENGTH ? chars.slice(0, MAX_TOPIC_LENGTH - 3).join('') + '...' : d.topic;
-    if (topic.includes('\u0000')) throw badRequest('Topic must not contain null bytes');
-    if (d.to.length !== 1) throw badRequest('Must specify exactly 1 channel ID for channel messages');
+    if (topic.includes('\u0000')) throw topicNullBytes();
+    if (d.to.length !== 1) throw draftChannelCount();
     const stream = await streamById(db, me.realm_id, d.to[0]);
-    if (!stream || !(await canAccessContent(db, me, stream))) throw badRequest('Invalid channel ID');
+    if (!stream || !(await canAccessContent(db, me, stream))) throw invalidChannelId();
     to = [stream.id];
   } else if (d.type === 'private' && d.to.length) {
     const ids = [...new Set(d.to)];
     const found = await db.selectFrom('chat_users').select('id').where('realm_id', '=', me.realm_id).where('id', 'in', ids).execute();
     const missing = ids.find((id) => !found.some((u) => Number(u.id) === id));
-    if (missing !== undefined) throw badRequest(`Invalid user ID ${missing}`);
+    if (missing !== undefined) throw invalidUserId({ id: missing });
     // As Zulip shows a conversation: the others, sorted; oneself only when alone in it.
     const others = ids.filter((id) => id !== me.id).sort((a, b) => a - b);
     to = others.length ? others : [me.id];

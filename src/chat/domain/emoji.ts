@@ -2,7 +2,7 @@
 // Zulip's own emoji names grew from). Codes are the dash-joined lowercase codepoints Zulip uses in
 // `emoji-<code>` classes and reaction emoji_code, without the FE0F variation selector.
 import { createRequire } from 'node:module';
-import { badRequest } from '../errors.js';
+import { emojiNotFound, invalidCustomEmoji, invalidEmojiCode, invalidEmojiName, invalidEmojiType } from '../errors.js';
 
 interface DataEntry { unified: string; non_qualified: string | null; short_name: string; short_names: string[] }
 
@@ -68,7 +68,7 @@ function unicodeCodeExists(code: string): boolean {
 export function emojiNamed(name: string): Emoji {
   if (ZULIP_EXTRA_EMOJI.has(name)) return { emoji_name: name, emoji_code: name, reaction_type: 'zulip_extra_emoji' };
   const found = emojiByName(name);
-  if (!found) throw badRequest(`Emoji '${name}' does not exist`);
+  if (!found) throw emojiNotFound({ name });
   return { emoji_name: name, emoji_code: found.code, reaction_type: 'unicode_emoji' };
 }
 
@@ -85,18 +85,18 @@ export function checkEmojiRequest(name: string, code: string | undefined, type: 
   type ??= 'unicode_emoji';
   switch (type) {
     case 'unicode_emoji':
-      if (!unicodeCodeExists(code)) throw badRequest('Invalid emoji code.');
-      if (emojiByName(name)?.code !== code) throw badRequest('Invalid emoji name.');
+      if (!unicodeCodeExists(code)) throw invalidEmojiCode();
+      if (emojiByName(name)?.code !== code) throw invalidEmojiName();
       break;
     case 'zulip_extra_emoji':
-      if (!ZULIP_EXTRA_EMOJI.has(code)) throw badRequest('Invalid emoji code.');
-      if (name !== code) throw badRequest('Invalid emoji name.');
+      if (!ZULIP_EXTRA_EMOJI.has(code)) throw invalidEmojiCode();
+      if (name !== code) throw invalidEmojiName();
       break;
     case 'realm_emoji':
       // Custom emoji cannot be uploaded yet, so no id names one.
-      throw badRequest('Invalid custom emoji.');
+      throw invalidCustomEmoji();
     default:
-      throw badRequest('Invalid emoji type.');
+      throw invalidEmojiType();
   }
   return { emoji_name: name, emoji_code: code, reaction_type: type };
 }

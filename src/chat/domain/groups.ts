@@ -3,7 +3,7 @@
 import type { Queryable } from '../../platform/db/database.js';
 import { TableCache } from '../../platform/db/fast/table-cache.js';
 import type { ChatTables } from '../tables.js';
-import { badRequest } from '../errors.js';
+import { invalidGroupId, invalidGroupMemberId, oldValueMismatch, settingGroupNotAllowed, settingMustBeSystemGroup } from '../errors.js';
 import { NOBODY_GROUP, SYSTEM_GROUPS } from './roles.js';
 
 export type GroupSettingValue = number | { direct_members: number[]; direct_subgroups: number[] };
@@ -95,25 +95,25 @@ export async function checkGroupSettingValue(
   db: Queryable<ChatTables>, realmId: number, setting: string, value: GroupSettingValue,
   opts: { allowInternet?: boolean; allowNobody?: boolean; allowEveryone?: boolean; systemGroups?: readonly string[] } = {},
 ): Promise<void> {
-  if (opts.systemGroups && typeof value !== 'number') throw badRequest(`'${setting}' must be a system user group.`);
+  if (opts.systemGroups && typeof value !== 'number') throw settingMustBeSystemGroup({ setting });
   const groups = typeof value === 'number' ? [value] : value.direct_subgroups;
   for (const id of groups) {
     const g = await db.selectFrom('user_groups').select(['name', 'is_system_group', 'deactivated']).where('realm_id', '=', realmId).where('id', '=', id).executeTakeFirst();
-    if (!g || g.deactivated === 1) throw badRequest(`Invalid user group ID: ${id}`);
+    if (!g || g.deactivated === 1) throw invalidGroupId({ id });
     if (opts.systemGroups) {
-      if (g.is_system_group !== 1) throw badRequest(`'${setting}' must be a system user group.`);
-      if (!opts.systemGroups.includes(g.name)) throw badRequest(`'${setting}' setting cannot be set to '${g.name}' group.`);
+      if (g.is_system_group !== 1) throw settingMustBeSystemGroup({ setting });
+      if (!opts.systemGroups.includes(g.name)) throw settingGroupNotAllowed({ setting, group: g.name });
     }
     const forbidden = g.is_system_group === 1 && (
       (g.name === 'role:internet' && !opts.allowInternet) ||
       (g.name === NOBODY_GROUP.name && opts.allowNobody === false) ||
       (g.name === 'role:everyone' && opts.allowEveryone === false && typeof value === 'number'));
-    if (forbidden) throw badRequest(`'${setting}' setting cannot be set to '${g.name}' group.`);
+    if (forbidden) throw settingGroupNotAllowed({ setting, group: g.name });
   }
   if (typeof value === 'number') return;
   for (const id of value.direct_members) {
     const u = await db.selectFrom('chat_users').select('id').where('realm_id', '=', realmId).where('id', '=', id).executeTakeFirst();
-    if (!u) throw badRequest(`Invalid user ID: ${id}`);
+    if (!u) throw invalidGroupMemberId({ id });
   }
 }
 
@@ -124,6 +124,6 @@ export async function checkGroupSettingUpdate(
 ): Promise<GroupSettingValue> {
   const value = normaliseGroupSetting(update.new);
   await checkGroupSettingValue(db, realmId, setting, value, allowed);
-  if (update.old !== undefined && !sameGroupSetting(update.old, current)) throw badRequest("'old' value does not match the expected value.");
+  if (update.old !== undefined && !sameGroupSetting(update.old, current)) throw oldValueMismatch();
   return value;
 }

@@ -6,7 +6,7 @@ import type { RE2JS } from 're2js';
 import type { Queryable } from '../../platform/db/database.js';
 import { TableCache } from '../../platform/db/fast/table-cache.js';
 import type { ChatTables } from '../tables.js';
-import { badRequest } from '../errors.js';
+import { linkifierBadPattern, linkifierBadTemplate, linkifierBlankPattern, linkifierGroupNotInPattern, linkifierGroupNotInTemplate } from '../errors.js';
 import { compileRe2, embeddable, Re2SyntaxError } from './re2.js';
 
 export interface Linkifier { id: number; pattern: string; url_template: string }
@@ -31,17 +31,7 @@ export async function linkifierObjects(db: Queryable<ChatTables>, realmId: numbe
   return db.selectFrom('realm_linkifiers').select(['pattern', 'url_template', 'id']).where('realm_id', '=', realmId).orderBy('sort_order').orderBy('id').execute();
 }
 
-// Zulip reports a pattern RE2 refuses, and groups the pattern and template do not share, as errors
-// of the whole linkifier (Django's __all__), a blank pattern and a bad template as the field's.
-function badLinkifier(msg: string) {
-  return badRequest(msg, { errors: { __all__: [msg] } });
-}
-
-const badPattern = (why: string) => badLinkifier(`Bad regular expression: ${why}`);
-
-function badTemplate(msg: string) {
-  return badRequest(msg, { errors: { url_template: [msg] } });
-}
+const badPattern = (why: string) => linkifierBadPattern({ why });
 
 function parseTemplate(template: string): TemplatePart[] {
   const parts: TemplatePart[] = [];
@@ -49,13 +39,13 @@ function parseTemplate(template: string): TemplatePart[] {
   while (rest) {
     const open = rest.indexOf('{');
     const close = rest.indexOf('}');
-    if (close >= 0 && (open < 0 || close < open)) throw badTemplate('Invalid URL template.');
+    if (close >= 0 && (open < 0 || close < open)) throw linkifierBadTemplate();
     if (open < 0) { parts.push(rest); break; }
     if (open > 0) parts.push(rest.slice(0, open));
     const end = rest.indexOf('}', open);
-    if (end < 0) throw badTemplate('Invalid URL template.');
+    if (end < 0) throw linkifierBadTemplate();
     const m = /^([+#]?)([A-Za-z0-9_]+)$/.exec(rest.slice(open + 1, end));
-    if (!m) throw badTemplate('Invalid URL template.');
+    if (!m) throw linkifierBadTemplate();
     parts.push({ op: m[1] as '' | '+' | '#', name: m[2] });
     rest = rest.slice(end + 1);
   }
@@ -105,9 +95,9 @@ function checkTemplateUrl(template: TemplatePart[]): void {
   try {
     url = new URL(sample);
   } catch {
-    throw badTemplate('Invalid URL template.');
+    throw linkifierBadTemplate();
   }
-  if (!/^https?:$/.test(url.protocol) && url.protocol !== 'mailto:') throw badTemplate('Invalid URL template.');
+  if (!/^https?:$/.test(url.protocol) && url.protocol !== 'mailto:') throw linkifierBadTemplate();
 }
 
 /** The pattern on RE2, inside Zulip's boundaries; throws Re2SyntaxError for a pattern RE2 refuses. */
@@ -119,7 +109,7 @@ function compile(pattern: string, template: TemplatePart[]): CompiledLinkifier {
 
 /** Refuses a pattern or template Zulip would refuse (and in its words); returns the compiled linkifier. */
 export function checkLinkifier(pattern: string, urlTemplate: string): CompiledLinkifier {
-  if (!pattern) throw badRequest('This field cannot be blank.', { errors: { pattern: ['This field cannot be blank.'] } });
+  if (!pattern) throw linkifierBlankPattern();
   const template = parseTemplate(urlTemplate);
   checkTemplateUrl(template);
   if (pattern.length > MAX_PATTERN_LENGTH) throw badPattern(`pattern is longer than ${MAX_PATTERN_LENGTH} characters`);
@@ -135,9 +125,9 @@ export function checkLinkifier(pattern: string, urlTemplate: string): CompiledLi
   const used = new Set(template.flatMap((p) => (typeof p === 'string' ? [] : [p.name])));
   const groups = new Set(linkifier.groups);
   const missingInPattern = [...used].filter((g) => !groups.has(g)).sort();
-  if (missingInPattern.length) throw badLinkifier(`Group '${missingInPattern[0]}' in URL template is not present in linkifier pattern.`);
+  if (missingInPattern.length) throw linkifierGroupNotInPattern({ group: missingInPattern[0] });
   const missingInTemplate = [...groups].filter((g) => !used.has(g)).sort();
-  if (missingInTemplate.length) throw badLinkifier(`Group '${missingInTemplate[0]}' in linkifier pattern is not present in URL template.`);
+  if (missingInTemplate.length) throw linkifierGroupNotInTemplate({ group: missingInTemplate[0] });
   return linkifier;
 }
 

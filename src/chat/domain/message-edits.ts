@@ -5,7 +5,10 @@
 import { sql } from 'kysely';
 import type { Database, Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser, Message, Realm, Stream } from '../tables.js';
-import { badRequest } from '../errors.js';
+import {
+  channelEditTimeLimitPassed, contentWithChannelChange, directMessageMove, directMessageTopic, editingDisabled, editTimeLimitPassed,
+  generalChatResolved, invalidChannelId, invalidMessages, noEditPermission, noMovePermission, nothingToChange, propagateModeWithoutTopic, topicEditTimeLimitPassed,
+} from '../errors.js';
 import { FLAG } from './flags.js';
 import { renderMessage } from './markdown.js';
 import { hasMentions, loadMarkdownContext, mentionFlagger } from './mentions.js';
@@ -15,7 +18,7 @@ import { canAccessContent, checkCanPost } from './channel-access.js';
 import { streamById, subscriberIds } from './channels.js';
 import { holdersOf, spanHolders } from './receipt.js';
 import {
-  EDIT_LIMIT_GRACE_SECONDS, exemptFromMoveLimits, inGroupOf, isResolveToggle, messageSettings, moveLimitExceeded, noEditPermission, RESOLVED_TOPIC_PREFIX,
+  EDIT_LIMIT_GRACE_SECONDS, exemptFromMoveLimits, inGroupOf, isResolveToggle, messageSettings, moveLimitExceeded, RESOLVED_TOPIC_PREFIX,
 } from './message-rules.js';
 
 export type PropagateMode = 'change_one' | 'change_later' | 'change_all';
@@ -68,32 +71,32 @@ const CONTENT_BITS = FLAG.mentioned | FLAG.stream_wildcard_mentioned | FLAG.topi
 /** The message, if the user may read it (received, or in shared channel history); else Zulip's error. */
 export async function readableMessage(db: Queryable<ChatTables>, realmId: number, user: ChatUser, messageId: number): Promise<Message> {
   const found = await fetchByIds(db, realmId, user, { conditions: [], history: true }, [messageId]);
-  if (!found.ids.length) throw badRequest('Invalid message(s)');
+  if (!found.ids.length) throw invalidMessages();
   // Deleted by a concurrent request since the read above: as missing (fuzz seed 8 on PostgreSQL answered 500).
   const message = await db.selectFrom('messages').selectAll().where('id', '=', messageId).executeTakeFirst();
-  if (!message) throw badRequest('Invalid message(s)');
+  if (!message) throw invalidMessages();
   return message;
 }
 
 /** Checks the request against the message and the realm's rules; nothing is written. */
 export async function checkEdit(db: Queryable<ChatTables>, realm: Realm, editor: ChatUser, message: Message, ask: EditAsk, now: number): Promise<EditPlan> {
   const isChannel = message.stream_id !== null;
-  if (ask.content !== undefined && ask.streamId !== undefined) throw badRequest('Cannot change message content while changing channel');
-  if (!isChannel && ask.topic !== undefined) throw badRequest('Direct messages cannot have topics.');
-  if (!isChannel && ask.streamId !== undefined) throw badRequest('Direct messages cannot be moved to channels.');
+  if (ask.content !== undefined && ask.streamId !== undefined) throw contentWithChannelChange();
+  if (!isChannel && ask.topic !== undefined) throw directMessageTopic();
+  if (!isChannel && ask.streamId !== undefined) throw directMessageMove();
   // Naming the topic or channel the message already has changes nothing.
   const topic = ask.topic !== undefined && ask.topic !== message.topic ? ask.topic : undefined;
   const streamId = ask.streamId !== undefined && ask.streamId !== Number(message.stream_id) ? ask.streamId : undefined;
-  if (ask.content === undefined && topic === undefined && streamId === undefined) throw badRequest('Nothing to change');
-  if (topic === undefined && streamId === undefined && ask.propagateMode !== 'change_one') throw badRequest('Invalid propagate_mode without topic edit');
+  if (ask.content === undefined && topic === undefined && streamId === undefined) throw nothingToChange();
+  if (topic === undefined && streamId === undefined && ask.propagateMode !== 'change_one') throw propagateModeWithoutTopic();
   const s = await messageSettings(db, realm.id);
   const age = now - Number(message.date_sent);
   const plan: EditPlan = { message, editor, now };
 
   if (ask.content !== undefined) {
-    if (!s.allowMessageEditing) throw badRequest('Your organization has turned off message editing');
+    if (!s.allowMessageEditing) throw editingDisabled();
     if (message.sender_id !== editor.id) throw noEditPermission();
-    if (s.contentEditLimit !== null && age > s.contentEditLimit + EDIT_LIMIT_GRACE_SECONDS) throw badRequest('The time limit for editing this message has past');
+    if (s.contentEditLimit !== null && age > s.contentEditLimit + EDIT_LIMIT_GRACE_SECONDS) throw editTimeLimitPassed();
     const ctx = await loadMarkdownContext(db, realm.id, editor, ask.content);
     const rendered = renderMessage(ask.content, ctx);
     plan.content = { content: ask.content, rendered: rendered.html, mentionBits: hasMentions(rendered) ? mentionFlagger(rendered, ctx) : undefined };
@@ -107,7 +110,7 @@ export async function checkEdit(db: Queryable<ChatTables>, realm: Realm, editor:
   let limit: number | null = null;
   if (topic !== undefined) {
     // The check mark and a space around the empty topic trim down to the mark alone.
-    if (topic === RESOLVED_TOPIC_PREFIX.trim()) throw badRequest('General chat cannot be marked as resolved');
+    if (topic === RESOLVED_TOPIC_PREFIX.trim()) throw generalChatResolved();
     // Resolving or unresolving alone is its own permission, without a time limit.
     const resolving = streamId === undefined && isResolveToggle(message.topic, topic);
     if (resolving) {
@@ -115,19 +118,19 @@ export async function checkEdit(db: Queryable<ChatTables>, realm: Realm, editor:
     } else {
       if (!(await inGroupOf(db, s, editor, 'can_move_messages_between_topics_group'))) throw noEditPermission();
       if (!exempt && s.topicMoveLimit !== null) {
-        if (tooOld(s.topicMoveLimit)) throw badRequest("The time limit for editing this message's topic has passed.");
+        if (tooOld(s.topicMoveLimit)) throw topicEditTimeLimitPassed();
         limit = s.topicMoveLimit;
       }
     }
   }
   let stream: Stream | undefined;
   if (streamId !== undefined) {
-    if (!(await inGroupOf(db, s, editor, 'can_move_messages_between_channels_group'))) throw badRequest("You don't have permission to move this message");
+    if (!(await inGroupOf(db, s, editor, 'can_move_messages_between_channels_group'))) throw noMovePermission();
     stream = await streamById(db, realm.id, streamId);
-    if (!stream || !(await canAccessContent(db, editor, stream))) throw badRequest('Invalid channel ID');
+    if (!stream || !(await canAccessContent(db, editor, stream))) throw invalidChannelId();
     await checkCanPost(db, editor, stream);
     if (!exempt && s.channelMoveLimit !== null) {
-      if (tooOld(s.channelMoveLimit)) throw badRequest("The time limit for editing this message's channel has passed");
+      if (tooOld(s.channelMoveLimit)) throw channelEditTimeLimitPassed();
       limit = limit === null ? s.channelMoveLimit : Math.min(limit, s.channelMoveLimit);
     }
   }

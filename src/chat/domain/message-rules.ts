@@ -7,7 +7,7 @@
 // can_delete_own_message_group and message_content_delete_limit_seconds.
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser } from '../tables.js';
-import { ChatError, badRequest } from '../errors.js';
+import { type ChatError, deleteTimeLimitPassed, moveTimeLimitExceeded, noDeletePermission, noEditPermission } from '../errors.js';
 import { inGroupSetting, type GroupSettingValue } from './groups.js';
 import { realmGroupValues, realmRow, type RealmGroupSetting } from './realm-settings.js';
 import { ROLE } from './roles.js';
@@ -59,18 +59,18 @@ export function isResolveToggle(oldTopic: string, newTopic: string): boolean {
   return oldTopic !== newTopic && bare(oldTopic) === bare(newTopic) && (oldTopic.startsWith(RESOLVED_TOPIC_PREFIX) !== newTopic.startsWith(RESOLVED_TOPIC_PREFIX));
 }
 
-export const noEditPermission = () => badRequest("You don't have permission to edit this message");
 
 /** Zulip's answer when change_all reaches messages older than the move time limit. */
 export function moveLimitExceeded(allowedIds: number[], total: number): ChatError {
-  return new ChatError('MOVE_MESSAGES_TIME_LIMIT_EXCEEDED', `You only have permission to move the ${allowedIds.length}/${total} most recent messages in this topic.`, {
-    extra: { first_message_id_allowed_to_move: allowedIds.length ? Math.min(...allowedIds) : null, total_messages_in_topic: total, total_messages_allowed_to_move: allowedIds.length },
+  return moveTimeLimitExceeded({
+    allowed: allowedIds.length, total,
+    first_message_id_allowed_to_move: allowedIds.length ? Math.min(...allowedIds) : null, total_messages_in_topic: total, total_messages_allowed_to_move: allowedIds.length,
   });
 }
 
 /** Throws unless the user may delete the message now. */
 export async function checkCanDelete(db: Queryable<ChatTables>, s: MessageSettings, user: ChatUser, m: { sender_id: number; date_sent: number }, nowSeconds: number): Promise<void> {
   if (await inGroupOf(db, s, user, 'can_delete_any_message_group')) return;
-  if (m.sender_id !== user.id || !(await inGroupOf(db, s, user, 'can_delete_own_message_group'))) throw badRequest("You don't have permission to delete this message");
-  if (s.deleteLimit !== null && nowSeconds - Number(m.date_sent) > s.deleteLimit + EDIT_LIMIT_GRACE_SECONDS) throw badRequest('The time limit for deleting this message has passed');
+  if (m.sender_id !== user.id || !(await inGroupOf(db, s, user, 'can_delete_own_message_group'))) throw noDeletePermission();
+  if (s.deleteLimit !== null && nowSeconds - Number(m.date_sent) > s.deleteLimit + EDIT_LIMIT_GRACE_SECONDS) throw deleteTimeLimitPassed();
 }

@@ -6,7 +6,10 @@ import { sql, type RawBuilder } from 'kysely';
 import type { Engine, Queryable } from '../../platform/db/database.js';
 import { searchCondition } from '../../platform/db/fulltext.js';
 import type { ChatTables, ChatUser } from '../tables.js';
-import { badNarrow } from '../errors.js';
+import {
+  narrowBadChannelsOperand, narrowBadMessageId, narrowBadNear, narrowBadSearch, narrowBadTopic, narrowBadWith, narrowGuestAllPublic,
+  narrowUnknownChannel, narrowUnknownHas, narrowUnknownIn, narrowUnknownIs, narrowUnknownOperator, narrowUnknownUser, narrowUnknownWebPublicChannel,
+} from '../errors.js';
 import { canAccessContent, streamById, streamByName } from './channels.js';
 import { FLAG } from './flags.js';
 import { normaliseTopic } from './topics.js';
@@ -54,7 +57,7 @@ async function userFor(db: Queryable<ChatTables>, realmId: number, operand: unkn
     : typeof operand === 'string' && /^\d+$/.test(operand.trim()) ? await userById(db, realmId, Number(operand))
     : typeof operand === 'string' ? await userByEmail(db, realmId, operand)
     : undefined;
-  if (!u) throw badNarrow(`unknown user ${String(operand)}`);
+  if (!u) throw narrowUnknownUser({ operand: String(operand) });
   return u;
 }
 
@@ -78,7 +81,7 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
       case 'stream': {
         const byId = typeof operand === 'number' || (typeof operand === 'string' && /^\d+$/.test(operand));
         const stream = byId ? await streamById(db, realmId, Number(operand)) : typeof operand === 'string' ? await streamByName(db, realmId, operand) : undefined;
-        if (!stream || !(await canAccessContent(db, me, stream))) throw badNarrow(isSpectator(me) ? `unknown web-public channel ${String(operand)}` : 'unknown channel');
+        if (!stream || !(await canAccessContent(db, me, stream))) throw isSpectator(me) ? narrowUnknownWebPublicChannel({ operand: String(operand) }) : narrowUnknownChannel();
         cond = sql`m.stream_id = ${stream.id}`;
         if (!term.negated) channelId = stream.id;
         if (!term.negated && stream.history_public_to_subscribers === 1) history = true;
@@ -90,8 +93,8 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
           // Anyone may read these (spectators only these): channels:web-public is how a spectator's query says what it is.
           cond = sql`m.stream_id in (select id from streams where realm_id = ${realmId} and is_web_public = 1)`;
         } else {
-          if (operand !== 'public') throw badNarrow(`invalid channels operand ${String(operand)}`);
-          if (isGuest(me.role)) throw badNarrow('guests cannot search all public channels');
+          if (operand !== 'public') throw narrowBadChannelsOperand({ operand: String(operand) });
+          if (isGuest(me.role)) throw narrowGuestAllPublic();
           cond = sql`m.stream_id in (select id from streams where realm_id = ${realmId} and invite_only = 0)`;
         }
         if (!term.negated) history = true;
@@ -99,7 +102,7 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
       }
       case 'topic':
       case 'subject': {
-        if (typeof operand !== 'string') throw badNarrow('invalid topic');
+        if (typeof operand !== 'string') throw narrowBadTopic();
         cond = sql`m.stream_id is not null and lower(m.topic) = lower(${normaliseTopic(operand)})`;
         break;
       }
@@ -122,13 +125,13 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
       }
       case 'near':
         // near only moves the anchor in Zulip's clients; it filters nothing.
-        if (!Number.isInteger(Number(operand))) throw badNarrow('invalid near operand');
+        if (!Number.isInteger(Number(operand))) throw narrowBadNear();
         continue;
       case 'with': {
         // The conversation the message is in now (a channel topic, or its direct conversation).
         const id = Number(operand);
         const msg = Number.isInteger(id) ? await db.selectFrom('messages').select(['stream_id', 'topic', 'recipient_id']).where('id', '=', id).where('realm_id', '=', realmId).executeTakeFirst() : undefined;
-        if (!msg) throw badNarrow(`Invalid 'with' operand ${String(operand)}`);
+        if (!msg) throw narrowBadWith({ operand: String(operand) });
         cond = msg.stream_id === null ? sql`m.recipient_id = ${msg.recipient_id}` : sql`m.stream_id = ${msg.stream_id} and lower(m.topic) = ${msg.topic.toLowerCase()}`;
         if (msg.stream_id !== null && !term.negated) history = true;
         break;
@@ -137,7 +140,7 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
         if (operand === 'all') cond = sql`1 = 1`;
         // The home view leaves out muted topics, and muted channels unless the narrow names a channel (Zulip's rule).
         else if (operand === 'home') cond = terms.some((t) => t.operator === 'channel' || t.operator === 'stream') ? sql`not ${mutedTopicSql(me.id)}` : sql`not ${mutedSql(me.id)}`;
-        else throw badNarrow(`unknown 'in' operand ${String(operand)}`);
+        else throw narrowUnknownIn({ operand: String(operand) });
         break;
       }
       case 'has': {
@@ -146,7 +149,7 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
           case 'image': cond = sql`m.rendered_content like ${'%class="message_inline_image"%'}`; break;
           case 'attachment': cond = sql`m.rendered_content like ${'%/user_uploads/%'}`; break;
           case 'reaction': cond = sql`exists (select 1 from reactions r where r.message_id = m.id)`; break;
-          default: throw badNarrow(`unknown 'has' operand ${String(operand)}`);
+          default: throw narrowUnknownHas({ operand: String(operand) });
         }
         break;
       }
@@ -161,7 +164,7 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
       }
       case 'id': {
         const id = Number(operand);
-        if (!Number.isInteger(id)) throw badNarrow('invalid message ID');
+        if (!Number.isInteger(id)) throw narrowBadMessageId();
         cond = sql`m.id = ${id}`;
         break;
       }
@@ -177,12 +180,12 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
           case 'resolved': cond = sql`m.stream_id is not null and m.topic like ${'✔ %'}`; break;
           case 'followed': cond = followedSql(me.id); break;
           case 'muted': cond = mutedSql(me.id); break;
-          default: throw badNarrow(`unknown 'is' operand ${String(operand)}`);
+          default: throw narrowUnknownIs({ operand: String(operand) });
         }
         break;
       }
       case 'search': {
-        if (typeof operand !== 'string') throw badNarrow('invalid search operand');
+        if (typeof operand !== 'string') throw narrowBadSearch();
         const groups = parseSearch(operand);
         cond = searchCondition(engine, groups);
         search ??= new Set();
@@ -190,7 +193,7 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
         break;
       }
       default:
-        throw badNarrow(`unknown operator ${operator}`);
+        throw narrowUnknownOperator({ operator });
     }
     conditions.push(term.negated ? sql`not (${cond})` : cond);
   }

@@ -54,7 +54,7 @@ export class ChatLimits {
     const budget = userId === undefined ? budgets.byAddress : budgets.byUser;
     const key = userId === undefined ? addressKey(ip) : String(userId);
     const wait = budget.take(key);
-    if (wait > 0) throw rateLimited(wait, limitHeaders(this.clock, { limit: budget.rule.count, wait }));
+    if (wait > 0) throw rateLimited({ retryAfter: wait, headers: limitHeaders(this.clock, { limit: budget.rule.count, wait }) });
     const s = budget.standing(key);
     return { 'x-ratelimit-limit': String(s.limit), 'x-ratelimit-remaining': String(s.remaining), 'x-ratelimit-reset': String(Math.floor(this.clock.now() / 1000 + s.resetSeconds)) };
   }

@@ -2,7 +2,7 @@
 // Zulip does by emoji.ts), and the reactions of messages as message objects list them.
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables } from '../tables.js';
-import { badRequest } from '../errors.js';
+import { emojiNameMissing, emojiNameOrCodeRequired, invalidEmojiType } from '../errors.js';
 import { checkEmojiRequest, emojiNamed, REACTION_TYPES, type Emoji } from './emoji.js';
 
 export interface EmojiAsk { emoji_name?: string; emoji_code?: string; reaction_type?: string }
@@ -13,9 +13,9 @@ export interface EmojiAsk { emoji_name?: string; emoji_code?: string; reaction_t
  * rule, for clients with older emoji data); otherwise the name and code must agree.
  */
 export async function resolveEmoji(db: Queryable<ChatTables>, messageId: number, ask: EmojiAsk, forRemoval: boolean): Promise<Emoji> {
-  if (ask.reaction_type !== undefined && !(REACTION_TYPES as readonly string[]).includes(ask.reaction_type)) throw badRequest('Invalid emoji type.');
+  if (ask.reaction_type !== undefined && !(REACTION_TYPES as readonly string[]).includes(ask.reaction_type)) throw invalidEmojiType();
   if (ask.emoji_code === undefined) {
-    if (ask.emoji_name === undefined) throw badRequest('At least one of the following arguments must be present: emoji_name, emoji_code');
+    if (ask.emoji_name === undefined) throw emojiNameOrCodeRequired();
     return checkEmojiRequest(ask.emoji_name, undefined, ask.reaction_type);
   }
   const type = ask.reaction_type ?? (ask.emoji_name !== undefined ? emojiNamed(ask.emoji_name).reaction_type : 'unicode_emoji');
@@ -25,7 +25,7 @@ export async function resolveEmoji(db: Queryable<ChatTables>, messageId: number,
   if (ask.emoji_name === undefined) {
     // Removing by code alone needs nothing else; adding needs a name to show.
     if (forRemoval) return { emoji_name: '', emoji_code: ask.emoji_code, reaction_type: type };
-    throw badRequest("Missing 'emoji_name' argument");
+    throw emojiNameMissing();
   }
   return checkEmojiRequest(ask.emoji_name, ask.emoji_code, type);
 }

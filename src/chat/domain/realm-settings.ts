@@ -6,7 +6,7 @@ import Type, { type TSchema } from 'typebox';
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser, Realm, RealmRow } from '../tables.js';
 import type { Updateable } from 'kysely';
-import { badRequest } from '../errors.js';
+import { invalidLanguage, paramBadValue, paramTooLong, realmNameRequired } from '../errors.js';
 import { inGroupSetting, parseGroupSetting, systemGroupId, systemGroupIds, type GroupSettingValue } from './groups.js';
 import { isGuest } from './roles.js';
 import { renderMarkdown } from './markdown.js';
@@ -18,8 +18,8 @@ export const MAX_REALM_DESCRIPTION_LENGTH = 1000;
 /** The organization name as stored: trimmed, not empty, at most 40 characters (also at creation). */
 export function checkRealmName(raw: string): string {
   const name = raw.trim();
-  if (name === '') throw badRequest('Organization name is required.', { var_name: 'name' });
-  if ([...name].length > MAX_REALM_NAME_LENGTH) throw badRequest(`Organization name is too long (limit: ${MAX_REALM_NAME_LENGTH} characters).`, { var_name: 'name' });
+  if (name === '') throw realmNameRequired();
+  if ([...name].length > MAX_REALM_NAME_LENGTH) throw paramTooLong({ name: 'name', var_name: 'name', limit: MAX_REALM_NAME_LENGTH });
   return name;
 }
 
@@ -44,7 +44,7 @@ const timeLimit = (column: 'message_content_edit_limit_seconds' | 'move_messages
   check(value, name) {
     if (value === 'unlimited') return null;
     if (typeof value === 'number' && value > 0) return value;
-    throw badRequest(`Bad value for '${name}': ${String(value)}`, { var_name: name });
+    throw paramBadValue({ name, var_name: name, value: String(value) });
   },
   read: (row) => (row[column] === null ? null : Number(row[column])),
   write: (value) => ({ [column]: value as number | null }),
@@ -65,7 +65,7 @@ export const SIMPLE_SETTINGS = {
     check(value) {
       const description = value as string;
       if ([...description].length > MAX_REALM_DESCRIPTION_LENGTH) {
-        throw badRequest(`Organization description is too long (limit: ${MAX_REALM_DESCRIPTION_LENGTH} characters).`, { var_name: 'description' });
+        throw paramTooLong({ name: 'description', var_name: 'description', limit: MAX_REALM_DESCRIPTION_LENGTH });
       }
       return description;
     },
@@ -76,7 +76,7 @@ export const SIMPLE_SETTINGS = {
   default_language: {
     param: Type.String(),
     check(value) {
-      if (!LANGUAGES.includes(value as never)) throw badRequest(`Invalid language '${String(value)}'`, { var_name: 'default_language' });
+      if (!LANGUAGES.includes(value as never)) throw invalidLanguage({ language: String(value) });
       return value as string;
     },
     read: (row) => row.default_language,

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import type { Database, Queryable } from '../../platform/db/database.js';
 import { randomPassword } from '../../platform/auth/secrets.js';
 import type { ChatTables, ChatUser, Realm } from '../tables.js';
-import { badRequest } from '../errors.js';
+import { subdomainInUse } from '../errors.js';
 import type { ApiKeySeal } from './api-keys.js';
 import { createSystemGroups } from './groups.js';
 import { ROLE } from './roles.js';
@@ -67,7 +67,7 @@ export interface NewRealm {
  */
 export async function createRealm(db: Queryable<ChatTables>, r: NewRealm, nowMs: number, sealer: ApiKeySeal): Promise<{ realm: Realm; owner: ChatUser; apiKey: string }> {
   const name = checkRealmName(r.name);
-  if (await realmBySubdomain(db, r.stringId)) throw badRequest('Subdomain already in use. Please choose a different one.');
+  if (await realmBySubdomain(db, r.stringId)) throw subdomainInUse();
   const now = Math.floor(nowMs / 1000);
   const realm = await db
     .insertInto('realms')

@@ -4,13 +4,12 @@
 // what anyone may see (no subscriptions, no received messages, no flags stored).
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser, Realm } from '../tables.js';
-import { badRequest, unauthorized } from '../errors.js';
+import { insufficientPermission, notLoggedIn, webPublicDisabled } from '../errors.js';
 import { holdsRealmPermission } from './realm-settings.js';
 import { ROLE } from './roles.js';
 import type { NarrowTerm } from './narrow.js';
 
 /** Zulip's MissingAuthenticationError: no credentials where they are needed. */
-export const notLoggedIn = () => unauthorized('Not logged in: API authentication or user session required');
 
 /** The user a spectator is read as: Zulip's "Anonymous User", a guest with id 0. */
 export function spectatorOf(realm: Realm): ChatUser {
@@ -44,8 +43,8 @@ const inWebPublicCreators = (db: Queryable<ChatTables>, realm: Realm, user: Chat
 
 /** Throws Zulip's error unless the user may make a channel web-public (at creation or by PATCH /streams). */
 export async function checkCanCreateWebPublic(db: Queryable<ChatTables>, realm: Realm, user: ChatUser): Promise<void> {
-  if (realm.enable_spectator_access !== 1) throw badRequest('Web-public channels are not enabled.');
-  if (!(await inWebPublicCreators(db, realm, user))) throw badRequest('Insufficient permission');
+  if (realm.enable_spectator_access !== 1) throw webPublicDisabled();
+  if (!(await inWebPublicCreators(db, realm, user))) throw insufficientPermission();
 }
 
 /** Whether checkCanCreateWebPublic passes (register's can_create_web_public_streams). */

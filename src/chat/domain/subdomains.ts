@@ -3,7 +3,7 @@
 // domain, an IP address or localhost name the first realm (string_id ""), so a server used by
 // address (tests, the quick start) keeps serving it; `www.` is an alias of the root.
 import { isIP } from 'node:net';
-import { ChatError } from '../errors.js';
+import { invalidSubdomain } from '../errors.js';
 
 /** The first realm's string_id: it answers on the root domain. */
 export const ROOT_SUBDOMAIN = '';
@@ -13,7 +13,6 @@ const RESERVED = new Set([...ROOT_ALIASES, 'api', 'static', 'admin', 'mail', 'lo
 export const MAX_SUBDOMAIN_LENGTH = 40;
 
 /** Zulip's answer to an API request on a subdomain no realm has. */
-export const invalidSubdomain = () => new ChatError('NONEXISTENT_SUBDOMAIN', 'Invalid subdomain', { status: 404 });
 
 /** The host name of a Host header: lower case, without port, brackets or a trailing dot. */
 export function hostName(header: string | undefined): string {

@@ -3,7 +3,10 @@
 // and what a deactivation would break.
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser, UserGroup } from '../tables.js';
-import { badRequest, ChatError } from '../errors.js';
+import {
+  botsNotAccepted, cannotMentionGroup, groupDescriptionTooLong, groupNameEmpty, groupNameReservedPrefix, groupNameTaken, groupNameTooLong,
+  insufficientPermission, invalidGroup, notAllowedForGuests, settingGroupNotAllowed,
+} from '../errors.js';
 import {
   checkGroupSettingValue, inGroupSetting, normaliseGroupSetting, parseGroupSetting, systemGroupId, type GroupSettingValue,
 } from './groups.js';
@@ -34,35 +37,33 @@ const FORBIDDEN: Partial<Record<GroupPermission, string[]>> = {
 export const MAX_GROUP_NAME_LENGTH = 100;
 export const MAX_GROUP_DESCRIPTION_LENGTH = 1024;
 
-export const invalidGroup = () => badRequest('Invalid user group');
-export const insufficientPermission = () => new ChatError('UNAUTHORIZED_PRINCIPAL', 'Insufficient permission');
 
 /** Zulip's user group endpoints are for members and administrators, not guests or bots. */
 export function requireMemberOrAdmin(user: ChatUser): void {
-  if (isGuest(user.role)) throw badRequest('Not allowed for guest users');
-  if (user.is_bot === 1) throw badRequest('This endpoint does not accept bot requests.');
+  if (isGuest(user.role)) throw notAllowedForGuests();
+  if (user.is_bot === 1) throw botsNotAccepted();
 }
 
 
 export function checkGroupName(name: string): string {
   const trimmed = name.trim();
-  if (!trimmed) throw badRequest('User group name cannot be empty.');
-  if (trimmed.length > MAX_GROUP_NAME_LENGTH) throw badRequest(`User group name cannot exceed ${MAX_GROUP_NAME_LENGTH} characters.`);
+  if (!trimmed) throw groupNameEmpty();
+  if (trimmed.length > MAX_GROUP_NAME_LENGTH) throw groupNameTooLong({ limit: MAX_GROUP_NAME_LENGTH });
   // Names of the system groups' form, and the mention sigil, are reserved.
   for (const prefix of ['@', 'role:', 'user:', 'stream:', 'channel:']) {
-    if (trimmed.startsWith(prefix)) throw badRequest(`User group name cannot start with '${prefix}'.`);
+    if (trimmed.startsWith(prefix)) throw groupNameReservedPrefix({ prefix });
   }
   return trimmed;
 }
 
 export function checkGroupDescription(description: string): string {
-  if (description.length > MAX_GROUP_DESCRIPTION_LENGTH) throw badRequest(`User group description cannot exceed ${MAX_GROUP_DESCRIPTION_LENGTH} characters.`);
+  if (description.length > MAX_GROUP_DESCRIPTION_LENGTH) throw groupDescriptionTooLong({ limit: MAX_GROUP_DESCRIPTION_LENGTH });
   return description;
 }
 
 export async function checkNameFree(db: Queryable<ChatTables>, realmId: number, name: string, exceptId?: number): Promise<void> {
   const clash = await db.selectFrom('user_groups').select('id').where('realm_id', '=', realmId).where('name', '=', name).executeTakeFirst();
-  if (clash && clash.id !== exceptId) throw badRequest(`User group '${name}' already exists.`);
+  if (clash && clash.id !== exceptId) throw groupNameTaken({ name });
 }
 
 /** A permission's value for a new group: what the caller gave (checked), or the default. */
@@ -82,7 +83,7 @@ export async function checkPermissionValue(db: Queryable<ChatTables>, realmId: n
   for (const id of named) {
     const g = await db.selectFrom('user_groups').select(['name', 'is_system_group']).where('id', '=', id).executeTakeFirstOrThrow();
     if (g.is_system_group === 1 && FORBIDDEN[setting]?.includes(g.name) && typeof normal === 'number') {
-      throw badRequest(`'${setting}' setting cannot be set to '${g.name}' group.`);
+      throw settingGroupNotAllowed({ setting, group: g.name });
     }
   }
   return normal;
@@ -132,7 +133,7 @@ export async function checkGroupMentions(db: Queryable<ChatTables>, realmId: num
   const nobody = await nobodyGroupId(db, realmId);
   for (const id of groupIds) {
     const g = await groupById(db, realmId, id);
-    if (!(await inGroupSetting(db, sender.id, groupSetting(g, 'can_mention_group', nobody)))) throw badRequest(`You are not allowed to mention user group '${g.name}'.`);
+    if (!(await inGroupSetting(db, sender.id, groupSetting(g, 'can_mention_group', nobody)))) throw cannotMentionGroup({ name: g.name });
   }
 }
 

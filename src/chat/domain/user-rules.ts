@@ -1,9 +1,8 @@
 // Zulip's rules for managing accounts, as pure functions so they can be pinned by unit tests:
 // who may change whose role, who may be deactivated, and who may see a user's real email address.
-import { ChatError, adminRequired, badRequest } from '../errors.js';
+import { adminRequired, cannotDeactivateLastOwner, cannotDeactivateLastUser, guestCannotBeAdmin, lastOwnerRoleChange, ownerRequired, paramInvalid } from '../errors.js';
 import { ROLE, ROLES, isAdmin } from './roles.js';
 
-export const ownerRequired = () => new ChatError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner');
 
 interface Actor { id: number; role: number }
 interface Target { id: number; role: number; is_bot: number }
@@ -14,15 +13,15 @@ interface Target { id: number; role: number; is_bot: number }
  */
 export function checkRoleChange(actor: Actor, target: Target, newRole: number, activeOwners: number): boolean {
   if (!isAdmin(actor.role)) throw adminRequired();
-  if (!ROLES.includes(newRole)) throw badRequest('Invalid role', { var_name: 'role' });
+  if (!ROLES.includes(newRole)) throw paramInvalid({ name: 'role', var_name: 'role' });
   if (newRole === target.role) return false;
   // Only owners add or remove the owner role.
   if ((newRole === ROLE.owner || target.role === ROLE.owner) && actor.role !== ROLE.owner) throw ownerRequired();
   if (target.role === ROLE.owner && activeOwners <= 1) {
-    throw badRequest('The owner permission cannot be removed from the only organization owner.');
+    throw lastOwnerRoleChange();
   }
   // The seed's rule: a guest is not made an administrator (or owner) in one step.
-  if (target.role === ROLE.guest && isAdmin(newRole)) throw badRequest('Guests cannot be organization administrators');
+  if (target.role === ROLE.guest && isAdmin(newRole)) throw guestCannotBeAdmin();
   return true;
 }
 
@@ -30,7 +29,7 @@ export function checkRoleChange(actor: Actor, target: Target, newRole: number, a
 export function checkDeactivation(actor: Actor, target: Target, activeOwners: number): void {
   if (!isAdmin(actor.role)) throw adminRequired();
   if (target.role === ROLE.owner && actor.role !== ROLE.owner) throw ownerRequired();
-  if (target.role === ROLE.owner && target.is_bot === 0 && activeOwners <= 1) throw badRequest('Cannot deactivate the only organization owner');
+  if (target.role === ROLE.owner && target.is_bot === 0 && activeOwners <= 1) throw cannotDeactivateLastOwner();
 }
 
 /** DELETE /users/me: the only owner, or the only user, cannot leave. */
@@ -38,10 +37,10 @@ export function checkSelfDeactivation(me: Target, activeOwners: number, activeHu
   if (me.role === ROLE.owner && me.is_bot === 0 && activeOwners <= 1) {
     const lastUser = activeHumans <= 1;
     const entity = lastUser ? 'user' : 'organization owner';
-    throw new ChatError('CANNOT_DEACTIVATE_LAST_USER', `Cannot deactivate the only ${entity}`, { extra: { is_last_owner: !lastUser, entity } });
+    throw cannotDeactivateLastUser({ entity, is_last_owner: !lastUser });
   }
   if (me.is_bot === 0 && activeHumans <= 1) {
-    throw new ChatError('CANNOT_DEACTIVATE_LAST_USER', 'Cannot deactivate the only user', { extra: { is_last_owner: false, entity: 'user' } });
+    throw cannotDeactivateLastUser({ entity: 'user', is_last_owner: false });
   }
 }
 

@@ -5,7 +5,7 @@
 // defaults when they joined); anything absent reads as Zulip's default.
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser } from '../tables.js';
-import { badRequest } from '../errors.js';
+import { invalidBatchingPeriod, invalidNotificationSound, paramInvalid, paramNotInList, paramNotTimezone } from '../errors.js';
 
 type Kind = 'boolean' | 'integer' | 'string';
 
@@ -123,11 +123,13 @@ export type SettingValue = boolean | number | string;
 /** Zulip's checks on one value (its type already decoded); answers the value to store. */
 export function checkSetting(name: string, value: SettingValue): SettingValue {
   const s = SETTINGS[name];
-  if (s.values && !s.values.includes(value as never)) throw badRequest(`Invalid ${name}`, { var_name: name });
-  if (name === 'timezone' && !isTimezone(value as string)) throw badRequest('Not a recognized time zone');
-  if (name === 'notification_sound' && value !== 'none' && !NOTIFICATION_SOUNDS.includes(value as never)) throw badRequest(`Invalid notification sound '${String(value)}'`);
+  // Zulip checks default_language by hand (zerver/views/user_settings.py), the other lists with
+  // check_int_in / check_string_in validators, whose message says why.
+  if (s.values && !s.values.includes(value as never)) throw (name === 'default_language' ? paramInvalid : paramNotInList)({ name, var_name: name });
+  if (name === 'timezone' && !isTimezone(value as string)) throw paramNotTimezone({ name, var_name: name });
+  if (name === 'notification_sound' && value !== 'none' && !NOTIFICATION_SOUNDS.includes(value as never)) throw invalidNotificationSound({ sound: String(value) });
   if (name === 'email_notifications_batching_period_seconds' && ((value as number) < 60 || (value as number) > 7 * 24 * 3600)) {
-    throw badRequest(`Invalid email batching period: ${String(value)} seconds`);
+    throw invalidBatchingPeriod({ seconds: String(value) });
   }
   return value;
 }

@@ -2,7 +2,7 @@
 // deprecated `away` is the inverse of the presence_enabled setting, as in Zulip since 6.0.
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, UserStatusRow } from '../tables.js';
-import { badRequest } from '../errors.js';
+import { emojiNameRequired } from '../errors.js';
 import { checkEmojiRequest, type Emoji } from './emoji.js';
 import { booleanSetting } from './presence.js';
 
@@ -14,7 +14,7 @@ export const MAX_STATUS_TEXT_LENGTH = 60;
  */
 export function checkStatusEmoji(name: string | undefined, code: string | undefined, type: string | undefined): Emoji | undefined {
   if (name === undefined) {
-    if (code !== undefined || type !== undefined) throw badRequest('Client must pass emoji_name if they pass either emoji_code or reaction_type.');
+    if (code !== undefined || type !== undefined) throw emojiNameRequired();
     return undefined;
   }
   if (name === '') return { emoji_name: '', emoji_code: '', reaction_type: 'unicode_emoji' };

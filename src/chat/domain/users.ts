@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type { Queryable } from '../../platform/db/database.js';
 import { hashPassword } from '../../platform/auth/passwords.js';
 import type { ChatTables, ChatUser } from '../tables.js';
-import { badRequest } from '../errors.js';
+import { emailInUse, invalidEmail, nameInvalidCharacters, nameTooLong, nameTooShort } from '../errors.js';
 import { issueApiKey, type ApiKeySeal } from './api-keys.js';
 import { systemGroupId } from './groups.js';
 import { directGroupsForRole, ROLE } from './roles.js';
@@ -92,10 +92,10 @@ const EMAIL = /^[^\s@<>()",;:\\]+@[^\s@<>()",;:\\]+$/;
 /** Zulip's checks on a full name: trimmed, 1..100 characters, no control characters. */
 export function checkFullName(raw: string): string {
   const name = raw.trim();
-  if (name === '') throw badRequest('Name too short!');
-  if ([...name].length > 100) throw badRequest('Name too long!');
+  if (name === '') throw nameTooShort();
+  if ([...name].length > 100) throw nameTooLong();
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f*`\\>"@]/.test(name)) throw badRequest('Invalid characters in name!');
+  if (/[\u0000-\u001f\u007f*`\\>"@]/.test(name)) throw nameInvalidCharacters();
   return name;
 }
 
@@ -112,8 +112,8 @@ export interface NewUser {
 /** Creates a user with its API key and role groups; the caller holds the transaction. */
 export async function createUser(db: Queryable<ChatTables>, realmId: number, u: NewUser, nowMs: number, sealer: ApiKeySeal): Promise<{ user: ChatUser; apiKey: string }> {
   const email = u.email.trim();
-  if (!EMAIL.test(email)) throw badRequest(`Invalid email '${email}'`);
-  if (await userByEmail(db, realmId, email)) throw badRequest('Email is already in use.');
+  if (!EMAIL.test(email)) throw invalidEmail({ email });
+  if (await userByEmail(db, realmId, email)) throw emailInUse();
   const fullName = checkFullName(u.fullName);
   const key = issueApiKey(sealer);
   const passwordHash = u.password === null ? null : await hashPassword(u.password);

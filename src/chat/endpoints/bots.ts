@@ -7,7 +7,10 @@ import { defineEndpoint, requireUser, type ChatCall } from '../endpoint.js';
 import { realmBotAddNotice, realmBotDeleteNotice, realmBotUpdateNotice, realmUserUpdateNotice } from '../events/notices.js';
 import { joinedNotices } from '../events/realm-notices.js';
 import type { Notice } from '../events/hub.js';
-import { badRequest, ChatError } from '../errors.js';
+import {
+  badBotName, botOwnerInactive, botOwnerIsBot, botOwnerMissing, ChatError, insufficientPermission, invalidBotType, nameInUse, noSuchBot,
+  notAllowedForGuests, usernameInUse,
+} from '../errors.js';
 import { isAdmin, isGuest, ROLE } from '../domain/roles.js';
 import { avatarUrlFor, checkFullName, createUser, userByEmail, userById } from '../domain/users.js';
 import { botEmail } from '../domain/user-rules.js';
@@ -29,25 +32,25 @@ export const createBot = defineEndpoint({
   }),
   async handler(call, p) {
     const me = requireUser(call);
-    if (isGuest(me.role)) throw badRequest('Not allowed for guest users');
+    if (isGuest(me.role)) throw notAllowedForGuests();
     // Incoming and outgoing webhook and embedded bots need services Keel does not run yet.
-    if (p.bot_type !== GENERIC_BOT) throw badRequest('Invalid bot type');
+    if (p.bot_type !== GENERIC_BOT) throw invalidBotType();
     const { db, clock } = call.services;
     const fullName = checkFullName(p.full_name);
     const shortName = p.short_name.trim();
-    if (shortName === '' || !/^[A-Za-z0-9._+-]+$/.test(shortName)) throw badRequest('Bad name or username');
+    if (shortName === '' || !/^[A-Za-z0-9._+-]+$/.test(shortName)) throw badBotName();
     const email = botEmail(shortName, call.realm.email_host);
     const created = await call.services.events.write(() => db.transaction(async (trx) => {
-      if (await userByEmail(trx, call.realm.id, email)) throw badRequest('Username already in use');
+      if (await userByEmail(trx, call.realm.id, email)) throw usernameInUse();
       const sameName = await trx.selectFrom('chat_users').select('id').where('realm_id', '=', call.realm.id).where('is_bot', '=', 1)
         .where('is_active', '=', 1).where('full_name', '=', fullName).executeTakeFirst();
       // The username is checked first, as a request sent after a concurrent identical one that committed
       // since the check above (PostgreSQL reads each statement at its own start) is answered.
       const usernameTaken = async () => !!(await userByEmail(trx, call.realm.id, email));
-      if (sameName) throw badRequest((await usernameTaken()) ? 'Username already in use' : 'Name is already in use!');
+      if (sameName) throw (await usernameTaken()) ? usernameInUse() : nameInUse();
       return createUser(trx, call.realm.id, { email, fullName, password: null, role: ROLE.member, isBot: true, botType: GENERIC_BOT, botOwnerId: me.id }, clock.now(), call.services.apiKeySeal)
         .catch(async (err: unknown) => {
-          throw err instanceof ChatError && (await usernameTaken()) ? badRequest('Username already in use') : err;
+          throw err instanceof ChatError && (await usernameTaken()) ? usernameInUse() : err;
         });
     }), async (made) => [
       ...(await joinedNotices(db.kysely, call.realm.id, made.user)),
@@ -67,15 +70,15 @@ export const createBot = defineEndpoint({
 /** Zulip's require_member_or_admin: guests may not manage bots. */
 function botManager(call: ChatCall): ChatUser {
   const me = requireUser(call);
-  if (isGuest(me.role)) throw badRequest('Not allowed for guest users');
+  if (isGuest(me.role)) throw notAllowedForGuests();
   return me;
 }
 
 /** Zulip's access_bot_by_id: a bot of the realm (active or not) that the caller owns or, as an administrator, administers. */
 async function botFor(db: Queryable<ChatTables>, call: ChatCall, me: ChatUser, botId: number): Promise<ChatUser> {
   const bot = await userById(db, call.realm.id, botId);
-  if (!bot || bot.is_bot !== 1) throw badRequest('No such bot');
-  if (bot.bot_owner_id !== me.id && !isAdmin(me.role)) throw badRequest('Insufficient permission');
+  if (!bot || bot.is_bot !== 1) throw noSuchBot();
+  if (bot.bot_owner_id !== me.id && !isAdmin(me.role)) throw insufficientPermission();
   return bot;
 }
 
@@ -182,16 +185,16 @@ export const updateBot = defineEndpoint({
         if (name !== bot.full_name) {
           const taken = await trx.selectFrom('chat_users').select('id').where('realm_id', '=', call.realm.id).where('is_bot', '=', 1)
             .where('is_active', '=', 1).where('full_name', '=', name).where('id', '!=', bot.id).executeTakeFirst();
-          if (taken) throw badRequest('Name is already in use!');
+          if (taken) throw nameInUse();
           fullName = name;
         }
       }
       let owner: ChatUser | undefined;
       if (p.bot_owner_id !== undefined) {
         owner = await userById(trx, call.realm.id, p.bot_owner_id);
-        if (!owner) throw badRequest('Failed to change owner, no such user');
-        if (owner.is_active !== 1) throw badRequest('Failed to change owner, user is deactivated');
-        if (owner.is_bot === 1) throw badRequest("Failed to change owner, bots can't own other bots");
+        if (!owner) throw botOwnerMissing();
+        if (owner.is_active !== 1) throw botOwnerInactive();
+        if (owner.is_bot === 1) throw botOwnerIsBot();
         if (owner.id === bot.bot_owner_id) owner = undefined;
       }
       const previousOwner = owner && bot.bot_owner_id !== null ? await userById(trx, call.realm.id, bot.bot_owner_id) : undefined;

@@ -3,7 +3,12 @@
 import { closeSpan, receivedCondition } from '../domain/receipt.js';
 import Type from 'typebox';
 import { defineEndpoint, requireUser } from '../endpoint.js';
-import { adminRequired, badRequest, channelNameMissing, ChatError } from '../errors.js';
+import {
+  adminRequired, badColor, channelAlreadyArchived, channelAlreadyNamed, channelContentAccessRequired, channelNameTaken, channelsDoNotExist,
+  defaultChannelPrivate, insufficientPermission, invalidChannelId, invalidChannelName, invalidParameters, noAdministerPermission, noSuchUser,
+  notAuthorizedForQuery, notSubscribedToChannelId, ownerRequired, paramNotBoolean, privateDefaultChannel, unableToAccessChannel,
+  unknownSubscriptionProperty,
+} from '../errors.js';
 import type { Updateable } from 'kysely';
 import type { ChatTables, ChatUser, Stream, StreamRow } from '../tables.js';
 import type { Queryable } from '../../platform/db/database.js';
@@ -26,7 +31,6 @@ import { unixSeconds } from '../../platform/clock.js';
 import { checkCanCreateWebPublic } from '../domain/spectators.js';
 import { holdsRealmPermission } from '../domain/realm-settings.js';
 
-const noSuchUser = () => badRequest('No such user');
 
 export const subscribeEndpoint = defineEndpoint({
   method: 'POST',
@@ -72,7 +76,7 @@ export const subscribeEndpoint = defineEndpoint({
       }
       const others = targets.some((t) => t.id !== me.id);
       // The realm's can_add_subscribers_group (members by default) decides who may subscribe others.
-      if (others && !(await holdsRealmPermission(trx, call.realm.id, me, 'can_add_subscribers_group'))) throw badRequest('Insufficient permission');
+      if (others && !(await holdsRealmPermission(trx, call.realm.id, me, 'can_add_subscribers_group'))) throw insufficientPermission();
       const subscribed: Record<string, string[]> = {};
       const already: Record<string, string[]> = {};
       const unauthorized: string[] = [];
@@ -83,18 +87,19 @@ export const subscribeEndpoint = defineEndpoint({
         if (!stream) {
           // Who may create a channel of this kind (members by default); a web-public one is public too.
           const creators = p.invite_only ? 'can_create_private_channel_group' : 'can_create_public_channel_group';
-          if (!(await holdsRealmPermission(trx, call.realm.id, me, creators))) throw badRequest('Insufficient permission');
+          if (!(await holdsRealmPermission(trx, call.realm.id, me, creators))) throw insufficientPermission();
           if (p.is_web_public) {
-            if (p.invite_only) throw badRequest('Invalid parameters');
+            if (p.invite_only) throw invalidParameters();
             await checkCanCreateWebPublic(trx, call.realm, me);
           }
           stream = await createStream(trx, call.realm.id, me, {
-            name, description: entry.description ?? '', inviteOnly: p.invite_only, isWebPublic: p.is_web_public, historyPublicToSubscribers: p.history_public_to_subscribers,
+            name, description: entry.description ?? '', descriptionParam: { where: `subscriptions[${p.subscriptions.indexOf(entry)}]["description"]`, varName: 'subscriptions' },
+            inviteOnly: p.invite_only, isWebPublic: p.is_web_public, historyPublicToSubscribers: p.history_public_to_subscribers,
             canSendMessageGroup: p.can_send_message_group,
           }, now);
           created.push(stream);
         } else if (!(await canAccessContent(trx, me, stream)) && !(stream.invite_only === 1 && isAdmin(me.role))) {
-          if (p.authorization_errors_fatal) throw badRequest(`Unable to access channel (${stream.name}).`);
+          if (p.authorization_errors_fatal) throw unableToAccessChannel({ name: stream.name });
           unauthorized.push(stream.name);
           continue;
         }
@@ -160,7 +165,7 @@ export const getStreams = defineEndpoint({
     const me = requireUser(call);
     const db = call.services.db.kysely;
     const all = p.include_all || p.include_all_active;
-    if (p.include_all_active && !isAdmin(me.role)) throw badRequest('User not authorized for this query');
+    if (p.include_all_active && !isAdmin(me.role)) throw notAuthorizedForQuery();
     const owner = p.include_owner_subscribed && me.is_bot === 1 && me.bot_owner_id !== null ? await userById(db, call.realm.id, me.bot_owner_id) : undefined;
     const rows = await db.selectFrom('streams').selectAll().where('realm_id', '=', call.realm.id).orderBy('name_lower').execute();
     const now = unixSeconds(call.services.clock);
@@ -195,12 +200,11 @@ export const getStreamId = defineEndpoint({
   async handler(call, p) {
     const me = requireUser(call);
     const stream = await streamByName(call.services.db.kysely, call.realm.id, p.stream);
-    if (!stream || !(await canSeeMetadata(call.services.db.kysely, me, stream))) throw badRequest(`Invalid channel name '${p.stream}'`);
+    if (!stream || !(await canSeeMetadata(call.services.db.kysely, me, stream))) throw invalidChannelName({ name: p.stream });
     return { stream_id: stream.id };
   },
 });
 
-const invalidChannelId = () => badRequest('Invalid channel ID');
 
 /** The channel by id if the caller may know it exists; Zulip answers "Invalid channel ID" otherwise. */
 async function visibleStream(db: Queryable<ChatTables>, realmId: number, me: ChatUser, id: number): Promise<Stream> {
@@ -233,8 +237,8 @@ export const archiveStream = defineEndpoint({
     const db = call.services.db;
     const work = () => db.transaction(async (trx) => {
       const stream = await visibleStream(trx, call.realm.id, me, p.stream_id);
-      if (!(await canAdminister(trx, me, stream))) throw badRequest('You do not have permission to administer this channel.');
-      if (stream.is_archived === 1) throw badRequest('Channel is already deactivated');
+      if (!(await canAdminister(trx, me, stream))) throw noAdministerPermission();
+      if (stream.is_archived === 1) throw channelAlreadyArchived();
       await trx.updateTable('streams').set({ is_archived: 1 }).where('id', '=', stream.id).execute();
       // An archived channel is no longer offered to new users.
       const wasDefault = await trx.deleteFrom('default_streams').where('stream_id', '=', stream.id).executeTakeFirst();
@@ -337,18 +341,21 @@ export const unsubscribeEndpoint = defineEndpoint({
         }
       }
       const streams: Stream[] = [];
+      const missing: string[] = [];
       for (const name of p.subscriptions) {
         const stream = await streamByName(trx, call.realm.id, name);
         // A private channel the caller cannot see answers exactly as a missing one.
-        if (!stream || !(await canSeeMetadata(trx, me, stream))) throw channelNameMissing(name.trim());
-        if (!streams.some((s) => s.id === stream.id)) streams.push(stream);
+        if (!stream || !(await canSeeMetadata(trx, me, stream))) missing.push(name.trim());
+        else if (!streams.some((s) => s.id === stream.id)) streams.push(stream);
       }
+      // Zulip names every unknown channel at once (zerver/lib/streams.py list_to_streams).
+      if (missing.length) throw channelsDoNotExist({ names: missing.join(', ') });
       // Removing others: administrators; owners of a bot; members of can_remove_subscribers_group with access.
       for (const t of targets) {
         if (t.id === me.id || isAdmin(me.role) || (t.is_bot === 1 && t.bot_owner_id === me.id)) continue;
         for (const s of streams) {
           const allowed = (await canAccessContent(trx, me, s)) && (await inGroupSetting(trx, me.id, parseGroupSetting(s.can_remove_subscribers_group)));
-          if (!allowed) throw badRequest('Insufficient permission');
+          if (!allowed) throw insufficientPermission();
         }
       }
       const removed: string[] = [];
@@ -410,17 +417,17 @@ export const updateSubscriptionSettings = defineEndpoint({
       const told = (streamId: number, property: string, value: unknown) => notices.push(subscriptionUpdateNotice(me.id, streamId, property, value));
       for (const entry of p.subscription_data) {
         const prop = entry.property as SubProperty;
-        if (!SUB_PROPERTIES.includes(prop)) throw badRequest(`Unknown subscription property: ${entry.property}`);
+        if (!SUB_PROPERTIES.includes(prop)) throw unknownSubscriptionProperty({ property: entry.property });
         const stream = await streamById(trx, call.realm.id, entry.stream_id);
         if (!stream || !(await canSeeMetadata(trx, me, stream))) throw invalidChannelId();
-        if (!(await isSubscribed(trx, me.id, stream.id))) throw badRequest(`Not subscribed to channel ID ${stream.id}`);
+        if (!(await isSubscribed(trx, me.id, stream.id))) throw notSubscribedToChannelId({ id: stream.id });
         if (prop === 'color') {
-          if (typeof entry.value !== 'string' || !/^#[0-9a-fA-F]{6}$/.test(entry.value)) throw badRequest('color is not a valid hex color code', { var_name: 'color' });
+          if (typeof entry.value !== 'string' || !/^#[0-9a-fA-F]{6}$/.test(entry.value)) throw badColor();
           changes.push({ streamId: stream.id, set: { color: entry.value.toLowerCase() } });
           told(stream.id, 'color', entry.value.toLowerCase());
           continue;
         }
-        if (typeof entry.value !== 'boolean') throw badRequest(`${prop} is not a boolean`, { var_name: prop });
+        if (typeof entry.value !== 'boolean') throw paramNotBoolean({ name: prop, var_name: prop });
         if (prop === 'in_home_view' || prop === 'is_muted') {
           // in_home_view is the legacy inverse of is_muted; Zulip announces both (feature level 139), legacy first.
           const muted = prop === 'is_muted' ? entry.value : !entry.value;
@@ -453,7 +460,7 @@ export const addDefaultStream = defineEndpoint({
     if (!isAdmin(me.role)) throw adminRequired();
     const work = () => call.services.db.transaction(async (trx) => {
       const stream = await visibleStream(trx, call.realm.id, me, p.stream_id);
-      if (stream.invite_only === 1) throw badRequest('Private channels cannot be made default.');
+      if (stream.invite_only === 1) throw privateDefaultChannel();
       if (stream.is_archived === 1) throw invalidChannelId();
       const had = await trx.selectFrom('default_streams').select('stream_id').where('realm_id', '=', call.realm.id).where('stream_id', '=', stream.id).executeTakeFirst();
       if (!had) await trx.insertInto('default_streams').values({ realm_id: call.realm.id, stream_id: stream.id }).execute();
@@ -532,24 +539,24 @@ export const updateStream = defineEndpoint({
     const { db, clock, events } = call.services;
     const work = () => db.transaction(async (trx) => {
       const stream = await visibleStream(trx, call.realm.id, me, p.stream_id);
-      if (!(await canAdminister(trx, me, stream))) throw badRequest('You do not have permission to administer this channel.');
+      if (!(await canAdminister(trx, me, stream))) throw noAdministerPermission();
       // Every check runs before anything is written: a refused request changes nothing.
       const set: Updateable<StreamRow> = {};
       const privacy = p.is_private !== undefined || p.is_web_public !== undefined || p.history_public_to_subscribers !== undefined;
       const needsContent = privacy || (Object.keys(CHANNEL_GROUP_SETTINGS) as ChannelGroupSetting[]).some((k) => p[k] !== undefined && CHANNEL_GROUP_SETTINGS[k].contentAccess);
       // An administrator who may see a private channel but not read it can rename it, not open it up.
-      if (needsContent && !(await canAccessContent(trx, me, stream))) throw badRequest('Channel content access is required.');
+      if (needsContent && !(await canAccessContent(trx, me, stream))) throw channelContentAccessRequired();
 
       if (p.new_name !== undefined) {
         const name = checkChannelName(p.new_name);
-        if (name === stream.name) throw badRequest('Channel already has that name!');
+        if (name === stream.name) throw channelAlreadyNamed();
         // A change of case only is no clash with itself.
         if (name.toLowerCase() !== stream.name_lower) {
           const taken = await streamByName(trx, call.realm.id, name);
           // This channel itself, renamed by a concurrent request that committed after this one read it
           // (PostgreSQL reads each statement at its own start): answered as the same request sent afterwards.
-          if (taken?.id === stream.id && taken.name === name) throw badRequest('Channel already has that name!');
-          if (taken && taken.id !== stream.id) throw badRequest(`Channel name '${name}' is already taken.`);
+          if (taken?.id === stream.id && taken.name === name) throw channelAlreadyNamed();
+          if (taken && taken.id !== stream.id) throw channelNameTaken({ name });
         }
         set.name = name;
         set.name_lower = name.toLowerCase();
@@ -571,7 +578,7 @@ export const updateStream = defineEndpoint({
         set.history_public_to_subscribers = next.historyPublic ? 1 : 0;
       }
       if (p.message_retention_days !== undefined) {
-        if (me.role !== ROLE.owner) throw new ChatError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner');
+        if (me.role !== ROLE.owner) throw ownerRequired();
         set.message_retention_days = parseRetentionDays(p.message_retention_days);
       }
       for (const key of Object.keys(CHANNEL_GROUP_SETTINGS) as ChannelGroupSetting[]) {
@@ -584,7 +591,7 @@ export const updateStream = defineEndpoint({
       const defaultChange = p.is_default_stream;
       const willBePrivate = set.invite_only !== undefined ? set.invite_only === 1 : stream.invite_only === 1;
       const willBeDefault = defaultChange ?? (await defaultStreamIds(trx, call.realm.id)).has(stream.id);
-      if (willBePrivate && willBeDefault) throw badRequest('A default channel cannot be private.');
+      if (willBePrivate && willBeDefault) throw defaultChannelPrivate();
 
       // Who could see the channel before: a change of privacy or of its groups may show or hide it.
       const viewersBefore = await channelViewers(trx, stream);

@@ -2,7 +2,8 @@
 // each change is a drafts event to the user's queues.
 import Type from 'typebox';
 import { defineEndpoint, requireUser } from '../endpoint.js';
-import { checkDraft, checkDraftsEnabled, draftMissing, draftObject, draftsOf, type CheckedDraft, type DraftInput } from '../domain/drafts.js';
+import { checkDraft, checkDraftsEnabled, draftObject, draftsOf, type CheckedDraft, type DraftInput } from '../domain/drafts.js';
+import { draftMissing } from '../errors.js';
 import { draftsNotice } from '../events/pref-notices.js';
 
 const Draft = Type.Object({

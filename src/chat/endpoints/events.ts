@@ -2,20 +2,23 @@
 // lost or doubled), GET /events (long-polling), DELETE /events.
 import Type from 'typebox';
 import { defineEndpoint, LATER, requireUser, type LateAnswer } from '../endpoint.js';
-import { badRequest, invalidApiKey, realmDeactivated, userDeactivated, type ChatError } from '../errors.js';
+import {
+  anonymousParameter, invalidApiKey, notAuthorizedForQuery, notLoggedIn, queueNarrowOperand, queueNarrowOperator, realmDeactivated, userDeactivated,
+  type ChatError,
+} from '../errors.js';
 import type { Queryable } from '../../platform/db/database.js';
 import { readNarrow, type NarrowTerm, type RawNarrow } from '../domain/narrow.js';
 import { isGuest } from '../domain/roles.js';
 import { NarrowTerm as NarrowParam } from './messages.js';
 import { eventsJsonPieces, QUEUE_NARROW_IS, QUEUE_NARROW_OPERATORS, type QueuedEvent, type Waiter } from '../events/queue.js';
 import { initialState, SUPPORTED_STATE } from '../events/state.js';
-import { notLoggedIn, spectatorOf, webPublicAccess } from '../domain/spectators.js';
+import { spectatorOf, webPublicAccess } from '../domain/spectators.js';
 import type { ChatTables, ChatUser } from '../tables.js';
 
 function checkQueueNarrow(terms: NarrowTerm[]): NarrowTerm[] {
   for (const t of terms) {
-    if (!QUEUE_NARROW_OPERATORS.has(t.operator)) throw badRequest(`Operator ${t.operator} not supported.`);
-    if (t.operator === 'is' && !QUEUE_NARROW_IS.has(String(t.operand).toLowerCase())) throw badRequest(`Operand ${String(t.operand)} not supported.`);
+    if (!QUEUE_NARROW_OPERATORS.has(t.operator)) throw queueNarrowOperator({ operator: t.operator });
+    if (t.operator === 'is' && !QUEUE_NARROW_IS.has(String(t.operand).toLowerCase())) throw queueNarrowOperand({ operand: String(t.operand) });
   }
   return terms;
 }
@@ -48,8 +51,8 @@ export const registerQueue = defineEndpoint({
     // A spectator's refusals come first, as in Zulip's events_register_backend.
     if (!call.user) {
       if (!(await webPublicAccess(db.kysely, call.realm))) throw notLoggedIn();
-      if (p.client_gravatar) throw badRequest("Invalid 'client_gravatar' parameter for anonymous request");
-      if (p.include_subscribers) throw badRequest("Invalid 'include_subscribers' parameter for anonymous request");
+      if (p.client_gravatar) throw anonymousParameter({ name: 'client_gravatar' });
+      if (p.include_subscribers) throw anonymousParameter({ name: 'include_subscribers' });
     }
     const narrow = checkQueueNarrow(readNarrow(p.narrow as RawNarrow));
     const eventTypes = p.event_types ?? null;
@@ -66,7 +69,7 @@ export const registerQueue = defineEndpoint({
     if (!call.user) return { queue_id: null, last_event_id: -1, ...(await stateOf(spectatorOf(call.realm), false)) };
     const me = call.user;
     const clientGravatar = p.client_gravatar ?? true;
-    if (p.all_public_streams && isGuest(me.role)) throw badRequest('User not authorized for this query');
+    if (p.all_public_streams && isGuest(me.role)) throw notAuthorizedForQuery();
     return events.gate.snapshot(async () => {
       // The credentials were read before the gate let this in: a deactivation (of the user or the
       // realm) or a new key committed meanwhile (which ended the queues) must not be followed by a

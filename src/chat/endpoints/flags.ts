@@ -3,7 +3,7 @@
 import Type from 'typebox';
 import { sql } from 'kysely';
 import { defineEndpoint, requireUser, type ChatServices } from '../endpoint.js';
-import { badRequest } from '../errors.js';
+import { flagNotEditable, invalidChannelId, invalidFlag, invalidMessages, noSuchTopic } from '../errors.js';
 import type { ChatUser } from '../tables.js';
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables } from '../tables.js';
@@ -21,8 +21,8 @@ const Op = Type.Union([Type.Literal('add'), Type.Literal('remove')]);
 
 function flagBit(flag: string): number {
   const bit = checkEditableFlag(flag);
-  if (bit === -1) throw badRequest(`Flag not editable: '${flag}'`);
-  if (bit === 0) throw badRequest(`Invalid flag: '${flag}'`);
+  if (bit === -1) throw flagNotEditable({ flag });
+  if (bit === 0) throw invalidFlag({ flag });
   return bit;
 }
 
@@ -55,7 +55,7 @@ export const updateMessageFlags = defineEndpoint({
       const others = ids.filter((id) => !own.has(id));
       // Messages the user never received but may read (shared channel history) are valid targets.
       const readable = new Set((await fetchByIds(trx, call.realm.id, me, { conditions: [], history: true }, others)).ids);
-      if (others.some((id) => !readable.has(id))) throw badRequest('Invalid message(s)');
+      if (others.some((id) => !readable.has(id))) throw invalidMessages();
       const out: Record<string, unknown> = { messages: p.messages };
       if (p.op === 'add' && bit !== FLAG.read && others.length) {
         // Starring or collapsing history gives the user a copy marked historical (and read).
@@ -151,7 +151,7 @@ export const markAllAsRead = defineEndpoint({
 
 async function accessibleChannel(db: Queryable<ChatTables>, realmId: number, me: ChatUser, streamId: number) {
   const stream = await streamById(db, realmId, streamId);
-  if (!stream || !(await canAccessContent(db, me, stream))) throw badRequest('Invalid channel ID');
+  if (!stream || !(await canAccessContent(db, me, stream))) throw invalidChannelId();
   return stream;
 }
 
@@ -182,7 +182,7 @@ export const markTopicAsRead = defineEndpoint({
     const stream = await accessibleChannel(db.kysely, call.realm.id, me, p.stream_id);
     const topic = normaliseTopic(p.topic_name);
     const any = await db.kysely.selectFrom('messages').select('id').where('stream_id', '=', stream.id).where(sql`lower(topic)`, '=', topic.toLowerCase()).executeTakeFirst();
-    if (!any) throw badRequest(`No such topic '${p.topic_name}'`);
+    if (!any) throw noSuchTopic({ topic: p.topic_name });
     await markRead(call.services, me.id, sql`m.stream_id = ${stream.id} and lower(m.topic) = ${topic.toLowerCase()}`);
     return {};
   },

@@ -3,7 +3,7 @@
 import Type from 'typebox';
 import { sql } from 'kysely';
 import { defineEndpoint, requireUser } from '../endpoint.js';
-import { badRequest, ChatError } from '../errors.js';
+import { editHistoryDisabled, reactionExists, reactionMissing } from '../errors.js';
 import { unixSeconds } from '../../platform/clock.js';
 import { normaliseBody, normaliseTopic } from '../domain/topics.js';
 import { applyEdit, checkEdit, deleteMessage, readableMessage } from '../domain/message-edits.js';
@@ -107,7 +107,7 @@ export const getMessageHistory = defineEndpoint({
     const me = requireUser(call);
     const db = call.services.db.kysely;
     const settings = await messageSettings(db, call.realm.id);
-    if (settings.historyPolicy === 'none') throw badRequest('Message edit history is disabled in this organization');
+    if (settings.historyPolicy === 'none') throw editHistoryDisabled();
     const message = await readableMessage(db, call.realm.id, me, p.message_id);
     return { message_history: historySnapshots(message, settings.historyPolicy, p.allow_empty_topic_name) };
   },
@@ -134,7 +134,7 @@ export const addReaction = defineEndpoint({
       return db.transaction(async (trx) => {
         const mine = await trx.selectFrom('reactions').select('id').where('message_id', '=', message.id).where('user_id', '=', me.id)
           .where('reaction_type', '=', emoji.reaction_type).where('emoji_code', '=', emoji.emoji_code).executeTakeFirst();
-        const exists = () => new ChatError('REACTION_ALREADY_EXISTS', 'Reaction already exists.');
+        const exists = reactionExists;
         if (mine) throw exists();
         // Two identical reactions at once on PostgreSQL: the second meets the unique index.
         await trx.insertInto('reactions').values({ message_id: message.id, user_id: me.id, ...emoji }).execute().catch((err: unknown) => {
@@ -162,7 +162,7 @@ export const removeReaction = defineEndpoint({
       return db.transaction(async (trx) => {
         const mine = await trx.selectFrom('reactions').select(['id', 'emoji_name']).where('message_id', '=', message.id).where('user_id', '=', me.id)
           .where('reaction_type', '=', asked.reaction_type).where('emoji_code', '=', asked.emoji_code).executeTakeFirst();
-        if (!mine) throw new ChatError('REACTION_DOES_NOT_EXIST', "Reaction doesn't exist.");
+        if (!mine) throw reactionMissing();
         await trx.deleteFrom('reactions').where('id', '=', mine.id).execute();
         // The event names the emoji as it was stored (a removal by code alone has no name).
         return { userIds: await reactionReceivers(trx, message, me.id), emoji: { ...asked, emoji_name: mine.emoji_name } };

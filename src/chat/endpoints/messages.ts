@@ -1,7 +1,10 @@
 // Messages: send (channel or direct) and fetch (anchor window or ids, within a narrow).
 import Type from 'typebox';
 import { defineEndpoint, requireUser } from '../endpoint.js';
-import { badRequest, channelIdMissing, channelNameMissing, missingArgument } from '../errors.js';
+import {
+  cannotSendToMultipleChannels, channelIdMissing, channelNameMissing, invalidEmail, invalidUserId, missingAnchor, missingArgument, missingTopic, noRecipients,
+  notAuthorizedToSend, paramInvalid, tooManyMessages, unsupportedParameterCombination, userNoLongerActive,
+} from '../errors.js';
 import type { ChatUser } from '../tables.js';
 import { canAccessContent, streamById, streamByName } from '../domain/channels.js';
 import { renderMessage } from '../domain/markdown.js';
@@ -55,22 +58,23 @@ export const sendMessage = defineEndpoint({
     if (p.type === 'stream' || p.type === 'channel') {
       // A one-element list is the legacy way of naming the channel.
       const target = Array.isArray(p.to) ? (p.to.length === 1 ? p.to[0] : undefined) : p.to;
-      if (target === undefined) throw badRequest('Cannot send to multiple channels');
+      if (target === undefined) throw cannotSendToMultipleChannels();
       const byId = typeof target === 'number';
       const stream = byId ? await streamById(db.kysely, call.realm.id, target) : await streamByName(db.kysely, call.realm.id, target);
-      // A private channel the sender cannot see answers exactly as a missing one.
-      if (!stream || !(await canAccessContent(db.kysely, me, stream))) throw byId ? channelIdMissing(target as number) : channelNameMissing(String(target));
+      if (!stream) throw byId ? channelIdMissing({ id: target as number }) : channelNameMissing({ name: String(target) });
+      // Zulip names a channel the sender may not post in (zerver/actions/message_send.py).
+      if (!(await canAccessContent(db.kysely, me, stream))) throw notAuthorizedToSend({ name: stream.name });
       const rawTopic = p.topic ?? p.subject;
-      if (rawTopic === undefined) throw badRequest('Missing topic');
+      if (rawTopic === undefined) throw missingTopic();
       return { id: (await events.write(() => sendToChannel(db, call.realm, me, stream, normaliseTopic(rawTopic), o), publish)).message.id };
     }
     const list: (string | number)[] = Array.isArray(p.to) ? p.to : typeof p.to === 'number' ? [p.to] : p.to.split(',').map((s) => s.trim()).filter(Boolean);
-    if (!list.length) throw badRequest('Message must have recipients');
+    if (!list.length) throw noRecipients();
     const recipients: ChatUser[] = [];
     for (const who of list) {
       const u = typeof who === 'number' ? await userById(db.kysely, call.realm.id, who) : await userByEmail(db.kysely, call.realm.id, who);
-      if (!u) throw badRequest(typeof who === 'number' ? `Invalid user ID ${who}` : `Invalid email '${who}'`);
-      if (u.is_active !== 1) throw badRequest(`'${u.email}' is no longer using Zulip.`);
+      if (!u) throw typeof who === 'number' ? invalidUserId({ id: who }) : invalidEmail({ email: who });
+      if (u.is_active !== 1) throw userNoLongerActive({ email: u.email });
       recipients.push(u);
     }
     return { id: (await events.write(() => sendDirect(db, call.realm, me, recipients, o), publish)).message.id };
@@ -91,7 +95,7 @@ export function parseAnchor(raw: string): number | null {
   if (raw === 'newest') return LARGER_THAN_MAX_MESSAGE_ID;
   if (raw === 'oldest') return 0;
   if (raw === 'first_unread') return null;
-  if (!/^-?\d+$/.test(raw.trim())) throw badRequest('Invalid anchor', { var_name: 'anchor' });
+  if (!/^-?\d+$/.test(raw.trim())) throw paramInvalid({ name: 'anchor', var_name: 'anchor' });
   return Math.max(0, Math.min(Number(raw), LARGER_THAN_MAX_MESSAGE_ID));
 }
 
@@ -130,15 +134,15 @@ export const getMessages = defineEndpoint({
       const clash = (['anchor', 'include_anchor', 'use_first_unread_anchor', 'num_before', 'num_after'] as const).filter((k) => p[k] !== undefined);
       if (clash.length) {
         const names = ['message_ids', ...clash].join(', ');
-        throw badRequest(`Unsupported parameter combination: ${names}`, { parameters: names });
+        throw unsupportedParameterCombination({ names });
       }
       found = await fetchByIds(db, call.realm.id, me, narrow, p.message_ids);
     } else {
-      if (p.num_before === undefined) throw missingArgument('num_before');
-      if (p.num_after === undefined) throw missingArgument('num_after');
-      if (p.num_before + p.num_after > MAX_MESSAGES_PER_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
+      if (p.num_before === undefined) throw missingArgument({ var_name: 'num_before' });
+      if (p.num_after === undefined) throw missingArgument({ var_name: 'num_after' });
+      if (p.num_before + p.num_after > MAX_MESSAGES_PER_FETCH) throw tooManyMessages({ max: MAX_MESSAGES_PER_FETCH });
       // use_first_unread_anchor wins over anchor: clients send both (anchor=0 with it set).
-      if (!p.use_first_unread_anchor && p.anchor === undefined) throw missingArgument('anchor');
+      if (!p.use_first_unread_anchor && p.anchor === undefined) throw missingAnchor();
       const anchor = p.use_first_unread_anchor ? null : parseAnchor(p.anchor!);
       found = await fetchWindow(db, call.realm.id, me, narrow, { anchor, numBefore: p.num_before, numAfter: p.num_after, includeAnchor: p.include_anchor ?? true });
     }

@@ -3,7 +3,10 @@
 import Type from 'typebox';
 import { sql } from 'kysely';
 import { defineEndpoint, requireUser, type ChatCall } from '../endpoint.js';
-import { badRequest } from '../errors.js';
+import {
+  cannotMuteSelf, chooseStreamOrStreamId, invalidChannelId, invalidChannelName, noSuchUser, paramNotInList, streamRequired, topicNotMuted, userAlreadyMuted,
+  userNotMuted,
+} from '../errors.js';
 import { FLAG } from '../domain/flags.js';
 import { setFlag, unreadIds } from '../domain/read-state.js';
 import { userById } from '../domain/users.js';
@@ -14,7 +17,6 @@ import type { Stream } from '../tables.js';
 import { flagsNotice } from '../events/notices.js';
 import { mutedUsersNotice, userTopicNotices } from '../events/pref-notices.js';
 
-const noSuchUser = () => badRequest('No such user');
 
 export const muteUser = defineEndpoint({
   method: 'POST',
@@ -25,7 +27,7 @@ export const muteUser = defineEndpoint({
   async handler(call, p) {
     const me = requireUser(call);
     const { db, events, clock } = call.services;
-    if (p.muted_user_id === me.id) throw badRequest('Cannot mute self');
+    if (p.muted_user_id === me.id) throw cannotMuteSelf();
     const now = Math.floor(clock.now() / 1000);
     let read: number[] = [];
     await events.write(
@@ -33,7 +35,7 @@ export const muteUser = defineEndpoint({
         // Bots and deactivated users can be muted too.
         if (!(await userById(trx, call.realm.id, p.muted_user_id))) throw noSuchUser();
         const muted = await trx.selectFrom('muted_users').select('user_id').where('user_id', '=', me.id).where('muted_user_id', '=', p.muted_user_id).executeTakeFirst();
-        if (muted) throw badRequest('User already muted');
+        if (muted) throw userAlreadyMuted();
         await trx.insertInto('muted_users').values({ user_id: me.id, muted_user_id: p.muted_user_id, date_muted: now }).execute();
         // Everything the muted user sent is read from now on (which also clears notifications).
         read = await unreadIds(trx, me.id, sql`m.sender_id = ${p.muted_user_id}`);
@@ -59,7 +61,7 @@ export const unmuteUser = defineEndpoint({
       () => db.transaction(async (trx) => {
         if (!(await userById(trx, call.realm.id, p.muted_user_id))) throw noSuchUser();
         const r = await trx.deleteFrom('muted_users').where('user_id', '=', me.id).where('muted_user_id', '=', p.muted_user_id).executeTakeFirst();
-        if (Number(r.numDeletedRows) === 0) throw badRequest('User is not muted');
+        if (Number(r.numDeletedRows) === 0) throw userNotMuted();
         return mutedUsersOf(trx, me.id);
       }),
       (list) => [mutedUsersNotice(me.id, list)],
@@ -103,9 +105,9 @@ export const updateUserTopic = defineEndpoint({
   auth: 'user',
   params: Type.Object({ stream_id: Type.Integer(), topic: Type.String(), visibility_policy: Type.Integer() }),
   async handler(call, p) {
-    if (!(Object.values(VISIBILITY) as number[]).includes(p.visibility_policy)) throw badRequest('Invalid visibility_policy', { var_name: 'visibility_policy' });
+    if (!(Object.values(VISIBILITY) as number[]).includes(p.visibility_policy)) throw paramNotInList({ name: 'visibility_policy', var_name: 'visibility_policy' });
     const topic = normaliseTopic(p.topic);
-    const stream = await policyChannel(call, await streamById(call.services.db.kysely, call.realm.id, p.stream_id), topic, p.visibility_policy, () => badRequest('Invalid channel ID'));
+    const stream = await policyChannel(call, await streamById(call.services.db.kysely, call.realm.id, p.stream_id), topic, p.visibility_policy, invalidChannelId);
     await setPolicy(call, stream, topic, p.visibility_policy);
     return {};
   },
@@ -123,14 +125,14 @@ export const updateMutedTopic = defineEndpoint({
     op: Type.Union([Type.Literal('add'), Type.Literal('remove')]),
   }),
   async handler(call, p) {
-    if (p.stream !== undefined && p.stream_id !== undefined) throw badRequest("Please choose one: 'stream' or 'stream_id'.");
-    if (p.stream === undefined && p.stream_id === undefined) throw badRequest("Please supply 'stream'.");
+    if (p.stream !== undefined && p.stream_id !== undefined) throw chooseStreamOrStreamId();
+    if (p.stream === undefined && p.stream_id === undefined) throw streamRequired();
     const db = call.services.db.kysely;
     const topic = normaliseTopic(p.topic);
     const policy = p.op === 'add' ? VISIBILITY.muted : VISIBILITY.inherit;
     const stream = p.stream !== undefined
-      ? await policyChannel(call, await streamByName(db, call.realm.id, p.stream), topic, policy, () => (policy === VISIBILITY.inherit ? badRequest('Topic is not muted') : badRequest(`Invalid channel name '${p.stream!}'`)))
-      : await policyChannel(call, await streamById(db, call.realm.id, p.stream_id!), topic, policy, () => (policy === VISIBILITY.inherit ? badRequest('Topic is not muted') : badRequest('Invalid channel ID')));
+      ? await policyChannel(call, await streamByName(db, call.realm.id, p.stream), topic, policy, () => (policy === VISIBILITY.inherit ? topicNotMuted() : invalidChannelName({ name: p.stream! })))
+      : await policyChannel(call, await streamById(db, call.realm.id, p.stream_id!), topic, policy, () => (policy === VISIBILITY.inherit ? topicNotMuted() : invalidChannelId()));
     await setPolicy(call, stream, topic, policy);
     return {};
   },

@@ -3,14 +3,13 @@
 // POST /users/me/status and GET /users/{user_id}/status.
 import Type from 'typebox';
 import { defineEndpoint, requireUser } from '../endpoint.js';
-import { badRequest } from '../errors.js';
+import { clientPassedNoValues, invalidPresenceStatus, noPresenceData, noSuchUser, presenceNotForBots, statusTextTooLong } from '../errors.js';
 import { booleanSetting, OFFLINE_THRESHOLD_SECONDS, legacyInfo, presenceAnswer } from '../domain/presence.js';
 import { checkStatusEmoji, MAX_STATUS_TEXT_LENGTH, statusObject } from '../domain/user-status.js';
 import { userByApiEmail, userById } from '../domain/users.js';
 import { presenceNotice, userStatusNotice, type StatusChange } from '../events/live-notices.js';
 import { userSettingNotices } from '../events/pref-notices.js';
 
-const noSuchUser = () => badRequest('No such user');
 
 export const updatePresence = defineEndpoint({
   method: 'POST',
@@ -28,7 +27,7 @@ export const updatePresence = defineEndpoint({
   async handler(call, p) {
     const me = requireUser(call);
     const { presence, events, clock } = call.services;
-    if (p.status !== 'active' && p.status !== 'idle') throw badRequest(`Invalid status: ${p.status}`);
+    if (p.status !== 'active' && p.status !== 'idle') throw invalidPresenceStatus({ status: p.status });
     // Invisible mode (presence_enabled off): Zulip records nothing, so nobody sees the user online.
     if (booleanSetting(me, 'presence_enabled', true)) {
       const { record, notify } = await presence.ping(call.realm.id, me.id, p.status);
@@ -77,9 +76,9 @@ export const getUserPresence = defineEndpoint({
       ? Number.isSafeInteger(Number(key)) ? await userById(db, call.realm.id, Number(key)) : undefined
       : await userByApiEmail(db, call.realm.id, call.realm.email_host, viewer, key);
     if (!target) throw noSuchUser();
-    if (target.is_bot === 1) throw badRequest('Presence is not supported for bot users.');
+    if (target.is_bot === 1) throw presenceNotForBots();
     const record = await call.services.presence.record(call.realm.id, target.id);
-    if (!record || !booleanSetting(target, 'presence_enabled', true) || target.is_active !== 1) throw badRequest(`No presence data for ${key}`);
+    if (!record || !booleanSetting(target, 'presence_enabled', true) || target.is_active !== 1) throw noPresenceData({ user: key });
     const { status, timestamp } = legacyInfo(record);
     const now = Math.floor(call.services.clock.now() / 1000);
     // As Zulip: the aggregate says "offline" once the last report is past the threshold.
@@ -104,8 +103,8 @@ export const updateStatus = defineEndpoint({
     const me = requireUser(call);
     const { db, events, clock } = call.services;
     const text = p.status_text?.trim();
-    if (text !== undefined && [...text].length > MAX_STATUS_TEXT_LENGTH) throw badRequest(`status_text is too long (limit: ${MAX_STATUS_TEXT_LENGTH} characters)`);
-    if (p.away === undefined && text === undefined && p.emoji_name === undefined) throw badRequest('Client did not pass any new values.');
+    if (text !== undefined && [...text].length > MAX_STATUS_TEXT_LENGTH) throw statusTextTooLong({ limit: MAX_STATUS_TEXT_LENGTH });
+    if (p.away === undefined && text === undefined && p.emoji_name === undefined) throw clientPassedNoValues();
     const emoji = checkStatusEmoji(p.emoji_name, p.emoji_code, p.reaction_type);
     const change: StatusChange = { away: p.away, status_text: text, emoji };
     const now = Math.floor(clock.now() / 1000);

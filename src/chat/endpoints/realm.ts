@@ -6,11 +6,13 @@
 import Type, { type TSchema } from 'typebox';
 import type { Updateable } from 'kysely';
 import { defineEndpoint, requireUser, type ChatCall } from '../endpoint.js';
-import { adminRequired, badRequest, ChatError } from '../errors.js';
+import {
+  adminOrEmojiAuthorRequired, adminRequired, linkifierExists, linkifierNotFound, linkifierOrderDuplicates, linkifierOrderIncomplete, ownerRequired,
+  realmEmojiNotFound,
+} from '../errors.js';
 import type { ChatTables, RealmRow } from '../tables.js';
 import type { Queryable } from '../../platform/db/database.js';
 import { isAdmin, ROLE } from '../domain/roles.js';
-import { ownerRequired } from '../domain/user-rules.js';
 import { setRealmDeactivated } from '../domain/realm.js';
 import { checkGroupSettingUpdate, sameGroupSetting, type GroupSettingUpdate } from '../domain/groups.js';
 import {
@@ -85,11 +87,10 @@ export const updateRealm = defineEndpoint({
   },
 });
 
-const linkifierNotFound = () => badRequest('Linkifier not found.');
 
 async function checkUnique(db: Queryable<ChatTables>, realmId: number, pattern: string, urlTemplate: string, exceptId?: number): Promise<void> {
   const clash = await db.selectFrom('realm_linkifiers').select('id').where('realm_id', '=', realmId).where('pattern', '=', pattern).where('url_template', '=', urlTemplate).executeTakeFirst();
-  if (clash && clash.id !== exceptId) throw badRequest('Linkifier with this Pattern and URL template already exists.', { errors: { __all__: ['Linkifier with this Pattern and URL template already exists.'] } });
+  if (clash && clash.id !== exceptId) throw linkifierExists();
 }
 
 /** Runs a linkifier change for an administrator and sends realm_linkifiers once it is committed. */
@@ -180,10 +181,10 @@ export const reorderLinkifiers = defineEndpoint({
   async handler(call, p) {
     const ids = p.ordered_linkifier_ids;
     await linkifierWrite(call, async (trx) => {
-      if (new Set(ids).size !== ids.length) throw badRequest('The ordered list must not contain duplicated linkifiers');
+      if (new Set(ids).size !== ids.length) throw linkifierOrderDuplicates();
       const existing = (await linkifierObjects(trx, call.realm.id)).map((l) => l.id);
       if (existing.length !== ids.length || !ids.every((id) => existing.includes(id))) {
-        throw badRequest('The ordered list must enumerate all existing linkifiers exactly once');
+        throw linkifierOrderIncomplete();
       }
       for (const [i, id] of ids.entries()) await trx.updateTable('realm_linkifiers').set({ sort_order: i }).where('id', '=', id).execute();
     });
@@ -215,9 +216,9 @@ export const deactivateCustomEmoji = defineEndpoint({
       () => db.transaction(async (trx) => {
         const emoji = await activeRealmEmoji(trx, call.realm.id, p.emoji_name);
         // Zulip answers a missing emoji with 404 since feature level 190.
-        if (!emoji) throw new ChatError('BAD_REQUEST', `Emoji '${p.emoji_name}' does not exist`, { status: 404 });
+        if (!emoji) throw realmEmojiNotFound({ name: p.emoji_name });
         // Only administrators may remove someone else's emoji.
-        if (!isAdmin(me.role) && emoji.author_id !== me.id) throw new ChatError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator or emoji author');
+        if (!isAdmin(me.role) && emoji.author_id !== me.id) throw adminOrEmojiAuthorRequired();
         await trx.updateTable('realm_emoji').set({ deactivated: 1 }).where('id', '=', emoji.id).execute();
       }),
       () => realmEmojiNotice(db.kysely, call.realm.id),

@@ -1,7 +1,7 @@
 // Unauthenticated endpoints: what a client asks before logging in, and password login for an API key.
 import Type from 'typebox';
 import { defineEndpoint } from '../endpoint.js';
-import { ChatError, rateLimited, realmDeactivated, userDeactivated } from '../errors.js';
+import { authenticationFailed, rateLimited, realmDeactivated, userDeactivated } from '../errors.js';
 import { limitHeaders } from '../domain/rate-limit.js';
 import { ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from '../version.js';
 import { decoyHash, verifyPassword } from '../../platform/auth/passwords.js';
@@ -41,7 +41,6 @@ export const getServerSettings = defineEndpoint({
   },
 });
 
-const authenticationFailed = () => new ChatError('AUTHENTICATION_FAILED', 'Your username or password is incorrect', { status: 401 });
 
 export const fetchApiKey = defineEndpoint({
   method: 'POST',
@@ -56,7 +55,7 @@ export const fetchApiKey = defineEndpoint({
     // nobody has gets one of its own (per realm), so guesses at it cost the same.
     const account = user ? `user:${user.id}` : `name:${call.realm.id}:${p.username.trim().toLowerCase()}`;
     const refused = limits.passwords.begin(account, call.ip);
-    if (refused) throw rateLimited(refused.wait, limitHeaders(call.services.clock, refused));
+    if (refused) throw rateLimited({ retryAfter: refused.wait, headers: limitHeaders(call.services.clock, refused) });
     // Verify against a decoy when there is no such user, so timing does not reveal who exists.
     const ok = await verifyPassword(user?.password_hash ?? (await decoyHash()), p.password);
     if (!user || !user.password_hash || !ok) throw authenticationFailed();

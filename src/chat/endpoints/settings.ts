@@ -3,7 +3,7 @@
 // setting is one event after the commit, as Zulip sends them.
 import Type, { type TSchema } from 'typebox';
 import { defineEndpoint, requireUser, type ChatCall } from '../endpoint.js';
-import { adminRequired, badRequest } from '../errors.js';
+import { adminRequired, alreadyHasAccount, invalidAddress, passwordTooWeak, wrongPassword } from '../errors.js';
 import { isAdmin } from '../domain/roles.js';
 import { checkFullName, userByEmail, userById } from '../domain/users.js';
 import { canSeeRealEmail } from '../domain/user-rules.js';
@@ -33,7 +33,7 @@ function requested(p: Record<string, unknown>, names: string[]): [string, Settin
 
 /** Zulip's password rule (PASSWORD_MIN_LENGTH 6, and not guessable: one repeated character is). */
 function checkPasswordStrength(password: string): void {
-  if ([...password].length < 6 || new Set(password).size < 3) throw badRequest('New password is too weak!');
+  if ([...password].length < 6 || new Set(password).size < 3) throw passwordTooWeak();
 }
 
 const EMAIL = /^[^\s@<>()",;:\\]+@[^\s@<>()",;:\\]+\.[^\s@<>()",;:\\]+$/;
@@ -56,13 +56,13 @@ export const updateSettings = defineEndpoint({
     const wanted = requested(p as Record<string, unknown>, SETTING_NAMES);
     const fullName = p.full_name === undefined ? undefined : checkFullName(p.full_name);
     if (p.new_password !== '') {
-      if (!me.password_hash || !(await verifyPassword(me.password_hash, p.old_password))) throw badRequest('Wrong password!');
+      if (!me.password_hash || !(await verifyPassword(me.password_hash, p.old_password))) throw wrongPassword();
       checkPasswordStrength(p.new_password);
     }
     const newEmail = p.email?.trim();
     if (newEmail !== undefined && newEmail !== me.delivery_email) {
-      if (!EMAIL.test(newEmail)) throw badRequest('Invalid address.');
-      if (await userByEmail(db.kysely, call.realm.id, newEmail)) throw badRequest('Already has an account.');
+      if (!EMAIL.test(newEmail)) throw invalidAddress();
+      if (await userByEmail(db.kysely, call.realm.id, newEmail)) throw alreadyHasAccount();
     }
     const passwordHash = p.new_password !== '' ? await hashPassword(p.new_password) : null;
     const changed: [string, SettingValue][] = [];

@@ -4,7 +4,7 @@
 // clients expire a "start" on their own after server_typing_started_expiry_period_milliseconds).
 import Type from 'typebox';
 import { defineEndpoint, requireUser } from '../endpoint.js';
-import { badRequest, channelIdMissing } from '../errors.js';
+import { channelIdMissing, channelTypingDisabled, emptyToList, invalidMessages, invalidUserId, missingChannelId, missingTo, missingTopic, privateTypingDisabled } from '../errors.js';
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser } from '../tables.js';
 import { canAccessContent, streamById, subscriberIds } from '../domain/channels.js';
@@ -33,8 +33,8 @@ async function channelReceivers(db: Queryable<ChatTables>, realmId: number, stre
 }
 
 function checkSendsTyping(me: ChatUser, kind: 'direct' | 'stream'): void {
-  if (kind === 'direct' && !booleanSetting(me, 'send_private_typing_notifications', true)) throw badRequest('User has disabled typing notifications for direct messages');
-  if (kind === 'stream' && !booleanSetting(me, 'send_stream_typing_notifications', true)) throw badRequest('User has disabled typing notifications for channel messages');
+  if (kind === 'direct' && !booleanSetting(me, 'send_private_typing_notifications', true)) throw privateTypingDisabled();
+  if (kind === 'stream' && !booleanSetting(me, 'send_stream_typing_notifications', true)) throw channelTypingDisabled();
 }
 
 export const setTypingStatus = defineEndpoint({
@@ -54,24 +54,24 @@ export const setTypingStatus = defineEndpoint({
     const { db, events } = call.services;
     const k = db.kysely;
     if (p.type === 'stream' || p.type === 'channel') {
-      if (p.stream_id === undefined) throw badRequest('Missing channel ID');
-      if (p.topic === undefined) throw badRequest('Missing topic');
+      if (p.stream_id === undefined) throw missingChannelId();
+      if (p.topic === undefined) throw missingTopic();
       checkSendsTyping(me, 'stream');
       const stream = await streamById(k, call.realm.id, p.stream_id);
       // A channel the user cannot read answers as a missing one, as for sending.
-      if (!stream || !(await canAccessContent(k, me, stream))) throw channelIdMissing(p.stream_id);
+      if (!stream || !(await canAccessContent(k, me, stream))) throw channelIdMissing({ id: p.stream_id });
       await checkCanPost(k, me, stream);
       const topic = normaliseTopic(p.topic);
       events.publish([streamTypingNotice(p.op, me, stream.id, topic, await channelReceivers(k, call.realm.id, stream.id))]);
       return {};
     }
-    if (p.to === undefined) throw badRequest("Missing 'to' argument");
-    if (!p.to.length) throw badRequest("Empty 'to' list");
+    if (p.to === undefined) throw missingTo();
+    if (!p.to.length) throw emptyToList();
     checkSendsTyping(me, 'direct');
     const ids = [...new Set([...p.to, me.id])];
     const users = await k.selectFrom('chat_users').selectAll().where('realm_id', '=', call.realm.id).where('id', 'in', ids).execute();
     const missing = ids.find((id) => !users.some((u) => u.id === id));
-    if (missing !== undefined) throw badRequest(`Invalid user ID ${missing}`);
+    if (missing !== undefined) throw invalidUserId({ id: missing });
     users.sort((a, b) => a.id - b.id);
     const receivers = await typingReceivers(k, call.realm.id, ids);
     events.publish([directTypingNotice(p.op, me, users, receivers)]);
@@ -90,11 +90,11 @@ export const setEditTypingStatus = defineEndpoint({
     const { db, events } = call.services;
     const k = db.kysely;
     const message = await k.selectFrom('messages').select(['id', 'stream_id', 'topic']).where('realm_id', '=', call.realm.id).where('id', '=', p.message_id).executeTakeFirst();
-    if (!message) throw badRequest('Invalid message(s)');
+    if (!message) throw invalidMessages();
     if (message.stream_id === null) {
       // Those holding a copy of a direct message are its participants.
       const holders = (await k.selectFrom('user_messages').select('user_id').where('message_id', '=', message.id).execute()).map((r) => Number(r.user_id));
-      if (!holders.includes(me.id)) throw badRequest('Invalid message(s)');
+      if (!holders.includes(me.id)) throw invalidMessages();
       checkSendsTyping(me, 'direct');
       const recipient: EditRecipient = { type: 'direct', user_ids: holders.sort((a, b) => a - b) };
       events.publish([editTypingNotice(p.op, me.id, message.id, recipient, await typingReceivers(k, call.realm.id, holders))]);
@@ -102,7 +102,7 @@ export const setEditTypingStatus = defineEndpoint({
     }
     const streamId = Number(message.stream_id);
     const stream = await streamById(k, call.realm.id, streamId);
-    if (!stream || !(await canAccessContent(k, me, stream))) throw badRequest('Invalid message(s)');
+    if (!stream || !(await canAccessContent(k, me, stream))) throw invalidMessages();
     checkSendsTyping(me, 'stream');
     const recipient: EditRecipient = { type: 'channel', channel_id: streamId, topic: message.topic };
     events.publish([editTypingNotice(p.op, me.id, message.id, recipient, await channelReceivers(k, call.realm.id, streamId))]);

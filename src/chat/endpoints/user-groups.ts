@@ -3,7 +3,10 @@
 // changed here. Every change publishes its user_group event after the commit.
 import Type from 'typebox';
 import { defineEndpoint, requireUser, type ChatCall } from '../endpoint.js';
-import { badRequest, ChatError } from '../errors.js';
+import {
+  alreadyMember, alreadySubgroup, alreadySupergroup, groupAlreadyDeactivated, groupDeactivated, groupInUse, insufficientPermission, invalidGroupId,
+  invalidGroupMemberId, noNewData, noSuchUser, notMember, notSubgroup, nothingToDoMembers, nothingToDoMembersOrSubgroups, oldValueMismatch,
+} from '../errors.js';
 import type { ChatTables, ChatUser, UserGroup } from '../tables.js';
 import type { Queryable } from '../../platform/db/database.js';
 import { unixSeconds } from '../../platform/clock.js';
@@ -11,7 +14,7 @@ import { sameGroupSetting, type GroupSettingValue } from '../domain/groups.js';
 import { userById } from '../domain/users.js';
 import {
   allMembers, allSubgroups, checkGroupDescription, checkGroupName, checkNameFree, checkPermissionValue, directMembers, directSubgroups, GROUP_PERMISSIONS,
-  groupById, groupForUpdate, groupObjections, groupObjects, groupSetting, hasGroupPermission, initialSetting, insufficientPermission, nobodyGroupId,
+  groupById, groupForUpdate, groupObjections, groupObjects, groupSetting, hasGroupPermission, initialSetting, nobodyGroupId,
   requireMemberOrAdmin, type GroupPermission,
 } from '../domain/user-groups.js';
 import { holdsRealmPermission } from '../domain/realm-settings.js';
@@ -39,7 +42,7 @@ export const getUserGroups = defineEndpoint({
 async function activeUsers(db: Queryable<ChatTables>, realmId: number, ids: number[]): Promise<number[]> {
   for (const id of ids) {
     const u = await userById(db, realmId, id);
-    if (!u || u.is_active !== 1) throw badRequest(`Invalid user ID: ${id}`);
+    if (!u || u.is_active !== 1) throw invalidGroupMemberId({ id });
   }
   return [...new Set(ids)];
 }
@@ -48,7 +51,7 @@ async function activeUsers(db: Queryable<ChatTables>, realmId: number, ids: numb
 async function usableGroups(db: Queryable<ChatTables>, realmId: number, ids: number[]): Promise<number[]> {
   for (const id of ids) {
     const g = await db.selectFrom('user_groups').select('deactivated').where('realm_id', '=', realmId).where('id', '=', id).executeTakeFirst();
-    if (!g || g.deactivated === 1) throw badRequest(`Invalid user group ID: ${id}`);
+    if (!g || g.deactivated === 1) throw invalidGroupId({ id });
   }
   return [...new Set(ids)];
 }
@@ -110,7 +113,7 @@ export const updateUserGroup = defineEndpoint({
     const { db, events } = call.services;
     const realmId = call.realm.id;
     const asked = p.name !== undefined || p.description !== undefined || GROUP_PERMISSIONS.some((s) => p[s] !== undefined);
-    if (!asked) throw badRequest('No new data supplied');
+    if (!asked) throw noNewData();
     const data: Record<string, unknown> = {};
     await events.write(
       () => db.transaction(async (trx) => {
@@ -134,7 +137,7 @@ export const updateUserGroup = defineEndpoint({
           if (update === undefined) continue;
           const current = groupSetting(g, s, nobody);
           const value = await checkPermissionValue(trx, realmId, s, update.new);
-          if (update.old !== undefined && !sameGroupSetting(update.old, current)) throw badRequest("'old' value does not match the expected value.");
+          if (update.old !== undefined && !sameGroupSetting(update.old, current)) throw oldValueMismatch();
           if (sameGroupSetting(value, current)) continue;
           set[s] = JSON.stringify(value);
           data[s] = value;
@@ -169,7 +172,7 @@ async function changeMembership(call: ChatCall, groupId: number, c: MembershipCh
     () => db.transaction(async (trx) => {
       const g = await groupById(trx, realmId, groupId);
       if (g.is_system_group === 1) throw insufficientPermission();
-      if (g.deactivated === 1) throw badRequest('User group is deactivated.');
+      if (g.deactivated === 1) throw groupDeactivated();
       const allowed = async (settings: GroupPermission[]) => {
         if (!(await hasGroupPermission(trx, realmId, me, g, settings))) throw insufficientPermission();
       };
@@ -178,22 +181,22 @@ async function changeMembership(call: ChatCall, groupId: number, c: MembershipCh
       if (c.add_subgroups.length || c.delete_subgroups.length) await allowed(['can_manage_group']);
       const members = new Set(await directMembers(trx, g.id));
       for (const id of await activeUsers(trx, realmId, c.add)) {
-        if (members.has(id)) throw badRequest(`User ${id} is already a member of this group`);
+        if (members.has(id)) throw alreadyMember({ id });
         done.add_members.push(id);
       }
       for (const id of await activeUsers(trx, realmId, c.delete)) {
-        if (!members.has(id)) throw badRequest(`There is no member '${id}' in this user group`);
+        if (!members.has(id)) throw notMember({ id });
         done.remove_members.push(id);
       }
       const subgroups = new Set(await directSubgroups(trx, g.id));
       for (const id of await usableGroups(trx, realmId, c.add_subgroups)) {
-        if (subgroups.has(id)) throw badRequest(`User group ${id} is already a subgroup of this group.`);
+        if (subgroups.has(id)) throw alreadySubgroup({ id });
         // A group may not contain itself, however deep.
-        if (id === g.id || (await allSubgroups(trx, id)).includes(g.id)) throw badRequest(`User group ${id} is already a supergroup of this group.`);
+        if (id === g.id || (await allSubgroups(trx, id)).includes(g.id)) throw alreadySupergroup({ id });
         done.add_subgroups.push(id);
       }
       for (const id of [...new Set(c.delete_subgroups)]) {
-        if (!subgroups.has(id)) throw badRequest(`User group ${id} is not a subgroup of this group.`);
+        if (!subgroups.has(id)) throw notSubgroup({ id });
         done.remove_subgroups.push(id);
       }
       for (const user_id of done.add_members) await trx.insertInto('user_group_members').values({ group_id: g.id, user_id }).execute();
@@ -220,7 +223,7 @@ export const updateUserGroupMembers = defineEndpoint({
   }),
   async handler(call, p) {
     if (!p.add?.length && !p.delete?.length && !p.add_subgroups?.length && !p.delete_subgroups?.length) {
-      throw badRequest("Nothing to do. Specify at least one of 'add', 'delete', 'add_subgroups' or 'delete_subgroups'.");
+      throw nothingToDoMembersOrSubgroups();
     }
     await changeMembership(call, p.user_group_id, { add: p.add ?? [], delete: p.delete ?? [], add_subgroups: p.add_subgroups ?? [], delete_subgroups: p.delete_subgroups ?? [] });
     return {};
@@ -234,7 +237,7 @@ export const updateUserGroupSubgroups = defineEndpoint({
   auth: 'user',
   params: Type.Object({ user_group_id: Type.Integer(), add: Type.Optional(IdList), delete: Type.Optional(IdList) }),
   async handler(call, p) {
-    if (!p.add?.length && !p.delete?.length) throw badRequest("Nothing to do. Specify at least one of 'add' or 'delete'.");
+    if (!p.add?.length && !p.delete?.length) throw nothingToDoMembers();
     await changeMembership(call, p.user_group_id, { add: [], delete: [], add_subgroups: p.add ?? [], delete_subgroups: p.delete ?? [] });
     return {};
   },
@@ -276,7 +279,7 @@ export const getIsUserGroupMember = defineEndpoint({
     const db = call.services.db.kysely;
     const g = await groupById(db, call.realm.id, p.user_group_id);
     const user = await userById(db, call.realm.id, p.user_id);
-    if (!user) throw badRequest('No such user');
+    if (!user) throw noSuchUser();
     const members = p.direct_member_only ? await directMembers(db, g.id) : await allMembers(db, g.id);
     return { is_user_group_member: members.includes(user.id) };
   },
@@ -296,9 +299,9 @@ export const deactivateUserGroup = defineEndpoint({
     await events.write(
       () => db.transaction(async (trx) => {
         const g = await groupForUpdate(trx, realmId, me, p.user_group_id, ['can_manage_group']);
-        if (g.deactivated === 1) throw badRequest('User group is already deactivated.');
+        if (g.deactivated === 1) throw groupAlreadyDeactivated();
         const objections = await groupObjections(trx, realmId, g.id);
-        if (objections.length) throw new ChatError('CANNOT_DEACTIVATE_GROUP_IN_USE', 'Cannot deactivate user group in use.', { extra: { objections } });
+        if (objections.length) throw groupInUse({ objections });
         await trx.updateTable('user_groups').set({ deactivated: 1 }).where('id', '=', g.id).execute();
         return g.id;
       }),

@@ -4,7 +4,9 @@ import Type from 'typebox';
 import { sql } from 'kysely';
 import { receivedSql } from '../domain/receipt.js';
 import { defineEndpoint, requireUser, type ChatCall } from '../endpoint.js';
-import { adminRequired, badRequest, ChatError } from '../errors.js';
+import {
+  adminRequired, botOwnerDeactivated, botsNotAccepted, cannotChangeUserEmails, noSuchUser, ownerRequired, profileFieldNotFound, userAlreadyActive,
+} from '../errors.js';
 import type { ChatTables, ChatUser } from '../tables.js';
 import type { Queryable } from '../../platform/db/database.js';
 import { isAdmin, ROLE } from '../domain/roles.js';
@@ -20,7 +22,6 @@ import { directGroupIdsOf } from '../domain/user-groups.js';
 import type { Notice } from '../events/hub.js';
 import { regenerateApiKey } from '../domain/api-keys.js';
 
-const noSuchUser = () => new ChatError('BAD_REQUEST', 'No such user');
 
 export const getOwnUser = defineEndpoint({
   method: 'GET',
@@ -149,9 +150,9 @@ async function updateUser(call: ChatCall, targetId: number, p: UpdateUser): Prom
     const fullName = p.full_name === undefined ? undefined : checkFullName(p.full_name);
     const roleChanges = p.role !== undefined && checkRoleChange(me, target, p.role, await activeOwnerCount(trx, call.realm.id));
     // Keel has no custom profile fields yet, so every field id is unknown.
-    for (const entry of p.profile_data ?? []) throw badRequest(`Field id ${entry.id} not found.`);
+    for (const entry of p.profile_data ?? []) throw profileFieldNotFound({ id: entry.id });
     // Changing emails needs the can_change_user_emails server permission, which no Keel user has.
-    if (p.new_email !== undefined) throw new ChatError('UNAUTHORIZED_PRINCIPAL', 'User not authorized to change user emails');
+    if (p.new_email !== undefined) throw cannotChangeUserEmails();
     if (fullName !== undefined && fullName !== target.full_name) {
       await trx.updateTable('chat_users').set({ full_name: fullName }).where('id', '=', target.id).execute();
       changes.push({ full_name: fullName });
@@ -280,11 +281,11 @@ export const reactivateUser = defineEndpoint({
     const work = () => call.services.db.transaction(async (trx) => {
       const target = await userById(trx, call.realm.id, p.user_id);
       if (!target) throw noSuchUser();
-      if (target.is_active === 1) throw badRequest('User is already active.');
-      if (target.role === ROLE.owner && me.role !== ROLE.owner) throw new ChatError('UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner');
+      if (target.is_active === 1) throw userAlreadyActive();
+      if (target.role === ROLE.owner && me.role !== ROLE.owner) throw ownerRequired();
       if (target.is_bot === 1 && target.bot_owner_id !== null) {
         const owner = await userById(trx, call.realm.id, target.bot_owner_id);
-        if (owner?.is_active !== 1) throw badRequest("Cannot reactivate a bot whose owner is deactivated.");
+        if (owner?.is_active !== 1) throw botOwnerDeactivated();
       }
       await trx.updateTable('chat_users').set({ is_active: 1 }).where('id', '=', target.id).execute();
     });
@@ -326,7 +327,7 @@ export const regenerateOwnApiKey = defineEndpoint({
   params: Type.Object({}),
   async handler(call) {
     const me = requireUser(call);
-    if (me.is_bot === 1) throw badRequest('This endpoint does not accept bot requests.');
+    if (me.is_bot === 1) throw botsNotAccepted();
     const apiKey = await call.services.events.write(
       () => call.services.db.transaction((trx) => regenerateApiKey(trx, call.services.apiKeySeal, me.id)),
       () => [],

@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import type { Logger } from '../../platform/log.js';
-import { ChatError } from '../errors.js';
+import { badEventQueueId } from '../errors.js';
 import { EventQueue, SharedEvent, type EventBody, type MessageFacts, type QueueOptions, type Waiter } from './queue.js';
 import { SnapshotGate } from './gate.js';
 
@@ -75,8 +75,6 @@ const NO_FLAGS: string[] = [];
 /** Whose credentials a write took away: users by id, or every user of a realm. */
 export type Revoked = Iterable<number> | { realmId: number };
 
-export const badEventQueueId = (queueId: string) =>
-  new ChatError('BAD_EVENT_QUEUE_ID', `Bad event queue ID: ${queueId}`, { extra: { queue_id: queueId } });
 
 export class EventHub {
   readonly timings: HubTimings;
@@ -152,14 +150,14 @@ export class EventHub {
   }
 
   /**
-   * The caller's queue, or BAD_EVENT_QUEUE_ID (unknown, expired, or another realm's: realms know
-   * nothing of each other), or a refusal (someone else's in the realm). Endpoints always pass the
-   * realm; tests reaching into the hub may leave it out.
+   * The caller's queue, or BAD_EVENT_QUEUE_ID (unknown, expired, another user's, or another realm's:
+   * realms know nothing of each other). Endpoints always pass the realm; tests reaching into the hub
+   * may leave it out.
    */
   queueOf(queueId: string, userId: number, realmId?: number): EventQueue {
     const queue = this.queues.get(queueId);
-    if (!queue || (realmId !== undefined && queue.options.realmId !== realmId)) throw badEventQueueId(queueId);
-    if (queue.options.userId !== userId) throw new ChatError('BAD_REQUEST', 'You are not authorized to get events from this queue');
+    // Another user's queue is answered as an unknown one, as Zulip 10 does (access_client_descriptor).
+    if (!queue || queue.options.userId !== userId || (realmId !== undefined && queue.options.realmId !== realmId)) throw badEventQueueId({ queue_id: queueId });
     return queue;
   }
 
@@ -172,7 +170,7 @@ export class EventHub {
   /** Forgets a queue the client did not ask to end: its parked poll, if any, is answered BAD_EVENT_QUEUE_ID. */
   discard(queue: EventQueue): void {
     this.forget(queue);
-    queue.fail(badEventQueueId(queue.id));
+    queue.fail(badEventQueueId({ queue_id: queue.id }));
   }
 
   private forget(queue: EventQueue): void {

@@ -158,7 +158,7 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     await refused(carol, 'PATCH', `/messages/${dm}`, { content: 'x' }, 'BAD_REQUEST', 'Invalid message(s)');
     // Past the 600 s limit (and Zulip's 20 s grace) even the sender may not.
     chat.clock.advance(621_000);
-    await refused(alice, 'PATCH', `/messages/${id}`, { content: 'too late' }, 'BAD_REQUEST', 'The time limit for editing this message has past');
+    await refused(alice, 'PATCH', `/messages/${id}`, { content: 'too late' }, 'BAD_REQUEST', 'The time limit for editing this message has passed');
     await setRealm({ message_content_edit_limit_seconds: null });
     await ok(alice, 'PATCH', `/messages/${id}`, { content: 'no limit now' });
     await setRealm({ allow_message_editing: 0 });

@@ -93,7 +93,8 @@ await forEachEngine('chat permissions', (engine) => {
     const ids2 = await outsider.get('/messages', { message_ids: [vaultMessage] });
     assert.deepEqual(ids2.body.messages, [], 'fetching by id does not leak it');
     assert.ok(!contents(await outsider.get('/messages', window([]))).includes('<p>vault secret</p>'));
-    assert.deepEqual(refused(await send(outsider, 'vault', 'let me in')), [400, 'error', 'STREAM_DOES_NOT_EXIST']);
+    const letMeIn = await send(outsider, 'vault', 'let me in');
+    assert.deepEqual([...refused(letMeIn), letMeIn.body.msg], [400, 'error', 'BAD_REQUEST', "Not authorized to send to channel 'vault'"]);
     assert.deepEqual(refused(await outsider.post('/users/me/subscriptions', { subscriptions: [{ name: 'vault' }] })), [400, 'error', 'BAD_REQUEST']);
     assert.deepEqual(refused(await outsider.post('/mark_stream_as_read', { stream_id: vault })), [400, 'error', 'BAD_REQUEST']);
     // The allowed twin: the owner, subscribed, reads it.
@@ -108,7 +109,8 @@ await forEachEngine('chat permissions', (engine) => {
     assert.deepEqual(refused(await guest.get(`/streams/${ids.plaza}`)), [400, 'error', 'BAD_REQUEST']);
     assert.ok(!(await guest.get('/streams')).body.streams.some((s: { name: string }) => s.name === 'plaza'));
     assert.deepEqual(refused(await guest.get('/messages', window([['channels', 'public']]))), [400, 'error', 'BAD_NARROW']);
-    assert.deepEqual(refused(await send(guest, 'plaza', 'guest post')), [400, 'error', 'STREAM_DOES_NOT_EXIST']);
+    const guestPost = await send(guest, 'plaza', 'guest post');
+    assert.deepEqual([...refused(guestPost), guestPost.body.msg], [400, 'error', 'BAD_REQUEST', "Not authorized to send to channel 'plaza'"]);
     assert.deepEqual(refused(await guest.post('/users/me/subscriptions', { subscriptions: [{ name: 'plaza' }] })), [400, 'error', 'BAD_REQUEST']);
     // What a guest is subscribed to, it reads and posts to.
     assert.equal((await send(guest, 'lobby', 'guest hello')).status, 200);

@@ -35,7 +35,7 @@ await forEachEngine('chat user preferences, black-box', (engine) => {
       assert.deepEqual([q.drafts, q.muted_users, q.user_topics], [[], [], []]);
       assert.equal((await bobJs.callEndpoint('/settings', 'PATCH', { twenty_four_hour_time: 'true', color_scheme: '2' })).result, 'success');
       const bad = await bobJs.callEndpoint('/settings', 'PATCH', { color_scheme: '9' });
-      assert.deepEqual([bad.result, bad.code, bad.msg], ['error', 'BAD_REQUEST', 'Invalid color_scheme']);
+      assert.deepEqual([bad.result, bad.code, bad.msg], ['error', 'BAD_REQUEST', 'Invalid color_scheme: Value error, Not in the list of possible values']);
 
       // Raw HTTP: drafts, muting, a topic policy, and a default only administrators may set.
       const d = await bob.post('/drafts', { drafts: [{ type: 'private', to: [ownerId], topic: '', content: 'hello' }] });

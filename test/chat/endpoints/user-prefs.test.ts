@@ -98,19 +98,21 @@ await forEachEngine('chat user preferences', (engine) => {
   it('refuses bad values with Zulip errors and changes nothing', async () => {
     const before = await settings(bob);
     const bad: [Record<string, unknown>, string][] = [
-      [{ color_scheme: 4 }, 'Invalid color_scheme'],
-      [{ emojiset: 'apple' }, 'Invalid emojiset'],
-      [{ web_home_view: 'feed' }, 'Invalid web_home_view'],
+      [{ color_scheme: 4 }, 'Invalid color_scheme: Value error, Not in the list of possible values'],
+      [{ emojiset: 'apple' }, 'Invalid emojiset: Value error, Not in the list of possible values'],
+      [{ web_home_view: 'feed' }, 'Invalid web_home_view: Value error, Not in the list of possible values'],
       [{ default_language: 'xx' }, 'Invalid default_language'],
-      [{ web_animate_image_previews: 'sometimes' }, 'Invalid web_animate_image_previews'],
-      [{ timezone: 'Mars/Olympus' }, 'Not a recognized time zone'],
+      [{ web_animate_image_previews: 'sometimes' }, 'Invalid web_animate_image_previews: Value error, Not in the list of possible values'],
+      [{ timezone: 'Mars/Olympus' }, 'Invalid timezone: Value error, Not a recognized time zone'],
       [{ notification_sound: 'bang' }, "Invalid notification sound 'bang'"],
       [{ email_notifications_batching_period_seconds: 10 }, 'Invalid email batching period: 10 seconds'],
-      [{ desktop_icon_count_display: 5 }, 'Invalid desktop_icon_count_display'],
-      [{ enter_sends: 'maybe' }, 'enter_sends is not a boolean'],
-      [{ web_font_size_px: 'big' }, 'web_font_size_px is not an integer'],
+      [{ desktop_icon_count_display: 5 }, 'Invalid desktop_icon_count_display: Value error, Not in the list of possible values'],
+      [{ enter_sends: 'maybe' }, 'enter_sends is not valid JSON'],
+      [{ enter_sends: 2 }, 'enter_sends is not a boolean'],
+      [{ web_font_size_px: 'big' }, 'web_font_size_px is not valid JSON'],
+      [{ web_font_size_px: 12.5 }, 'web_font_size_px is not an integer'],
       // One bad value among good ones: none is applied.
-      [{ twenty_four_hour_time: true, email_address_visibility: 9 }, 'Invalid email_address_visibility'],
+      [{ twenty_four_hour_time: true, email_address_visibility: 9 }, 'Invalid email_address_visibility: Value error, Not in the list of possible values'],
       [{ full_name: '  ' }, 'Name too short!'],
       [{ new_password: 'another-pass-1', old_password: 'wrong' }, 'Wrong password!'],
       [{ new_password: 'another-pass-1' }, 'Wrong password!'],
@@ -175,7 +177,7 @@ await forEachEngine('chat user preferences', (engine) => {
 
   it('lets administrators set defaults for new users only, with an event to everyone', async () => {
     await fails(bob, 'PATCH', '/realm/user_settings_defaults', { emojiset: 'text' }, 'Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL');
-    await fails(chat.owner, 'PATCH', '/realm/user_settings_defaults', { color_scheme: 7 }, 'Invalid color_scheme');
+    await fails(chat.owner, 'PATCH', '/realm/user_settings_defaults', { color_scheme: 7 }, 'Invalid color_scheme: Value error, Not in the list of possible values');
     const unsupported = await chat.owner.call('PATCH', '/realm/user_settings_defaults', { timezone: 'Europe/Paris' });
     assert.deepEqual(unsupported.body.ignored_parameters_unsupported, ['timezone'], 'the time zone is personal');
     const q = (await register(bob, { event_types: ['realm_user_settings_defaults'] })).queue_id;
@@ -326,7 +328,7 @@ await forEachEngine('chat user preferences', (engine) => {
     assert.deepEqual((await register(bob, { fetch_event_types: ['user_topic'], client_capabilities: { empty_topic_name: true } })).user_topics.map((t: Ev) => [t.topic_name, t.visibility_policy]), [['', 2], ['colors', 3]]);
     assert.deepEqual(await ids(bob, [channel, { operator: 'is', operand: 'muted' }]), []);
 
-    await fails(bob, 'POST', '/user_topics', { stream_id: streamId, topic: 'x', visibility_policy: 4 }, 'Invalid visibility_policy');
+    await fails(bob, 'POST', '/user_topics', { stream_id: streamId, topic: 'x', visibility_policy: 4 }, 'Invalid visibility_policy: Value error, Not in the list of possible values');
     await fails(bob, 'POST', '/user_topics', { stream_id: 999999, topic: 'x', visibility_policy: 1 }, 'Invalid channel ID');
     await fails(bob, 'POST', '/user_topics', { stream_id: streamId, visibility_policy: 1 }, "Missing 'topic' argument", 'REQUEST_VARIABLE_MISSING');
     await fails(bob, 'PATCH', '/users/me/subscriptions/muted_topics', { stream: 'design', stream_id: streamId, topic: 'x', op: 'add' }, "Please choose one: 'stream' or 'stream_id'.");

@@ -4,6 +4,7 @@
 // waits for started at its commit; answers written as pieces.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import type { ChatError } from '../../../src/chat/errors.js';
 import { EventHub, type Notice } from '../../../src/chat/events/hub.js';
 import { eventsJson, eventsJsonPieces, type EventQueue, type QueuedEvent, type QueueOptions, type Waiter } from '../../../src/chat/events/queue.js';
 import { ManualClock } from '../../../src/platform/clock.js';
@@ -143,6 +144,13 @@ it('writes an answer as pieces: each shared rendering encoded once, the same JSO
 });
 
 const isBadQueue = (e: Error & { code?: string }) => e.code === 'BAD_EVENT_QUEUE_ID';
+
+it("answers another user's queue as an unknown one, as Zulip 10 does", () => {
+  const { hub } = setup();
+  const mine = hub.create(options(1));
+  assert.throws(() => hub.queueOf(mine.id, 2), (e: ChatError) => isBadQueue(e) && e.message === `Bad event queue ID: ${mine.id}` && e.extra.queue_id === mine.id);
+  assert.equal(hub.queueOf(mine.id, 1), mine);
+});
 
 it("ends a revoked user's queues at the commit: the parked poll gets BAD_EVENT_QUEUE_ID, a later publish reaches nothing", async () => {
   const { hub } = setup();
