@@ -6,7 +6,7 @@
 import Type, { type TObject, type TSchema } from 'typebox';
 import Value from 'typebox/value';
 import { Compile, type Validator } from 'typebox/compile';
-import { InfraError } from './errors.js';
+import { infraErrors } from './errors.js';
 
 /**
  * The bounds every parameter of that kind gets unless its schema sets its own. Integers beyond 2^53
@@ -234,7 +234,7 @@ export function checkParams<S extends TObject>(schema: S, input: Record<string, 
   const payload = input;
   const { schema: checked, validator, defaults, byLower } = prepare(schema);
   const text = badText(input);
-  if (text) throw new InfraError('FAULT', `Invalid parameter ${text[0]}: ${text[1]}`, { [text[0]]: text[1] });
+  if (text) throw infraErrors.invalidParameter({ name: text[0], problem: text[1] });
   // A property the request spells apart from case takes the value of the first such key, unless the
   // exact spelling is given too.
   for (const key in input) {
@@ -266,8 +266,9 @@ export function checkParams<S extends TObject>(schema: S, input: Record<string, 
     if (err.keyword === 'anyOf' || fields[field] === undefined) fields[field] = problem;
   }
   const names = Object.keys(fields);
-  if (names.length === 0) throw new InfraError('FAULT', 'Invalid parameters');
+  if (names.length === 0) throw infraErrors.invalidParameters();
   const first = names[0];
-  const message = fields[first] === 'is required' ? `Missing parameter ${first}` : `Invalid parameter ${first}: ${fields[first]}`;
-  throw new InfraError('FAULT', message, fields);
+  throw fields[first] === 'is required'
+    ? infraErrors.missingParameter({ name: first }, fields)
+    : infraErrors.invalidParameter({ name: first, problem: fields[first] }, fields);
 }

@@ -6,7 +6,7 @@
 import Type from 'typebox';
 import { sql, type Selectable, type Transaction } from 'kysely';
 import { defineCommand, requirePrincipal, type Call, type Command } from '../command.js';
-import { badParam, InfraError, notFound } from '../errors.js';
+import { infraErrors, type InfraError } from '../errors.js';
 import { pagingParams } from '../params.js';
 import { unixSeconds } from '../../platform/clock.js';
 import { isUniqueViolation, type Database, type Queryable } from '../../platform/db/database.js';
@@ -107,8 +107,9 @@ async function presentDomains(db: Queryable<InfraTables>, domains: DomainRow[]):
 function fault(problems: Problems): InfraError {
   const [first] = Object.keys(problems.fields);
   const problem = problems.fields[first];
-  const message = problem.startsWith('is required') ? `Missing parameter ${first}: ${problem.slice('is required'.length).replace(/^: /, '') || 'required'}` : `Invalid parameter ${first}: ${problem}`;
-  return new InfraError('FAULT', message, problems.fields);
+  return problem.startsWith('is required')
+    ? infraErrors.missingParameterDetail({ name: first, detail: problem.slice('is required'.length).replace(/^: /, '') || 'required' }, problems.fields)
+    : infraErrors.invalidParameter({ name: first, problem }, problems.fields);
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -127,7 +128,7 @@ function positiveId(raw: unknown): number | undefined {
  */
 async function bumpSerial(trx: Trx, call: Call, domainId: number): Promise<DomainRow> {
   const row = await bumpZone(trx, call.services.clock, domainId, requirePrincipal(call).customerId);
-  if (!row) throw notFound('domain');
+  if (!row) throw infraErrors.domainNotFound();
   return row;
 }
 
@@ -157,15 +158,15 @@ async function ownDomain(call: Call, ref: { id?: unknown; name?: unknown }, fiel
   const q = call.services.db.kysely.selectFrom('dns_domains').selectAll().where('customer_id', '=', customerId);
   if (ref.id !== undefined) {
     const id = positiveId(ref.id);
-    if (id === undefined) throw badParam(field, 'must be a domain id');
+    if (id === undefined) throw infraErrors.invalidParameter({ name: field, problem: 'must be a domain id' });
     const row = await q.where('id', '=', id).executeTakeFirst();
-    if (!row) throw notFound('domain');
+    if (!row) throw infraErrors.domainNotFound();
     // Both given: they must name the same zone, or the request is unclear and nothing is done.
     if (ref.name !== undefined && ref.name !== null && ref.name !== '') {
       const problems = new Problems();
       const name = checkZoneName(ref.name, 'name', problems);
       if (name === undefined) throw fault(problems);
-      if (name !== row.name) throw badParam('name', `${name} is not domain ${id} (${row.name})`);
+      if (name !== row.name) throw infraErrors.invalidParameter({ name: 'name', problem: `${name} is not domain ${id} (${row.name})` });
     }
     return row;
   }
@@ -174,10 +175,10 @@ async function ownDomain(call: Call, ref: { id?: unknown; name?: unknown }, fiel
     const name = checkZoneName(ref.name, 'name', problems);
     if (name === undefined) throw fault(problems);
     const row = await q.where('name', '=', name).executeTakeFirst();
-    if (!row) throw notFound('domain');
+    if (!row) throw infraErrors.domainNotFound();
     return row;
   }
-  throw new InfraError('FAULT', `Missing parameter ${field}: the domain id (or name)`, { [field]: 'is required (or name)' });
+  throw infraErrors.missingDomain({ name: field });
 }
 
 // ---- batches of records ----------------------------------------------------------------------
@@ -240,7 +241,7 @@ async function domainsFor(call: Call, entries: Entry[], params: Record<string, u
     .execute();
   return refs.map((r) => {
     const row = 'id' in r ? rows.find((d) => d.id === r.id) : rows.find((d) => d.name === (r as { name?: string }).name);
-    if (!row) throw notFound(`domain ${'id' in r ? r.id : (r as { name?: string }).name}`);
+    if (!row) throw infraErrors.namedDomainNotFound({ domain: 'id' in r ? String(r.id) : String((r as { name?: string }).name) });
     return row;
   });
 }
@@ -315,7 +316,7 @@ async function ownRecords(db: Queryable<InfraTables>, customerId: number, ids: n
     .selectAll('r').select('d.name as zone')
     .where('d.customer_id', '=', customerId).where('r.id', 'in', ids)
     .execute();
-  for (const id of ids) if (!rows.some((r) => r.id === id)) throw notFound(`record ${id}`);
+  for (const id of ids) if (!rows.some((r) => r.id === id)) throw infraErrors.recordIdNotFound({ id });
   return rows;
 }
 
@@ -384,7 +385,7 @@ export const dnsCommands: Command[] = [
     }),
     async handler(call, p) {
       const { customerId } = requirePrincipal(call);
-      if (p.customerId !== undefined && p.customerId !== customerId) throw notFound('customer');
+      if (p.customerId !== undefined && p.customerId !== customerId) throw infraErrors.customerNotFound();
       const problems = new Problems();
       const name = checkZoneName(p.name, 'name', problems);
       if (name !== undefined) checkHostable(name, call.services.nameserverDomain, 'name', problems);
@@ -399,7 +400,7 @@ export const dnsCommands: Command[] = [
       try {
         row = await inTransaction(db, async (trx) => {
           const taken = await trx.selectFrom('dns_domains').select(['id', 'customer_id']).where('name', '=', name).executeTakeFirst();
-          if (taken) throw badParam('name', taken.customer_id === customerId ? `${name} is already hosted in this account (domain ${taken.id})` : `${name} is already hosted`);
+          if (taken) throw infraErrors.invalidParameter({ name: 'name', problem: taken.customer_id === customerId ? `${name} is already hosted in this account (domain ${taken.id})` : `${name} is already hosted` });
           // A zone inside or above another customer's zone would take over part of its names.
           const labels = name.split('.');
           const above = labels.slice(1).map((_, i) => labels.slice(i + 1).join('.'));
@@ -407,7 +408,7 @@ export const dnsCommands: Command[] = [
             .where('customer_id', '!=', customerId)
             .where((eb) => eb.or([eb('name', 'in', above.length ? above : ['']), eb('name', 'like', '%.' + name)]))
             .executeTakeFirst();
-          if (clash) throw badParam('name', `${name} is inside or above a zone hosted by another customer`);
+          if (clash) throw infraErrors.invalidParameter({ name: 'name', problem: `${name} is inside or above a zone hosted by another customer` });
           const floor = await trx.selectFrom('dns_serial_floors').select('serial').where('name', '=', name).executeTakeFirst();
           const serial = Math.max(serialBase(call.services.clock.now()), floor ? Number(floor.serial) + 1 : 0);
           const created = await trx.insertInto('dns_domains')
@@ -420,7 +421,7 @@ export const dnsCommands: Command[] = [
         });
       } catch (err) {
         // Two creates of one name racing: the loser meets the UNIQUE constraint.
-        if (isUniqueViolation(err)) throw badParam('name', `${name} is already hosted`);
+        if (isUniqueViolation(err)) throw infraErrors.invalidParameter({ name: 'name', problem: `${name} is already hosted` });
         throw err;
       }
       await refreshAll(call, [name]);
@@ -620,7 +621,7 @@ export const dnsCommands: Command[] = [
           const byId = new Map(found.map((r) => [r.id, r]));
           current = ids.map((id) => {
             const row = byId.get(id);
-            if (!row) throw notFound(`record ${id}`);
+            if (!row) throw infraErrors.recordIdNotFound({ id });
             return row;
           });
           const names = new Set(lookups);
@@ -683,7 +684,7 @@ export const dnsCommands: Command[] = [
       // into a delete by match.
       if (p.id !== undefined) {
         const id = positiveId(p.id);
-        if (id === undefined) throw badParam('id', 'must be a record id');
+        if (id === undefined) throw infraErrors.invalidParameter({ name: 'id', problem: 'must be a record id' });
         ids = [id];
       } else if (Array.isArray(p.data) || isObject(p.data)) {
         const list: [string, unknown][] = Array.isArray(p.data) ? p.data.map((v, i) => [String(i), v]) : Object.entries(p.data);
@@ -703,7 +704,7 @@ export const dnsCommands: Command[] = [
         if (domainRef !== undefined || p.name !== undefined) {
           const domain = await ownDomain(call, { id: domainRef, name: p.name }, 'domainId');
           const elsewhere = found.find((r) => r.domain_id !== domain.id);
-          if (elsewhere) throw notFound(`record ${elsewhere.id} in domain ${domain.id}`);
+          if (elsewhere) throw infraErrors.recordNotInDomain({ id: elsewhere.id, domainId: domain.id });
         }
         const change = async (trx: Trx) => {
           const current = await ownRecords(trx, customerId, found.map((r) => r.id));
@@ -734,7 +735,7 @@ export const dnsCommands: Command[] = [
           const candidates = await trx.selectFrom('dns_records').selectAll()
             .where('domain_id', '=', domain!.id).where('lookup', '=', lookup).where('type', '=', type).execute();
           const matched = candidates.filter((r) => value === undefined || sameData(type, r.data, value));
-          if (matched.length === 0) throw notFound('record');
+          if (matched.length === 0) throw infraErrors.recordNotFound();
           return async () => {
             await trx.deleteFrom('dns_records').where('id', 'in', matched.map((r) => r.id)).execute();
             return { value: matched.map((r) => ({ ...r, zone: domain!.name })), deletes: matched.map((r) => r.id) };
