@@ -158,6 +158,18 @@ export function catalogEntries(): ErrorEntry[] {
   return Object.values(E) as ErrorEntry[];
 }
 
+/**
+ * The FAULT for problems of one or more parameters: the message names the first ("Missing parameter
+ * <name>: <what>" when it is missing, else "Invalid parameter <name>: <problem>"); `error` holds them all.
+ */
+export function problemsFault(fields: Record<string, string>): InfraError {
+  const [first] = Object.keys(fields);
+  const problem = fields[first];
+  return problem.startsWith('is required')
+    ? E.missingParameterDetail({ name: first, detail: problem.slice('is required'.length).replace(/^: /, '') || 'required' }, fields)
+    : E.invalidParameter({ name: first, problem }, fields);
+}
+
 /** The RATE_LIMIT error for a wait, in whole seconds (at least one), as the envelope's retryAfter. */
 export function rateLimited(waitSeconds: number): RateLimited {
   return new RateLimited(E.rateLimited as ErrorEntry, Math.max(1, Math.ceil(waitSeconds)));

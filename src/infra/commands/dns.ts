@@ -6,7 +6,7 @@
 import Type from 'typebox';
 import { sql, type Selectable, type Transaction } from 'kysely';
 import { defineCommand, requirePrincipal, type Call, type Command } from '../command.js';
-import { infraErrors, type InfraError } from '../errors.js';
+import { infraErrors, problemsFault, type InfraError } from '../errors.js';
 import { pagingParams } from '../params.js';
 import { unixSeconds } from '../../platform/clock.js';
 import { isUniqueViolation, type Database, type Queryable } from '../../platform/db/database.js';
@@ -16,6 +16,10 @@ import {
   type RecordValues, type ZoneEntry,
 } from '../dns-rules.js';
 import { refreshZone } from '../dns-zones.js';
+import {
+  createRecordsInput, CreateRecordsParams, deleteRecordsInput, DeleteRecordsParams, DOMAIN_ID, DOMAIN_OR_ZONE, RECORD_KEYS, shapeOf,
+  updateRecordsInput, UpdateRecordsParams, ZONE, ZoneRecordsInput, zoneRecordsInput, ZoneRecordsParam, type RecordShape,
+} from '../dns-input.js';
 import { bumpZone, inTransaction, zoneWriter, type ZoneEffect } from '../dns-batches.js';
 
 type Trx = Transaction<InfraTables>;
@@ -27,22 +31,6 @@ const WINDOW_DEFAULT = 50_000;
 const Paging = pagingParams(WINDOW_DEFAULT);
 const DomainId = Type.Integer({ minimum: 1, description: 'domain (zone) id' });
 const ZoneNameParam = Type.String({ description: 'zone name, such as example.com' });
-// Record fields are checked by the DNS rules (dns-rules.ts), which accept what clients send:
-// numbers as strings, keys in any case, and `data` as a value, a list or a map of records.
-const RecordFields = {
-  type: Type.Optional(Type.Unknown({ description: `record type: ${RECORD_TYPES.join(', ')}` })),
-  lookup: Type.Optional(Type.Unknown({ description: 'owner name relative to the zone ("" or "@" for the apex); a fully qualified name ending in the zone is made relative' })),
-  ttl: Type.Optional(Type.Unknown({ description: 'seconds, 60 to 604800; default 3600' })),
-  priority: Type.Optional(Type.Unknown({ description: 'MX preference or SRV priority, 0 to 65535' })),
-  weight: Type.Optional(Type.Unknown({ description: 'SRV weight, 0 to 65535' })),
-  port: Type.Optional(Type.Unknown({ description: 'SRV port, 0 to 65535' })),
-  caaflag: Type.Optional(Type.Unknown({ description: 'CAA flags, 0 to 255' })),
-  caatag: Type.Optional(Type.Unknown({ description: 'CAA tag: issue, issuewild, iodef' })),
-};
-const DomainRef = {
-  domainId: Type.Optional(Type.Unknown({ description: 'domain id (also domainid, domainID)' })),
-  name: Type.Optional(Type.Unknown({ description: 'zone name, instead of domainId' })),
-};
 const Status = Type.Union([Type.Literal('ACTIVE'), Type.Literal('DISABLED')], { description: 'ACTIVE zones are served; DISABLED ones are kept but not served' });
 
 // ---- presentation ----------------------------------------------------------------------------
@@ -104,15 +92,8 @@ async function presentDomains(db: Queryable<InfraTables>, domains: DomainRow[]):
 
 // ---- helpers ---------------------------------------------------------------------------------
 
-function fault(problems: Problems): InfraError {
-  const [first] = Object.keys(problems.fields);
-  const problem = problems.fields[first];
-  return problem.startsWith('is required')
-    ? infraErrors.missingParameterDetail({ name: first, detail: problem.slice('is required'.length).replace(/^: /, '') || 'required' }, problems.fields)
-    : infraErrors.invalidParameter({ name: first, problem }, problems.fields);
-}
+const fault = (problems: Problems): InfraError => problemsFault(problems.fields);
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** An id as clients send it (a number, or digits in a string); none beyond 2^53, which no row has. */
 function positiveId(raw: unknown): number | undefined {
@@ -183,34 +164,13 @@ async function ownDomain(call: Call, ref: { id?: unknown; name?: unknown }, fiel
 
 // ---- batches of records ----------------------------------------------------------------------
 
-/** One record of a request: where it sits (for problems), its fields, and its key in a map. */
+/** One record of a request (dns-input.ts made it canonical): how problems name it, its key in a map, its fields. */
 interface Entry { field: string; key: string; raw: Record<string, unknown> }
 
-const RECORD_KEYS = ['type', 'lookup', 'data', 'ttl', 'priority', 'weight', 'port', 'caaflag', 'caatag'];
-
-/**
- * The records a request carries. `data` (or `records` for dns.domain.create) may be a list or a map
- * of records (keys "0", "1" ... or record ids), one record object, or absent or a plain value: then the
- * request itself is the one record (acme.sh's flat form, where `data` is the record value).
- */
-function entriesOf(params: Record<string, unknown>, root: string, problems: Problems): Entry[] {
-  const value = pick(params, root);
-  let list: [string, unknown][];
-  if (Array.isArray(value)) list = value.map((v, i) => [String(i), v]);
-  else if (isObject(value)) {
-    // An object with record fields is one record; otherwise its values are the records.
-    if (RECORD_KEYS.some((k) => pick(value, k) !== undefined)) return [{ field: `${root}.`, key: '', raw: value }];
-    list = Object.entries(value);
-  } else {
-    return [{ field: '', key: '', raw: params }];
-  }
-  if (list.length === 0) problems.add(root, 'must hold at least one record');
-  const out: Entry[] = [];
-  for (const [key, v] of list) {
-    if (!isObject(v)) problems.add(`${root}.${key}`, 'must be a record object');
-    else out.push({ field: `${root}.${key}.`, key, raw: v });
-  }
-  return out;
+/** The canonical records with where each came from; the shape's own problems are added to `problems`. */
+function entriesOf(records: Record<string, unknown>[], shape: RecordShape, problems: Problems): Entry[] {
+  for (const [field, problem] of Object.entries(shape.problems)) problems.add(field, problem);
+  return records.map((raw, i) => ({ field: shape.at[i], key: shape.keys[i], raw }));
 }
 
 /** Which domain each new record goes to: its own domainid or name, else the request's. */
@@ -381,8 +341,12 @@ export const dnsCommands: Command[] = [
       name: ZoneNameParam,
       customerId: Type.Optional(Type.Integer({ minimum: 1, description: "must be the caller's customer" })),
       status: Type.Optional(Status),
-      records: Type.Optional(Type.Unknown({ description: 'records to create with the zone: a list or a map of records' })),
+      records: ZoneRecordsParam,
     }),
+    normalise: {
+      input: Type.Object({ name: ZoneNameParam, customerId: Type.Optional(Type.Integer({ minimum: 1, description: "must be the caller's customer" })), status: Type.Optional(Status), records: ZoneRecordsInput }),
+      run: zoneRecordsInput.run,
+    },
     async handler(call, p) {
       const { customerId } = requirePrincipal(call);
       if (p.customerId !== undefined && p.customerId !== customerId) throw infraErrors.customerNotFound();
@@ -390,8 +354,7 @@ export const dnsCommands: Command[] = [
       const name = checkZoneName(p.name, 'name', problems);
       if (name !== undefined) checkHostable(name, call.services.nameserverDomain, 'name', problems);
       if (name === undefined || !problems.empty) throw fault(problems);
-      const entries = p.records === undefined || p.records === null ? [] : entriesOf(p as Record<string, unknown>, 'records', problems);
-      if (entries.some((e) => e.field === '')) problems.add('records', 'must be a list or a map of records');
+      const entries = entriesOf(p.records ?? [], shapeOf(p), problems);
       const values = entries.map((e) => checkRecord(e.raw, name, e.field, problems));
       if (!problems.empty) throw fault(problems);
       const db = call.services.db;
@@ -471,8 +434,9 @@ export const dnsCommands: Command[] = [
     rest: { method: 'GET', path: '/dns/records' },
     params: Type.Object({
       ...Paging,
-      ...DomainRef,
-      domain: Type.Optional(Type.Unknown({ description: 'domain id or zone name' })),
+      domainId: Type.Optional(DOMAIN_ID),
+      name: Type.Optional(ZONE),
+      domain: Type.Optional(DOMAIN_OR_ZONE),
       lookup: Type.Optional(Type.String({ description: 'owner name relative to the zone ("" or "@" for the apex)' })),
       type: Type.Optional(Type.String({ description: 'record type' })),
     }),
@@ -521,15 +485,12 @@ export const dnsCommands: Command[] = [
     cmd: 'dns.record.create',
     summary: 'Add records to zones: data is a list or map of records, or the request is one record (data = its value)',
     rest: { method: 'POST', path: '/dns/records' },
-    params: Type.Object({
-      data: Type.Optional(Type.Unknown({ description: 'a list of records, a map of records keyed "0", "1" ..., or (flat form) the value of the one record the request describes' })),
-      ...DomainRef,
-      ...RecordFields,
-    }),
+    params: CreateRecordsParams,
+    normalise: createRecordsInput,
     async handler(call, p) {
       const params = p as Record<string, unknown>;
       const problems = new Problems();
-      const entries = entriesOf(params, 'data', problems);
+      const entries = entriesOf(p.records, shapeOf(p), problems);
       const domains = problems.empty ? await domainsFor(call, entries, params, problems) : [];
       if (!problems.empty) throw fault(problems);
       const items = entries.map((e, i) => ({ domain: domains[i]!, values: checkRecord(e.raw, domains[i]!.name, e.field, problems)!, field: e.field }));
@@ -560,20 +521,15 @@ export const dnsCommands: Command[] = [
     cmd: 'dns.record.update',
     summary: 'Change records: data is a map keyed by record id (or a list of records with id), or id plus the fields to change',
     rest: { method: 'PUT', path: '/dns/records/{id}' },
-    params: Type.Object({
-      id: Type.Optional(Type.Unknown({ description: 'record id, when the request changes one record' })),
-      data: Type.Optional(Type.Unknown({ description: 'a map of records keyed by record id, a list of records carrying id, or (flat form) the new value' })),
-      ...DomainRef,
-      ...RecordFields,
-    }),
+    params: UpdateRecordsParams,
+    normalise: updateRecordsInput,
     async handler(call, p) {
       const { customerId } = requirePrincipal(call);
-      const params = p as Record<string, unknown>;
       const problems = new Problems();
-      const entries = entriesOf(params, 'data', problems);
-      const single = entries.length === 1 && (entries[0].field === '' || entries[0].field === 'data.');
+      const entries = entriesOf(p.records, shapeOf(p), problems);
       const ids = entries.map((e) => {
-        const raw = pick(e.raw, 'id') ?? (single ? p.id : /^\d+$/.test(e.key) ? e.key : undefined);
+        // The normalise step gave each change its record id: its own, the request's, or its key in the map.
+        const raw = e.raw.id;
         const id = positiveId(raw);
         if (id === undefined) problems.add(e.field + 'id', raw === undefined ? 'is required: the record id' : 'must be a record id');
         return id ?? 0;
@@ -668,32 +624,24 @@ export const dnsCommands: Command[] = [
     cmd: 'dns.record.delete',
     summary: 'Delete records by id (or a list or map of ids), or by match: domain (domainId or name), type, lookup and optionally data',
     rest: { method: 'DELETE', path: '/dns/records/{id}' },
-    params: Type.Object({
-      id: Type.Optional(Type.Unknown({ description: 'record id' })),
-      data: Type.Optional(Type.Unknown({ description: 'a list or map of record ids; or, deleting by match, the record value' })),
-      ...DomainRef,
-      type: RecordFields.type,
-      lookup: RecordFields.lookup,
-    }),
+    params: DeleteRecordsParams,
+    normalise: deleteRecordsInput,
     async handler(call, p) {
       const { customerId } = requirePrincipal(call);
       const params = p as Record<string, unknown>;
       const problems = new Problems();
       let ids: number[] | undefined;
+      // Records by id: `id`, or a list or map of ids in data (the normalise step made them `records`).
       // An id that is given but null or "" is refused: read as absent, it would turn a delete by id
       // into a delete by match.
-      if (p.id !== undefined) {
-        const id = positiveId(p.id);
-        if (id === undefined) throw infraErrors.invalidParameter({ name: 'id', problem: 'must be a record id' });
-        ids = [id];
-      } else if (Array.isArray(p.data) || isObject(p.data)) {
-        const list: [string, unknown][] = Array.isArray(p.data) ? p.data.map((v, i) => [String(i), v]) : Object.entries(p.data);
-        ids = list.map(([key, v]) => {
-          const id = positiveId(isObject(v) ? pick(v, 'id') ?? (Array.isArray(p.data) ? undefined : key) : v);
-          if (id === undefined) problems.add(`data.${key}`, 'must be a record id');
+      if (p.records) {
+        const shape = shapeOf(p);
+        for (const [field, problem] of Object.entries(shape.problems)) problems.add(field, problem);
+        ids = p.records.map((r, i) => {
+          const id = positiveId(r.id);
+          if (id === undefined) problems.add(shape.at[i], 'must be a record id');
           return id ?? 0;
         });
-        if (ids.length === 0) problems.add('data', 'must hold at least one record id');
         if (!problems.empty) throw fault(problems);
       }
       let deleted: (RecordRow & { zone: string })[];

@@ -257,7 +257,7 @@ export function createInfraServer(services: InfraServices, commands: Command[], 
     const principal = who instanceof Promise ? await who : who;
     const ip = services.limits.client(req.socket.remoteAddress ?? '', req.headers);
     services.limits.charge(principal, ip);
-    const checked = checkParams(command.params, params) as Record<string, unknown>;
+    const checked = checkParams(command.params, params, command.normalise) as Record<string, unknown>;
     const call: Call = { services, principal, style, ip, setCookie };
     return okText(await command.handler(call, checked), style);
   }
