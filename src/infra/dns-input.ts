@@ -45,8 +45,9 @@ export function shapeOf(params: object): RecordShape {
  * the rules (TXT 4000 bytes, names 253 characters), not by params.ts's default, so that a long value
  * gets the rules' own answer.
  */
+const scalars = () => [Type.String({ maxLength: 16 * 1024 * 1024 }), Type.Number(), Type.Boolean(), Type.Null()];
 function scalar(description: string, problem: string): TSchema {
-  return Type.Union([Type.String({ maxLength: 16 * 1024 * 1024 }), Type.Number(), Type.Boolean(), Type.Null()], { description, [PROBLEM_KEY]: problem });
+  return Type.Union(scalars(), { description, [PROBLEM_KEY]: problem });
 }
 
 const TYPES = RECORD_TYPES.join(', ');
@@ -111,7 +112,7 @@ export const ZoneRecordsParam = Type.Optional(Type.Array(ZoneRecord, { descripti
 
 /** What a client may send: documented in the OpenAPI document. */
 const CreateInput = Type.Object({
-  data: Type.Optional(Type.Union([...recordForms(NewRecord, '"0", "1" ...'), FIELDS.data], {
+  data: Type.Optional(Type.Union([...recordForms(NewRecord, '"0", "1" ...'), ...scalars()], {
     description: 'the records (a list, a map keyed "0", "1" ..., or one record object); or, in the flat form, the value of the one record the request itself describes with the fields below',
   })),
   domainId: Type.Optional(DOMAIN_ID),
@@ -120,7 +121,7 @@ const CreateInput = Type.Object({
 });
 const UpdateInput = Type.Object({
   id: Type.Optional(scalar('record id, when the request changes one record (flat form, or one record object in data)', 'must be a record id')),
-  data: Type.Optional(Type.Union([...recordForms(RecordChange, 'by record id'), FIELDS.data], {
+  data: Type.Optional(Type.Union([...recordForms(RecordChange, 'by record id'), ...scalars()], {
     description: 'the changes (a map keyed by record id, a list of changes carrying id, or one change object); or, in the flat form, the new value of record `id`',
   })),
   domainId: Type.Optional(DOMAIN_ID),
@@ -131,7 +132,7 @@ const DeleteInput = Type.Object({
   data: Type.Optional(Type.Union([
     Type.Array(Type.Union([RECORD_ID, DeleteId]), { description: 'a list of record ids (or objects carrying id)' }),
     Type.Object({}, { additionalProperties: DeleteId, description: 'a map keyed by record id' }),
-    scalar('deleting by match: only records with this value', 'must be a string'),
+    ...scalars(),
   ], { description: 'the records to delete by id (a list, or a map keyed by record id); or, deleting by match (no id), the record value' })),
   domainId: Type.Optional(DOMAIN_ID),
   name: Type.Optional(ZONE),

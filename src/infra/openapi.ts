@@ -18,7 +18,10 @@ const ENVELOPE = {
   },
 };
 
-/** TypeBox emits JSON Schema 2020-12; OpenAPI 3.0 has no `const`, and wants `nullable` instead of type lists. */
+/**
+ * TypeBox emits JSON Schema 2020-12; OpenAPI 3.0 has no `const` and no type `null`: a union with null
+ * becomes the other branches marked `nullable` (one branch alone, or anyOf the rest).
+ */
 function toOpenApiSchema(schema: TSchema): Record<string, unknown> {
   const s = JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
   const walk = (node: unknown): unknown => {
@@ -29,6 +32,13 @@ function toOpenApiSchema(schema: TSchema): Record<string, unknown> {
       if (k === 'const') { out.enum = [v]; continue; }
       if (k === '~kind' || k === '~optional' || k === '$schema' || k === '$id') continue;
       out[k] = walk(v);
+    }
+    const branches = out.anyOf as Record<string, unknown>[] | undefined;
+    if (branches?.some((b) => b.type === 'null')) {
+      const rest = branches.filter((b) => b.type !== 'null');
+      delete out.anyOf;
+      if (rest.length === 1) Object.assign(out, rest[0], { nullable: true });
+      else Object.assign(out, { anyOf: rest, nullable: true });
     }
     return out;
   };
@@ -46,7 +56,8 @@ export function openApiDocument(commands: Command[]): Record<string, unknown> {
     const family = c.cmd.split('.')[0];
     tags.add(family);
     const method = c.rest.method.toLowerCase();
-    const schema = toOpenApiSchema(c.params) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+    // What a client may send: a command with a normalise step accepts more shapes than its handler sees.
+    const schema = toOpenApiSchema(c.normalise?.input ?? c.params) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
     const pathNames = [...c.rest.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
     const parameters: Record<string, unknown>[] = pathNames.map((name) => ({
       name, in: 'path', required: true, schema: schema.properties?.[name] ?? { type: 'string' },
