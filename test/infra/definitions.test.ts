@@ -78,7 +78,7 @@ describe('Infra command definitions', () => {
   it('is a valid OpenAPI 3.0 document', async () => {
     const { Validator } = await import('@seriousme/openapi-schema-validator');
     const validator = new Validator();
-    const result = await validator.validate(openApiDocument(commands) as object);
+    const result = await validator.validate(openApiDocument(commands) as Parameters<typeof validator.validate>[0]);
     assert.deepEqual(result.errors ?? [], []);
     assert.equal(result.valid, true);
     assert.equal(validator.version, '3.0');
