@@ -8,7 +8,8 @@
 import Type, { type TObject, type TSchema } from 'typebox';
 import type { Normaliser } from './command.js';
 import { PROBLEM_KEY } from './params.js';
-import { pick, Problems, RECORD_TYPES } from './dns-rules.js';
+import { infraProblems as P } from './errors.js';
+import { pick, Problems, RECORD_TYPES, TTL_DEFAULT, TTL_MAX, TTL_MIN } from './dns-rules.js';
 
 /** The fields of a record, as the API names them (clients may send them in any case). */
 export const RECORD_KEYS = ['type', 'lookup', 'data', 'ttl', 'priority', 'weight', 'port', 'caaflag', 'caatag'] as const;
@@ -51,23 +52,25 @@ function scalar(description: string, problem: string): TSchema {
 }
 
 const TYPES = RECORD_TYPES.join(', ');
+// The problem of each field is the one its rule gives any value of the wrong JSON type (dns-rules.ts).
+const u16 = P.integerRange({ min: 0, max: 65535 });
 const FIELDS = {
-  type: scalar(`record type: ${TYPES}`, `is required: one of ${TYPES}`),
-  lookup: scalar('owner name relative to the zone ("" or "@" for the apex); a fully qualified name ending in the zone is made relative', 'must be a string: the name relative to the zone, "" or "@" for the apex'),
-  data: scalar('the record value: an address, a host name, TXT text; MX, SRV and CAA also in zone-file form ("10 mail.example.com")', 'must be a string'),
-  ttl: scalar('seconds, 60 to 604800 (a number or its digits); default 3600', 'must be an integer from 60 to 604800'),
-  priority: scalar('MX preference or SRV priority, 0 to 65535', 'must be an integer from 0 to 65535'),
-  weight: scalar('SRV weight, 0 to 65535', 'must be an integer from 0 to 65535'),
-  port: scalar('SRV port, 0 to 65535', 'must be an integer from 0 to 65535'),
-  caaflag: scalar('CAA flags, 0 to 255', 'must be an integer from 0 to 255'),
-  caatag: scalar('CAA tag: issue, issuewild, iodef (or another of 1-15 letters and digits)', 'must be a string'),
+  type: scalar(`record type: ${TYPES}`, P.typeRequired({ types: TYPES })),
+  lookup: scalar('owner name relative to the zone ("" or "@" for the apex); a fully qualified name ending in the zone is made relative', P.lookupText()),
+  data: scalar('the record value: an address, a host name, TXT text; MX, SRV and CAA also in zone-file form ("10 mail.example.com")', P.text()),
+  ttl: scalar(`seconds, ${TTL_MIN} to ${TTL_MAX} (a number or its digits); default ${TTL_DEFAULT}`, P.integerRange({ min: TTL_MIN, max: TTL_MAX })),
+  priority: scalar('MX preference or SRV priority, 0 to 65535', u16),
+  weight: scalar('SRV weight, 0 to 65535', u16),
+  port: scalar('SRV port, 0 to 65535', u16),
+  caaflag: scalar('CAA flags, 0 to 255', P.integerRange({ min: 0, max: 255 })),
+  caatag: scalar('CAA tag: issue, issuewild, iodef (or another of 1-15 letters and digits)', P.text()),
 };
-export const DOMAIN_ID = scalar('domain (zone) id, a number or its digits (also domainid, domainID)', 'must be a domain id');
-export const ZONE = scalar('zone name such as example.com, instead of domainId', 'must be a domain name such as example.com');
-const RECORD_ID = scalar('record id, a number or its digits', 'must be a record id');
+export const DOMAIN_ID = scalar('domain (zone) id, a number or its digits (also domainid, domainID)', P.domainId());
+export const ZONE = scalar('zone name such as example.com, instead of domainId', P.zoneName());
+const RECORD_ID = scalar('record id, a number or its digits', P.recordId());
 
 /** dns.record.getall's `domain`: a domain id or a zone name. */
-export const DOMAIN_OR_ZONE = scalar('domain id or zone name', 'must be a domain name such as example.com');
+export const DOMAIN_OR_ZONE = scalar('domain id or zone name', P.zoneName());
 
 const opt = <T extends Record<string, TSchema>>(fields: T) =>
   Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, Type.Optional(v)])) as { [K in keyof T]: ReturnType<typeof Type.Optional<T[K]>> };
@@ -106,7 +109,7 @@ export const DeleteRecordsParams = Type.Object({
   name: Type.Optional(ZONE),
   type: Type.Optional(FIELDS.type),
   lookup: Type.Optional(FIELDS.lookup),
-  data: Type.Optional(scalar('deleting by match: only records with this value', 'must be a string')),
+  data: Type.Optional(scalar('deleting by match: only records with this value', P.text())),
 });
 export const ZoneRecordsParam = Type.Optional(Type.Array(ZoneRecord, { description: 'records to create with the zone' }));
 
@@ -120,7 +123,7 @@ const CreateInput = Type.Object({
   ...opt({ type: FIELDS.type, lookup: FIELDS.lookup, ttl: FIELDS.ttl, priority: FIELDS.priority, weight: FIELDS.weight, port: FIELDS.port, caaflag: FIELDS.caaflag, caatag: FIELDS.caatag }),
 });
 const UpdateInput = Type.Object({
-  id: Type.Optional(scalar('record id, when the request changes one record (flat form, or one record object in data)', 'must be a record id')),
+  id: Type.Optional(scalar('record id, when the request changes one record (flat form, or one record object in data)', P.recordId())),
   data: Type.Optional(Type.Union([...recordForms(RecordChange, 'by record id'), ...scalars()], {
     description: 'the changes (a map keyed by record id, a list of changes carrying id, or one change object); or, in the flat form, the new value of record `id`',
   })),
@@ -160,10 +163,10 @@ function entriesOf(params: Record<string, unknown>, root: string, problems: Prob
   } else {
     return [{ at: '', key: '', raw: params }];
   }
-  if (list.length === 0) problems.add(root, 'must hold at least one record');
+  if (list.length === 0) problems.add(root, P.noRecords());
   const out: Entry[] = [];
   for (const [key, v] of list) {
-    if (!isObject(v)) problems.add(`${root}.${key}`, 'must be a record object');
+    if (!isObject(v)) problems.add(`${root}.${key}`, P.recordObject());
     else out.push({ at: `${root}.${key}.`, key, raw: v });
   }
   return out;
@@ -253,7 +256,7 @@ export const deleteRecordsInput: Normaliser = {
       const list: [string, unknown][] = Array.isArray(data) ? data.map((v, i) => [String(i), v]) : Object.entries(data);
       entries = list.map(([key]) => ({ at: `data.${key}`, key, raw: {} }));
       ids = list.map(([key, v]) => (isObject(v) ? pick(v, 'id') ?? (Array.isArray(data) ? undefined : key) : v));
-      if (list.length === 0) problems.add('data', 'must hold at least one record id');
+      if (list.length === 0) problems.add('data', P.noRecordIds());
     }
     // A list or map in data names records by id, never a value to match.
     if (Array.isArray(data) || isObject(data)) clear(params, ['data']);
@@ -274,7 +277,7 @@ export const zoneRecordsInput = {
     let entries: Entry[] = [];
     if (given !== undefined && given !== null) {
       entries = entriesOf(params, 'records', problems);
-      if (entries.some((e) => e.at === '')) problems.add('records', 'must be a list or a map of records');
+      if (entries.some((e) => e.at === '')) problems.add('records', P.recordList());
     }
     const records = entries.map((e) => fieldsOf(e.raw, RECORD_KEYS));
     clear(params, ['records']);

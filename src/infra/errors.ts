@@ -103,7 +103,7 @@ const E = {
 
   // ---- parameters (FAULT, with `error`) ---------------------------------------------------------
   invalidParameter: entry('invalidParameter', 'FAULT', 'Invalid parameter {name}: {problem}', { fields: oneField }),
-  missingParameter: entry('missingParameter', 'FAULT', 'Missing parameter {name}', { fields: (v) => ({ [v.name]: 'is required' }) }),
+  missingParameter: entry('missingParameter', 'FAULT', 'Missing parameter {name}', { fields: (v) => ({ [v.name]: P.required() }) }),
   /** A required parameter with what it must hold (the DNS rules say "is required: <detail>"). */
   missingParameterDetail: entry('missingParameterDetail', 'FAULT', 'Missing parameter {name}: {detail}', {
     fields: (v) => ({ [v.name]: `is required: ${v.detail}` }),
@@ -149,6 +149,104 @@ const E = {
   /** Anything not an InfraError: logged with its stack, answered without details. */
   internalError: entry('internalError', 'FAULT', 'Internal server error'),
 };
+
+// ---- per-parameter problems ---------------------------------------------------------------------
+// What a FAULT says about one parameter: the values of its `error` object, and the end of its message
+// ("Invalid parameter ttl: <problem>"). The rules that find a problem name it from here.
+
+export interface ProblemText<T extends string = string> {
+  (...args: [Placeholders<T>] extends [never] ? [] : [values: TemplateValues<T>]): string;
+  readonly key: string;
+  readonly template: T;
+}
+
+function problem<const T extends string>(key: string, template: T): ProblemText<T> {
+  const text = (values: Record<string, string | number> = {}) =>
+    template.replace(PLACEHOLDER, (whole, name: string) => (values[name] === undefined ? whole : String(values[name])));
+  return Object.assign(text, { key, template }) as unknown as ProblemText<T>;
+}
+
+const P = {
+  // any parameter (params.ts)
+  required: problem('required', 'is required'),
+  nul: problem('nul', 'must not contain NUL characters'),
+  loneSurrogate: problem('loneSurrogate', 'must be valid Unicode text (it holds a lone surrogate)'),
+  tooDeep: problem('tooDeep', 'is nested more than {depth} levels deep'),
+  mustBe: problem('mustBe', 'must be {what}'),
+  atMost: problem('atMost', 'must be at most {limit}'),
+  atLeast: problem('atLeast', 'must be at least {limit}'),
+  longest: problem('longest', 'must be at most {limit} characters long'),
+  shortest: problem('shortest', 'must be at least {limit} characters long'),
+  empty: problem('empty', 'must not be empty'),
+  // apiuser.*
+  unknownPermission: problem('unknownPermission', 'unknown permission "{permission}" (see apiuser.permissions.system)'),
+  contradictsStatus: problem('contradictsStatus', 'contradicts status {status}'),
+  // names (dns-rules.ts)
+  zoneName: problem('zoneName', 'must be a domain name such as example.com'),
+  nameTooLong: problem('nameTooLong', 'must be at most {max} characters'),
+  twoLabels: problem('twoLabels', 'must have at least two labels, such as example.com'),
+  emptyLabel: problem('emptyLabel', 'has an empty label'),
+  labelTooLong: problem('labelTooLong', 'has a label longer than {max} characters'),
+  badLabel: problem('badLabel', 'has an invalid label "{label}" (letters, digits and hyphens; no hyphen at either end)'),
+  badOwnerLabel: problem('badOwnerLabel', 'has an invalid label "{label}" (letters, digits and hyphens, underscores; no hyphen at either end)'),
+  lookupText: problem('lookupText', 'must be a string: the name relative to the zone, "" or "@" for the apex'),
+  lookupRequired: problem('lookupRequired', 'is required: the name relative to the zone, "" or "@" for the apex'),
+  outsideZone: problem('outsideZone', '"{name}" is not inside the zone {zone}'),
+  wildcard: problem('wildcard', 'may use "*" only as the whole leftmost label'),
+  ownerTooLong: problem('ownerTooLong', 'makes a name longer than {max} characters'),
+  hostOrRoot: problem('hostOrRoot', 'must be a host name, or "." for none'),
+  host: problem('host', 'must be a host name'),
+  qualifiedHost: problem('qualifiedHost', 'must be a fully qualified host name such as host.example.com, got "{value}"'),
+  // record values (dns-rules.ts)
+  integerRange: problem('integerRange', 'must be an integer from {min} to {max}'),
+  range: problem('range', 'must be from {min} to {max}'),
+  text: problem('text', 'must be a string'),
+  typeRequired: problem('typeRequired', 'is required: one of {types}'),
+  ahashed: problem('ahashed', 'AHASHED is not supported by this server; use A records'),
+  typeUnknown: problem('typeUnknown', 'must be one of {types}'),
+  caaTag: problem('caaTag', 'must be issue, issuewild, iodef or another tag of 1-15 letters and digits'),
+  caaTagRequired: problem('caaTagRequired', 'is required for CAA records: issue, issuewild or iodef'),
+  caaValueRequired: problem('caaValueRequired', 'is required: the CAA value'),
+  valueRequired: problem('valueRequired', 'is required: the record value'),
+  requiredFor: problem('requiredFor', 'is required for {type} records ({min} to {max})'),
+  ipv4: problem('ipv4', 'must be an IPv4 address such as 192.0.2.1, got "{value}"'),
+  ipv6: problem('ipv6', 'must be an IPv6 address such as 2001:db8::1, got "{value}"'),
+  bytes: problem('bytes', 'must be at most {max} bytes'),
+  // zones a customer may not host (dns-rules.ts unhostableZone)
+  nameserverDomain: problem('nameserverDomain', "{name} is this server's nameserver domain {domain} (ns1..ns4.{domain}), which the server answers for itself"),
+  insideNameserverDomain: problem('insideNameserverDomain', "{name} is inside this server's nameserver domain {domain} (ns1..ns4.{domain}), which the server answers for itself"),
+  publicSuffix: problem('publicSuffix', '{name} is a public suffix (on the Public Suffix List): its names belong to many owners; host a domain registered under it instead'),
+  wideReverse: problem('wideReverse', '{name} is a reverse zone wider than a {width}: host at most a {width}, with at least {labels} labels before {suffix}, such as {example}'),
+  // records together (dns-rules.ts checkZoneRules)
+  cnameAtApex: problem('cnameAtApex', 'a CNAME cannot be at the zone apex'),
+  nsAtApex: problem('nsAtApex', 'NS records at the apex are made by the server; add NS only below the apex'),
+  cnameNotAlone: problem('cnameNotAlone', 'a CNAME must be the only record at its name, and {where} already has {types}'),
+  besideCname: problem('besideCname', '{where} has a CNAME record, which must be the only record at its name'),
+  // dns.* requests (commands/dns.ts, dns-input.ts)
+  domainId: problem('domainId', 'must be a domain id'),
+  domainRequired: problem('domainRequired', 'is required: the domain id (domainid, domainId, domainID) or the zone name (name)'),
+  notThatDomain: problem('notThatDomain', '{name} is not domain {id} ({zone})'),
+  hostedHere: problem('hostedHere', '{name} is already hosted in this account (domain {id})'),
+  hosted: problem('hosted', '{name} is already hosted'),
+  zoneClash: problem('zoneClash', '{name} is inside or above a zone hosted by another customer'),
+  recordId: problem('recordId', 'must be a record id'),
+  recordIdRequired: problem('recordIdRequired', 'is required: the record id'),
+  recordTwice: problem('recordTwice', 'names a record more than once'),
+  recordMoves: problem('recordMoves', 'a record cannot move to another domain'),
+  matchTypeRequired: problem('matchTypeRequired', 'is required to delete by match (or give the record id)'),
+  noRecords: problem('noRecords', 'must hold at least one record'),
+  noRecordIds: problem('noRecordIds', 'must hold at least one record id'),
+  recordObject: problem('recordObject', 'must be a record object'),
+  recordList: problem('recordList', 'must be a list or a map of records'),
+};
+
+/** What a FAULT says about one parameter (see above). */
+export const infraProblems: typeof P = P;
+
+/** Every problem text, for the test that pins them. */
+export function problemEntries(): ProblemText[] {
+  return Object.values(P) as ProblemText[];
+}
 
 /** The catalog. */
 export const infraErrors: typeof E = E;

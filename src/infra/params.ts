@@ -6,7 +6,7 @@
 import Type, { type TObject, type TSchema } from 'typebox';
 import Value from 'typebox/value';
 import { Compile, type Validator } from 'typebox/compile';
-import { infraErrors, problemsFault } from './errors.js';
+import { infraErrors, infraProblems as P, problemsFault } from './errors.js';
 import type { Normaliser } from './command.js';
 
 /**
@@ -59,13 +59,13 @@ function fieldProblem(prop: TSchema | undefined, keyword: string, message: strin
   if (keyword === 'anyOf' || keyword === 'type' || keyword === 'enum' || keyword === 'const') {
     const own = prop && (prop as Record<string, unknown>)[PROBLEM_KEY];
     if (typeof own === 'string') return own;
-    return prop ? `must be ${describe(prop)}` : message;
+    return prop ? P.mustBe({ what: describe(prop) }) : message;
   }
   const limit = params.limit;
-  if (keyword === 'maximum') return `must be at most ${limit}`;
-  if (keyword === 'minimum') return `must be at least ${limit}`;
-  if (keyword === 'maxLength') return `must be at most ${limit} characters long`;
-  if (keyword === 'minLength') return limit === 1 ? 'must not be empty' : `must be at least ${limit} characters long`;
+  if (keyword === 'maximum') return P.atMost({ limit: String(limit) });
+  if (keyword === 'minimum') return P.atLeast({ limit: String(limit) });
+  if (keyword === 'maxLength') return P.longest({ limit: String(limit) });
+  if (keyword === 'minLength') return limit === 1 ? P.empty() : P.shortest({ limit: String(limit) });
   return message;
 }
 
@@ -187,7 +187,7 @@ function badText(input: Record<string, unknown>): [string, string] | undefined {
       const problem = textProblem(value);
       if (problem) return [field, problem];
     } else if (value !== null && typeof value === 'object') {
-      if (depth >= DEPTH_LIMIT) return [field, `is nested more than ${DEPTH_LIMIT} levels deep`];
+      if (depth >= DEPTH_LIMIT) return [field, P.tooDeep({ depth: DEPTH_LIMIT })];
       if (Array.isArray(value)) for (const v of value) stack.push([v, field, depth + 1]);
       else for (const k in value) stack.push([(value as Record<string, unknown>)[k], field, depth + 1], [k, field, 0]);
     }
@@ -196,8 +196,8 @@ function badText(input: Record<string, unknown>): [string, string] | undefined {
 }
 
 function textProblem(value: string): string | undefined {
-  if (value.includes('\0')) return 'must not contain NUL characters';
-  if (!(value as unknown as { isWellFormed(): boolean }).isWellFormed()) return 'must be valid Unicode text (it holds a lone surrogate)';
+  if (value.includes('\0')) return P.nul();
+  if (!(value as unknown as { isWellFormed(): boolean }).isWellFormed()) return P.loneSurrogate();
   return undefined;
 }
 
@@ -277,7 +277,7 @@ export function checkParams<S extends TObject>(schema: S, input: Record<string, 
   for (const e of Value.Errors(checked, value)) {
     const err = e as { keyword: string; instancePath: string; message: string; params: Record<string, unknown> };
     if (err.keyword === 'required') {
-      for (const name of (err.params.requiredProperties as string[] | undefined) ?? []) fields[name] ??= 'is required';
+      for (const name of (err.params.requiredProperties as string[] | undefined) ?? []) fields[name] ??= P.required();
       continue;
     }
     const path = err.instancePath.split('/').slice(1);
@@ -293,5 +293,5 @@ export function checkParams<S extends TObject>(schema: S, input: Record<string, 
   }
   const names = Object.keys(fields);
   if (names.length === 0) throw infraErrors.invalidParameters();
-  throw fields[names[0]] === 'is required' ? infraErrors.missingParameter({ name: names[0] }, fields) : problemsFault(fields);
+  throw fields[names[0]] === P.required() ? infraErrors.missingParameter({ name: names[0] }, fields) : problemsFault(fields);
 }

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { it } from 'node:test';
-import { catalogEntries, infraErrors, rateLimited, RateLimited } from '../../src/infra/errors.js';
+import { catalogEntries, infraErrors, infraProblems, problemEntries, rateLimited, RateLimited } from '../../src/infra/errors.js';
 import { errorBody } from '../../src/infra/transport/envelope.js';
 
 const PINNED: Record<string, [code: string, status: number, template: string]> = {
@@ -46,6 +46,81 @@ it('holds exactly the pinned entries: code, HTTP status and message template', (
   for (const [key, entry] of Object.entries(infraErrors)) assert.equal(entry.key, key, `${key} is filed under its own name`);
 });
 
+/** What a FAULT says about one parameter (`error` values, and the end of the message). */
+const PINNED_PROBLEMS: Record<string, string> = {
+  required: 'is required',
+  nul: 'must not contain NUL characters',
+  loneSurrogate: 'must be valid Unicode text (it holds a lone surrogate)',
+  tooDeep: 'is nested more than {depth} levels deep',
+  mustBe: 'must be {what}',
+  atMost: 'must be at most {limit}',
+  atLeast: 'must be at least {limit}',
+  longest: 'must be at most {limit} characters long',
+  shortest: 'must be at least {limit} characters long',
+  empty: 'must not be empty',
+  unknownPermission: 'unknown permission "{permission}" (see apiuser.permissions.system)',
+  contradictsStatus: 'contradicts status {status}',
+  zoneName: 'must be a domain name such as example.com',
+  nameTooLong: 'must be at most {max} characters',
+  twoLabels: 'must have at least two labels, such as example.com',
+  emptyLabel: 'has an empty label',
+  labelTooLong: 'has a label longer than {max} characters',
+  badLabel: 'has an invalid label "{label}" (letters, digits and hyphens; no hyphen at either end)',
+  badOwnerLabel: 'has an invalid label "{label}" (letters, digits and hyphens, underscores; no hyphen at either end)',
+  lookupText: 'must be a string: the name relative to the zone, "" or "@" for the apex',
+  lookupRequired: 'is required: the name relative to the zone, "" or "@" for the apex',
+  outsideZone: '"{name}" is not inside the zone {zone}',
+  wildcard: 'may use "*" only as the whole leftmost label',
+  ownerTooLong: 'makes a name longer than {max} characters',
+  hostOrRoot: 'must be a host name, or "." for none',
+  host: 'must be a host name',
+  qualifiedHost: 'must be a fully qualified host name such as host.example.com, got "{value}"',
+  integerRange: 'must be an integer from {min} to {max}',
+  range: 'must be from {min} to {max}',
+  text: 'must be a string',
+  typeRequired: 'is required: one of {types}',
+  ahashed: 'AHASHED is not supported by this server; use A records',
+  typeUnknown: 'must be one of {types}',
+  caaTag: 'must be issue, issuewild, iodef or another tag of 1-15 letters and digits',
+  caaTagRequired: 'is required for CAA records: issue, issuewild or iodef',
+  caaValueRequired: 'is required: the CAA value',
+  valueRequired: 'is required: the record value',
+  requiredFor: 'is required for {type} records ({min} to {max})',
+  ipv4: 'must be an IPv4 address such as 192.0.2.1, got "{value}"',
+  ipv6: 'must be an IPv6 address such as 2001:db8::1, got "{value}"',
+  bytes: 'must be at most {max} bytes',
+  nameserverDomain: "{name} is this server's nameserver domain {domain} (ns1..ns4.{domain}), which the server answers for itself",
+  insideNameserverDomain: "{name} is inside this server's nameserver domain {domain} (ns1..ns4.{domain}), which the server answers for itself",
+  publicSuffix: '{name} is a public suffix (on the Public Suffix List): its names belong to many owners; host a domain registered under it instead',
+  wideReverse: '{name} is a reverse zone wider than a {width}: host at most a {width}, with at least {labels} labels before {suffix}, such as {example}',
+  cnameAtApex: 'a CNAME cannot be at the zone apex',
+  nsAtApex: 'NS records at the apex are made by the server; add NS only below the apex',
+  cnameNotAlone: 'a CNAME must be the only record at its name, and {where} already has {types}',
+  besideCname: '{where} has a CNAME record, which must be the only record at its name',
+  domainId: 'must be a domain id',
+  domainRequired: 'is required: the domain id (domainid, domainId, domainID) or the zone name (name)',
+  notThatDomain: '{name} is not domain {id} ({zone})',
+  hostedHere: '{name} is already hosted in this account (domain {id})',
+  hosted: '{name} is already hosted',
+  zoneClash: '{name} is inside or above a zone hosted by another customer',
+  recordId: 'must be a record id',
+  recordIdRequired: 'is required: the record id',
+  recordTwice: 'names a record more than once',
+  recordMoves: 'a record cannot move to another domain',
+  matchTypeRequired: 'is required to delete by match (or give the record id)',
+  noRecords: 'must hold at least one record',
+  noRecordIds: 'must hold at least one record id',
+  recordObject: 'must be a record object',
+  recordList: 'must be a list or a map of records',
+};
+
+it('holds exactly the pinned per-parameter problems', () => {
+  assert.deepEqual(Object.fromEntries(problemEntries().map((p) => [p.key, p.template])), PINNED_PROBLEMS);
+  for (const [key, p] of Object.entries(infraProblems)) assert.equal(p.key, key, `${key} is filed under its own name`);
+  assert.equal(infraProblems.integerRange({ min: 60, max: 604800 }), 'must be an integer from 60 to 604800');
+  assert.equal(infraProblems.required(), 'is required');
+});
+
 it('renders every placeholder and declares the extra envelope keys of its code', () => {
   for (const e of catalogEntries()) {
     const names = [...e.template.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
@@ -80,8 +155,9 @@ it('builds the envelope of each kind as the clients read it', () => {
   assert.equal(rateLimited(4.1).message, 'Rate limit exceeded: try again in 5 seconds');
 });
 
-const SRC = path.resolve(import.meta.dirname, '../../src');
-const CATALOG = path.join(SRC, 'infra', 'errors.ts');
+// Infra's code only: chat and dns may not import it (the layering rule), so nothing else can raise these.
+const SRC = path.resolve(import.meta.dirname, '../../src/infra');
+const CATALOG = path.join(SRC, 'errors.ts');
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -100,6 +176,10 @@ function literalErrors(files: { file: string; text: string }[]): string[] {
       // Only the catalog constructs them: a message never reaches InfraError from a handler.
       if (/\bnew\s+(InfraError|RateLimited)\s*\(/.test(line)) found.push(where);
     });
+    // A problem of a parameter comes from the catalog too: never a literal handed to the places that collect them.
+    for (const m of text.matchAll(/(?:\bnew Bad\(|\.add\([^,()]+(?:\([^()]*\))?,|\bproblem:)\s*(['"`])/g)) {
+      found.push(`${path.relative(SRC, file)}: a literal problem text at ${m[0]}`);
+    }
     // A subclass (the transport's BodyTooLarge) hands super() a catalog entry, never a message.
     if (/extends\s+(InfraError|RateLimited)\b/.test(text)) {
       for (const m of text.matchAll(/\bsuper\(\s*(['"`]|[A-Z_]+\s*,)/g)) {
@@ -115,9 +195,13 @@ it('finds no Infra error made outside the catalog', () => {
   assert.ok(files.some((f) => f.file === CATALOG), 'the scan sees the catalog');
   assert.deepEqual(literalErrors(files), []);
   // The check itself catches the old forms.
-  const fake = path.join(SRC, 'infra', 'commands', 'x.ts');
+  const fake = path.join(SRC, 'commands', 'x.ts');
   assert.equal(literalErrors([{ file: fake, text: "throw new InfraError('ERROR', `Could not find ${what}`);" }]).length, 1);
   assert.equal(literalErrors([{ file: fake, text: "class A extends InfraError { constructor() { super('ERROR', 'too large'); } }" }]).length, 1);
   assert.equal(literalErrors([{ file: fake, text: 'throw new RateLimited(3);' }]).length, 1);
   assert.equal(literalErrors([{ file: fake, text: 'throw infraErrors.domainNotFound();' }]).length, 0);
+  assert.equal(literalErrors([{ file: fake, text: "problems.add(e.field + 'type', 'a CNAME cannot be at the zone apex');" }]).length, 1);
+  assert.equal(literalErrors([{ file: fake, text: 'throw new Bad(`must be from ${min} to ${max}`);' }]).length, 1);
+  assert.equal(literalErrors([{ file: fake, text: "throw infraErrors.invalidParameter({ name: 'id', problem: 'must be a record id' });" }]).length, 1);
+  assert.equal(literalErrors([{ file: fake, text: "problems.add(shape.at[i], P.recordId());" }]).length, 0);
 });

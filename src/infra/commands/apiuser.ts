@@ -2,7 +2,7 @@
 import Type from 'typebox';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { defineCommand, requirePrincipal, type Call, type Command } from '../command.js';
-import { infraErrors } from '../errors.js';
+import { infraErrors, infraProblems } from '../errors.js';
 import { pagingParams } from '../params.js';
 import { newApiKey, parsePermissions } from '../accounts.js';
 import { systemPermissions } from '../permissions.js';
@@ -41,7 +41,7 @@ function grantable(call: Call, all: string[], value: string[] | string): string[
   const list = (Array.isArray(value) ? value : value.split(',')).map((p) => p.trim()).filter((p) => p !== '');
   const known = new Set(all);
   for (const p of list) {
-    if (!known.has(p)) throw infraErrors.invalidParameter({ name: 'permissions', problem: `unknown permission "${p}" (see apiuser.permissions.system)` });
+    if (!known.has(p)) throw infraErrors.invalidParameter({ name: 'permissions', problem: infraProblems.unknownPermission({ permission: p }) });
   }
   requireMayGrant(requirePrincipal(call), list);
   return [...new Set(list)];
@@ -149,7 +149,7 @@ export function apiuserCommands(allCommandNames: () => string[]): Command[] {
         // A key may be changed only by a caller holding everything it holds (credential-rules.ts).
         requireMayManage(requirePrincipal(call), parsePermissions(row.permissions), `API user ${row.id}`);
         if (p.status !== undefined && p.active !== undefined && (p.status === 'ACTIVE') !== p.active) {
-          throw infraErrors.invalidParameter({ name: 'active', problem: `contradicts status ${p.status}` });
+          throw infraErrors.invalidParameter({ name: 'active', problem: infraProblems.contradictsStatus({ status: p.status }) });
         }
         const changes: Partial<Selectable<ApiUserRow>> = {};
         if (p.name !== undefined) changes.name = p.name;

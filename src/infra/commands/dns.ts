@@ -6,7 +6,7 @@
 import Type from 'typebox';
 import { sql, type Selectable, type Transaction } from 'kysely';
 import { defineCommand, requirePrincipal, type Call, type Command } from '../command.js';
-import { infraErrors, problemsFault, type InfraError } from '../errors.js';
+import { infraErrors, infraProblems as P, problemsFault, type InfraError } from '../errors.js';
 import { pagingParams } from '../params.js';
 import { unixSeconds } from '../../platform/clock.js';
 import { isUniqueViolation, type Database, type Queryable } from '../../platform/db/database.js';
@@ -139,7 +139,7 @@ async function ownDomain(call: Call, ref: { id?: unknown; name?: unknown }, fiel
   const q = call.services.db.kysely.selectFrom('dns_domains').selectAll().where('customer_id', '=', customerId);
   if (ref.id !== undefined) {
     const id = positiveId(ref.id);
-    if (id === undefined) throw infraErrors.invalidParameter({ name: field, problem: 'must be a domain id' });
+    if (id === undefined) throw infraErrors.invalidParameter({ name: field, problem: P.domainId() });
     const row = await q.where('id', '=', id).executeTakeFirst();
     if (!row) throw infraErrors.domainNotFound();
     // Both given: they must name the same zone, or the request is unclear and nothing is done.
@@ -147,7 +147,7 @@ async function ownDomain(call: Call, ref: { id?: unknown; name?: unknown }, fiel
       const problems = new Problems();
       const name = checkZoneName(ref.name, 'name', problems);
       if (name === undefined) throw fault(problems);
-      if (name !== row.name) throw infraErrors.invalidParameter({ name: 'name', problem: `${name} is not domain ${id} (${row.name})` });
+      if (name !== row.name) throw infraErrors.invalidParameter({ name: 'name', problem: P.notThatDomain({ name, id, zone: row.name }) });
     }
     return row;
   }
@@ -182,13 +182,13 @@ async function domainsFor(call: Call, entries: Entry[], params: Record<string, u
       // Given is given: null or "" is a bad domain id, not a missing one.
       if (id !== undefined) {
         const n = positiveId(id);
-        if (n === undefined) problems.add(prefix + 'domainId', 'must be a domain id');
+        if (n === undefined) problems.add(prefix + 'domainId', P.domainId());
         return { id: n };
       }
       const name = pick(src, 'name');
       if (name !== undefined && name !== null && name !== '') return { name: checkZoneName(name, prefix + 'name', problems) };
     }
-    problems.add(e.field + 'domainId', 'is required: the domain id (domainid, domainId, domainID) or the zone name (name)');
+    problems.add(e.field + 'domainId', P.domainRequired());
     return {};
   });
   if (!problems.empty) return [];
@@ -363,7 +363,7 @@ export const dnsCommands: Command[] = [
       try {
         row = await inTransaction(db, async (trx) => {
           const taken = await trx.selectFrom('dns_domains').select(['id', 'customer_id']).where('name', '=', name).executeTakeFirst();
-          if (taken) throw infraErrors.invalidParameter({ name: 'name', problem: taken.customer_id === customerId ? `${name} is already hosted in this account (domain ${taken.id})` : `${name} is already hosted` });
+          if (taken) throw infraErrors.invalidParameter({ name: 'name', problem: taken.customer_id === customerId ? P.hostedHere({ name, id: taken.id }) : P.hosted({ name }) });
           // A zone inside or above another customer's zone would take over part of its names.
           const labels = name.split('.');
           const above = labels.slice(1).map((_, i) => labels.slice(i + 1).join('.'));
@@ -371,7 +371,7 @@ export const dnsCommands: Command[] = [
             .where('customer_id', '!=', customerId)
             .where((eb) => eb.or([eb('name', 'in', above.length ? above : ['']), eb('name', 'like', '%.' + name)]))
             .executeTakeFirst();
-          if (clash) throw infraErrors.invalidParameter({ name: 'name', problem: `${name} is inside or above a zone hosted by another customer` });
+          if (clash) throw infraErrors.invalidParameter({ name: 'name', problem: P.zoneClash({ name }) });
           const floor = await trx.selectFrom('dns_serial_floors').select('serial').where('name', '=', name).executeTakeFirst();
           const serial = Math.max(serialBase(call.services.clock.now()), floor ? Number(floor.serial) + 1 : 0);
           const created = await trx.insertInto('dns_domains')
@@ -384,7 +384,7 @@ export const dnsCommands: Command[] = [
         });
       } catch (err) {
         // Two creates of one name racing: the loser meets the UNIQUE constraint.
-        if (isUniqueViolation(err)) throw infraErrors.invalidParameter({ name: 'name', problem: `${name} is already hosted` });
+        if (isUniqueViolation(err)) throw infraErrors.invalidParameter({ name: 'name', problem: P.hosted({ name }) });
         throw err;
       }
       await refreshAll(call, [name]);
@@ -531,10 +531,10 @@ export const dnsCommands: Command[] = [
         // The normalise step gave each change its record id: its own, the request's, or its key in the map.
         const raw = e.raw.id;
         const id = positiveId(raw);
-        if (id === undefined) problems.add(e.field + 'id', raw === undefined ? 'is required: the record id' : 'must be a record id');
+        if (id === undefined) problems.add(e.field + 'id', raw === undefined ? P.recordIdRequired() : P.recordId());
         return id ?? 0;
       });
-      if (new Set(ids).size !== ids.length) problems.add('data', 'names a record more than once');
+      if (new Set(ids).size !== ids.length) problems.add('data', P.recordTwice());
       if (!problems.empty) throw fault(problems);
       const before = await ownRecords(call.services.db.kysely, customerId, ids);
       const byId = new Map(before.map((r) => [r.id, r]));
@@ -544,8 +544,8 @@ export const dnsCommands: Command[] = [
         const domainRef = pick(e.raw, 'domainid');
         if (domainRef !== undefined) {
           const domainId = positiveId(domainRef);
-          if (domainId === undefined) problems.add(e.field + 'domainId', 'must be a domain id');
-          else if (domainId !== old.domain_id) problems.add(e.field + 'domainId', 'a record cannot move to another domain');
+          if (domainId === undefined) problems.add(e.field + 'domainId', P.domainId());
+          else if (domainId !== old.domain_id) problems.add(e.field + 'domainId', P.recordMoves());
         }
         const raw: Record<string, unknown> = {
           lookup: old.lookup, type: old.type, data: old.data, ttl: old.ttl, priority: old.priority, weight: old.weight,
@@ -639,7 +639,7 @@ export const dnsCommands: Command[] = [
         for (const [field, problem] of Object.entries(shape.problems)) problems.add(field, problem);
         ids = p.records.map((r, i) => {
           const id = positiveId(r.id);
-          if (id === undefined) problems.add(shape.at[i], 'must be a record id');
+          if (id === undefined) problems.add(shape.at[i], P.recordId());
           return id ?? 0;
         });
         if (!problems.empty) throw fault(problems);
@@ -675,7 +675,7 @@ export const dnsCommands: Command[] = [
         const [domain] = await domainsFor(call, [{ field: '', key: '', raw: {} }], params, problems);
         if (!problems.empty) throw fault(problems);
         const type = typeof p.type === 'string' ? p.type.trim().toUpperCase() : '';
-        if (!type) problems.add('type', 'is required to delete by match (or give the record id)');
+        if (!type) problems.add('type', P.matchTypeRequired());
         const lookup = checkLookup(p.lookup, domain!.name, 'lookup', problems);
         if (!problems.empty || lookup === undefined) throw fault(problems);
         const value = p.data === undefined || p.data === null ? undefined : String(p.data);

@@ -10,7 +10,7 @@
 import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import type { InjectOptions, Response as InjectResponse } from 'light-my-request';
 import type { Call, Command, InfraServices, Principal } from '../command.js';
-import { envelopeText, InfraError, infraErrors, RateLimited } from '../errors.js';
+import { envelopeText, InfraError, infraErrors, infraProblems, RateLimited } from '../errors.js';
 import { checkParams } from '../params.js';
 import { allows } from '../permissions.js';
 import { PrincipalCache } from '../principal-cache.js';
@@ -244,7 +244,7 @@ export function createInfraServer(services: InfraServices, commands: Command[], 
       // Set to undefined, not deleted: a deleted key turns the object into a slow dictionary.
       params.cmd = undefined;
       if (name === undefined || name === '') throw infraErrors.missingParameter({ name: 'cmd' });
-      if (typeof name !== 'string') throw infraErrors.invalidParameter({ name: 'cmd', problem: 'must be a string' });
+      if (typeof name !== 'string') throw infraErrors.invalidParameter({ name: 'cmd', problem: infraProblems.text() });
       const found = router.byName.get(name);
       if (!found) throw infraErrors.unknownCommand({ cmd: name });
       command = found;
