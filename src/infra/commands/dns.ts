@@ -32,6 +32,12 @@ const Paging = pagingParams(WINDOW_DEFAULT);
 const DomainId = Type.Integer({ minimum: 1, description: 'domain (zone) id' });
 const ZoneNameParam = Type.String({ description: 'zone name, such as example.com' });
 const Status = Type.Union([Type.Literal('ACTIVE'), Type.Literal('DISABLED')], { description: 'ACTIVE zones are served; DISABLED ones are kept but not served' });
+/** dns.domain.create's parameters besides its first records. */
+const NewZone = {
+  name: ZoneNameParam,
+  customerId: Type.Optional(Type.Integer({ minimum: 1, description: "must be the caller's customer" })),
+  status: Type.Optional(Status),
+};
 
 // ---- presentation ----------------------------------------------------------------------------
 
@@ -93,7 +99,6 @@ async function presentDomains(db: Queryable<InfraTables>, domains: DomainRow[]):
 // ---- helpers ---------------------------------------------------------------------------------
 
 const fault = (problems: Problems): InfraError => problemsFault(problems.fields);
-
 
 /** An id as clients send it (a number, or digits in a string); none beyond 2^53, which no row has. */
 function positiveId(raw: unknown): number | undefined {
@@ -337,16 +342,8 @@ export const dnsCommands: Command[] = [
     cmd: 'dns.domain.create',
     summary: 'Host a DNS zone; optionally with its first records',
     rest: { method: 'POST', path: '/dns/domain' },
-    params: Type.Object({
-      name: ZoneNameParam,
-      customerId: Type.Optional(Type.Integer({ minimum: 1, description: "must be the caller's customer" })),
-      status: Type.Optional(Status),
-      records: ZoneRecordsParam,
-    }),
-    normalise: {
-      input: Type.Object({ name: ZoneNameParam, customerId: Type.Optional(Type.Integer({ minimum: 1, description: "must be the caller's customer" })), status: Type.Optional(Status), records: ZoneRecordsInput }),
-      run: zoneRecordsInput.run,
-    },
+    params: Type.Object({ ...NewZone, records: ZoneRecordsParam }),
+    normalise: { input: Type.Object({ ...NewZone, records: ZoneRecordsInput }), run: zoneRecordsInput.run },
     async handler(call, p) {
       const { customerId } = requirePrincipal(call);
       if (p.customerId !== undefined && p.customerId !== customerId) throw infraErrors.customerNotFound();
