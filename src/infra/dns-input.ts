@@ -172,21 +172,30 @@ function entriesOf(params: Record<string, unknown>, root: string, problems: Prob
   return out;
 }
 
-/** The named fields of a record object (keys in any case), under the API's names; absent ones left out. */
-function fieldsOf(raw: Record<string, unknown>, names: readonly string[]): Record<string, unknown> {
+/** Field names by their lower-case spelling. */
+type Names = ReadonlyMap<string, string>;
+const names = (list: readonly string[]): Names => new Map(list.map((n) => [n.toLowerCase(), n]));
+
+/**
+ * The named fields of a record object (keys in any case), under the API's names; absent ones left
+ * out. One pass over the keys (the flat form's record is the whole request). As `pick` (dns-rules.ts)
+ * chose before this step: the lower-case spelling when given, else the first spelling in the request.
+ */
+function fieldsOf(raw: Record<string, unknown>, wanted: Names): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const name of names) {
-    // Looked for in lower case first, as the handlers did before this step (domainid before domainId).
-    const v = pick(raw, name.toLowerCase());
-    if (v !== undefined) out[name] = v;
+  for (const key in raw) {
+    const value = raw[key];
+    if (value === undefined) continue;
+    const lower = key.toLowerCase();
+    const name = wanted.get(lower);
+    if (name !== undefined && (out[name] === undefined || key === lower)) out[name] = value;
   }
   return out;
 }
 
 /** Clears every key of `params` that spells one of `names` in any case (undefined, not deleted: see credentials.ts). */
-function clear(params: Record<string, unknown>, names: readonly string[]): void {
-  const lower = new Set(names.map((n) => n.toLowerCase()));
-  for (const key in params) if (lower.has(key.toLowerCase())) params[key] = undefined;
+function clear(params: Record<string, unknown>, names: Names): void {
+  for (const key in params) if (names.has(key.toLowerCase())) params[key] = undefined;
 }
 
 /** Names a place of the canonical `records` as the request did: ['records', '2', 'ttl'] -> at[2] + 'ttl'. */
@@ -206,8 +215,11 @@ function keep(params: Record<string, unknown>, entries: Entry[], problems: Probl
   return namer(shape);
 }
 
-const NEW_RECORD_KEYS = [...RECORD_KEYS, 'domainId', 'name'];
-const CHANGE_KEYS = [...RECORD_KEYS, 'domainId'];
+const FIELD_NAMES = names(RECORD_KEYS);
+const NEW_RECORD_NAMES = names([...RECORD_KEYS, 'domainId', 'name']);
+const CHANGE_NAMES = names([...RECORD_KEYS, 'domainId']);
+const DATA = names(['data']);
+const RECORDS = names(['records']);
 
 /** dns.record.create: records from data (list, map, one object) or the flat form. */
 export const createRecordsInput: Normaliser = {
@@ -215,8 +227,8 @@ export const createRecordsInput: Normaliser = {
   run(params) {
     const problems = new Problems();
     const entries = entriesOf(params, 'data', problems);
-    const records = entries.map((e) => fieldsOf(e.raw, NEW_RECORD_KEYS));
-    clear(params, entries.length === 1 && entries[0].at === '' ? RECORD_KEYS : ['data']);
+    const records = entries.map((e) => fieldsOf(e.raw, NEW_RECORD_NAMES));
+    clear(params, entries.length === 1 && entries[0].at === '' ? FIELD_NAMES : DATA);
     params.records = records;
     return keep(params, entries, problems);
   },
@@ -230,12 +242,12 @@ export const updateRecordsInput: Normaliser = {
     const entries = entriesOf(params, 'data', problems);
     const single = entries.length === 1 && (entries[0].at === '' || entries[0].at === 'data.');
     const records = entries.map((e) => {
-      const record = fieldsOf(e.raw, CHANGE_KEYS);
+      const record = fieldsOf(e.raw, CHANGE_NAMES);
       // The id: the record's own, else the request's (one record), else its key in a map of records.
       const id = pick(e.raw, 'id') ?? (single ? params.id : /^\d+$/.test(e.key) ? e.key : undefined);
       return id === undefined ? record : { id, ...record };
     });
-    clear(params, entries.length === 1 && entries[0].at === '' ? [...RECORD_KEYS, 'domainId'] : ['data']);
+    clear(params, entries.length === 1 && entries[0].at === '' ? CHANGE_NAMES : DATA);
     params.records = records;
     return keep(params, entries, problems);
   },
@@ -259,7 +271,7 @@ export const deleteRecordsInput: Normaliser = {
       if (list.length === 0) problems.add('data', P.noRecordIds());
     }
     // A list or map in data names records by id, never a value to match.
-    if (Array.isArray(data) || isObject(data)) clear(params, ['data']);
+    if (Array.isArray(data) || isObject(data)) clear(params, DATA);
     else if (data !== undefined) params.data = data;
     params.records = ids?.map((id) => (id === undefined ? {} : { id }));
     return keep(params, entries, problems);
@@ -279,8 +291,8 @@ export const zoneRecordsInput = {
       entries = entriesOf(params, 'records', problems);
       if (entries.some((e) => e.at === '')) problems.add('records', P.recordList());
     }
-    const records = entries.map((e) => fieldsOf(e.raw, RECORD_KEYS));
-    clear(params, ['records']);
+    const records = entries.map((e) => fieldsOf(e.raw, FIELD_NAMES));
+    clear(params, RECORDS);
     params.records = given === undefined || given === null ? undefined : records;
     return keep(params, entries, problems);
   },
