@@ -42,11 +42,16 @@ export function shapeOf(params: object): RecordShape {
 // ---- schemas -------------------------------------------------------------------------------------
 
 /**
- * A value the DNS rules judge: any JSON scalar (null and "" mean "not given"). Strings are bounded by
- * the rules (TXT 4000 bytes, names 253 characters), not by params.ts's default, so that a long value
- * gets the rules' own answer.
+ * A value the DNS rules judge: any JSON scalar (null and "" mean "not given"). Strings and numbers are
+ * bounded by the rules (TXT 4000 bytes, names 253 characters, TTL 60 to 604800), not by params.ts's
+ * defaults, so that a long name or a huge TTL gets the rules' own answer.
  */
-const scalars = () => [Type.String({ maxLength: 16 * 1024 * 1024 }), Type.Number(), Type.Boolean(), Type.Null()];
+const scalars = () => [
+  Type.String({ maxLength: 16 * 1024 * 1024 }),
+  Type.Number({ minimum: -Number.MAX_VALUE, maximum: Number.MAX_VALUE }),
+  Type.Boolean(),
+  Type.Null(),
+];
 function scalar(description: string, problem: string): TSchema {
   return Type.Union(scalars(), { description, [PROBLEM_KEY]: problem });
 }
