@@ -60,6 +60,21 @@ export interface Result {
 }
 
 /**
+ * A command's dialect step: RackCorp's clients send some parameters in several shapes (DNS records as a
+ * list, a map or flat fields). `run` rewrites the request's parameters, in place, into the one shape
+ * the command's `params` describes; the check then validates that shape, and handlers read only it.
+ */
+export interface Normaliser {
+  /** What a client may send, every accepted form (the OpenAPI document shows this, not `params`). */
+  input: TObject;
+  /**
+   * Rewrites `params` into the canonical shape. Returns how the request names a place of that shape
+   * (['records', '2', 'ttl'] -> 'data.2.ttl'), so problems found there name what the client sent.
+   */
+  run(params: Record<string, unknown>): ((path: string[]) => string | undefined) | void;
+}
+
+/**
  * access: 'public' needs no credentials; 'authenticated' needs valid ones; 'permission' (the default)
  * also needs the command in the caller's permissions.
  */
@@ -67,7 +82,10 @@ export interface Command<S extends TObject = TObject> {
   cmd: string;
   summary: string;
   rest: { method: HttpMethod; path: string };
+  /** The parameters as the handler gets them: checked and converted by params.ts. */
   params: S;
+  /** Set when clients send parameters in more than one shape: run before the check (params.ts). */
+  normalise?: Normaliser;
   access?: 'public' | 'authenticated' | 'permission';
   handler(call: Call, params: Static<S>): Promise<Result>;
 }

@@ -5,7 +5,7 @@
 // - an API user may manage only credentials whose permissions are all within its own (itself included);
 // - nobody may give a credential a permission it does not hold itself.
 import type { Principal } from './command.js';
-import { accessDenied } from './errors.js';
+import { infraErrors } from './errors.js';
 import { covers } from './permissions.js';
 
 /** True when `actor` may change, disable or rotate a credential holding `targetPermissions`. */
@@ -18,12 +18,12 @@ export function mayManage(actor: Principal, targetPermissions: readonly string[]
 export function requireMayManage(actor: Principal, targetPermissions: readonly string[], what: string): void {
   if (mayManage(actor, targetPermissions)) return;
   // Which ones is not said: a caller allowed only to update need not learn a stronger key's permissions.
-  throw accessDenied(`${what} holds permissions this caller does not, so this caller may not change it`);
+  throw infraErrors.mayNotManage({ what });
 }
 
 /** Throws ACCESS_DENIED unless `actor` holds every permission it would grant. */
 export function requireMayGrant(actor: Principal, permissions: readonly string[]): void {
   for (const p of permissions) {
-    if (!covers(actor.permissions, p)) throw accessDenied(`cannot grant "${p}", which this caller does not hold`);
+    if (!covers(actor.permissions, p)) throw infraErrors.mayNotGrant({ permission: p });
   }
 }

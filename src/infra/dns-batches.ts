@@ -20,7 +20,7 @@ import type { Clock } from '../platform/clock.js';
 import { unixSeconds } from '../platform/clock.js';
 import type { Database } from '../platform/db/database.js';
 import type { ZoneCatalog } from '../dns/zone.js';
-import { InfraError, notFound } from './errors.js';
+import { InfraError, infraErrors } from './errors.js';
 import { serialBase } from './dns-rules.js';
 import { applyZoneChange } from './dns-zones.js';
 import type { DnsDomainRow, DnsRecordRow, InfraTables } from './tables.js';
@@ -134,7 +134,7 @@ export class ZoneWriter {
       zone = await inTransaction(this.db, async (trx) => {
         outcomes = [];
         const row = await bumpZone(trx, this.clock, domainId);
-        if (!row) throw notFound('domain');
+        if (!row) throw infraErrors.domainNotFound();
         firstSerial = Number(row.serial);
         for (const p of batch) {
           let write: () => Promise<ZoneEffect<unknown>>;

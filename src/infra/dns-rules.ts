@@ -2,6 +2,7 @@
 // every record with them before anything is written, and the zone is built from what they return.
 import { isIPv4, isIPv6 } from 'node:net';
 import { getPublicSuffix } from 'tldts';
+import { infraProblems as P } from './errors.js';
 
 export const RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'NS', 'TXT', 'SRV', 'CAA', 'PTR'] as const;
 export type RecordType = (typeof RECORD_TYPES)[number];
@@ -53,10 +54,10 @@ export function pick(obj: Record<string, unknown>, name: string): unknown {
 function labelsOk(labels: string[], allowUnderscore: boolean): string | null {
   const re = allowUnderscore ? /^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?$/ : /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
   for (const l of labels) {
-    if (l === '') return 'has an empty label';
-    if (Buffer.byteLength(l) > LABEL_MAX) return `has a label longer than ${LABEL_MAX} characters`;
+    if (l === '') return P.emptyLabel();
+    if (Buffer.byteLength(l) > LABEL_MAX) return P.labelTooLong({ max: LABEL_MAX });
     if (!re.test(l)) {
-      return `has an invalid label "${l}" (letters, digits and hyphens${allowUnderscore ? ', underscores' : ''}; no hyphen at either end)`;
+      return allowUnderscore ? P.badOwnerLabel({ label: l }) : P.badLabel({ label: l });
     }
   }
   return null;
@@ -64,11 +65,11 @@ function labelsOk(labels: string[], allowUnderscore: boolean): string | null {
 
 /** A zone name: lower case, no trailing dot, at least two host-name labels. */
 export function zoneName(raw: unknown): string {
-  if (typeof raw !== 'string' || raw.trim() === '') throw new Bad('must be a domain name such as example.com');
+  if (typeof raw !== 'string' || raw.trim() === '') throw new Bad(P.zoneName());
   const name = raw.trim().toLowerCase().replace(/\.$/, '');
-  if (name.length > NAME_MAX) throw new Bad(`must be at most ${NAME_MAX} characters`);
+  if (name.length > NAME_MAX) throw new Bad(P.nameTooLong({ max: NAME_MAX }));
   const labels = name.split('.');
-  if (labels.length < 2) throw new Bad('must have at least two labels, such as example.com');
+  if (labels.length < 2) throw new Bad(P.twoLabels());
   const bad = labelsOk(labels, false);
   if (bad) throw new Bad(bad);
   return name;
@@ -80,18 +81,18 @@ export function zoneName(raw: unknown): string {
  */
 export function lookupIn(raw: unknown, zone: string): string {
   if (typeof raw === 'number' && Number.isInteger(raw) && raw >= 0) raw = String(raw);
-  if (typeof raw !== 'string') throw new Bad('must be a string: the name relative to the zone, "" or "@" for the apex');
+  if (typeof raw !== 'string') throw new Bad(P.lookupText());
   let s = raw.trim().toLowerCase();
   if (s === '' || s === '@' || s === zone || s === zone + '.') return '';
   const absolute = s.endsWith('.');
   if (absolute) s = s.slice(0, -1);
   if (s.endsWith('.' + zone)) s = s.slice(0, -(zone.length + 1));
-  else if (absolute) throw new Bad(`"${raw}" is not inside the zone ${zone}`);
+  else if (absolute) throw new Bad(P.outsideZone({ name: raw, zone }));
   const labels = s.split('.');
   const wildcard = labels[0] === '*';
   const bad = labelsOk(wildcard ? labels.slice(1) : labels, true);
-  if (bad) throw new Bad(labels.includes('*') ? 'may use "*" only as the whole leftmost label' : bad);
-  if (s.length + 1 + zone.length > NAME_MAX) throw new Bad(`makes a name longer than ${NAME_MAX} characters`);
+  if (bad) throw new Bad(labels.includes('*') ? P.wildcard() : bad);
+  if (s.length + 1 + zone.length > NAME_MAX) throw new Bad(P.ownerTooLong({ max: NAME_MAX }));
   return s;
 }
 
@@ -100,10 +101,10 @@ function target(raw: string, allowRoot: boolean): string {
   const s = raw.trim().toLowerCase();
   if (s === '.' && allowRoot) return '.';
   const name = s.replace(/\.$/, '');
-  if (name === '') throw new Bad(allowRoot ? 'must be a host name, or "." for none' : 'must be a host name');
-  if (name.length > NAME_MAX) throw new Bad(`must be at most ${NAME_MAX} characters`);
+  if (name === '') throw new Bad(allowRoot ? P.hostOrRoot() : P.host());
+  if (name.length > NAME_MAX) throw new Bad(P.nameTooLong({ max: NAME_MAX }));
   const labels = name.split('.');
-  if (labels.length < 2) throw new Bad(`must be a fully qualified host name such as host.example.com, got "${raw}"`);
+  if (labels.length < 2) throw new Bad(P.qualifiedHost({ value: raw }));
   const bad = labelsOk(labels, true);
   if (bad) throw new Bad(bad);
   return name;
@@ -111,8 +112,8 @@ function target(raw: string, allowRoot: boolean): string {
 
 function integer(raw: unknown, min: number, max: number): number {
   const n = typeof raw === 'string' && /^\s*-?\d+\s*$/.test(raw) ? Number(raw) : raw;
-  if (typeof n !== 'number' || !Number.isInteger(n)) throw new Bad(`must be an integer from ${min} to ${max}`);
-  if (n < min || n > max) throw new Bad(`must be from ${min} to ${max}`);
+  if (typeof n !== 'number' || !Number.isInteger(n)) throw new Bad(P.integerRange({ min, max }));
+  if (n < min || n > max) throw new Bad(P.range({ min, max }));
   return n;
 }
 
@@ -121,22 +122,22 @@ const given = (v: unknown) => v !== undefined && v !== null && v !== '';
 
 function text(raw: unknown): string {
   if (typeof raw === 'number' || typeof raw === 'boolean') return String(raw);
-  if (typeof raw !== 'string') throw new Bad('must be a string');
+  if (typeof raw !== 'string') throw new Bad(P.text());
   return raw;
 }
 
 function recordType(raw: unknown): RecordType {
-  if (typeof raw !== 'string' || raw.trim() === '') throw new Bad(`is required: one of ${RECORD_TYPES.join(', ')}`);
+  if (typeof raw !== 'string' || raw.trim() === '') throw new Bad(P.typeRequired({ types: RECORD_TYPES.join(', ') }));
   const t = raw.trim().toUpperCase();
-  if (t === 'AHASHED') throw new Bad('AHASHED is not supported by this server; use A records');
-  if (!(RECORD_TYPES as readonly string[]).includes(t)) throw new Bad(`must be one of ${RECORD_TYPES.join(', ')}`);
+  if (t === 'AHASHED') throw new Bad(P.ahashed());
+  if (!(RECORD_TYPES as readonly string[]).includes(t)) throw new Bad(P.typeUnknown({ types: RECORD_TYPES.join(', ') }));
   return t as RecordType;
 }
 
 function caaTag(raw: unknown): string {
   const t = text(raw).trim();
   // RFC 8659 section 4.1: 1 to 15 ASCII letters and digits (issue, issuewild, iodef, or a future tag).
-  if (!/^[A-Za-z0-9]{1,15}$/.test(t)) throw new Bad('must be issue, issuewild, iodef or another tag of 1-15 letters and digits');
+  if (!/^[A-Za-z0-9]{1,15}$/.test(t)) throw new Bad(P.caaTag());
   return t.toLowerCase();
 }
 
@@ -176,14 +177,14 @@ export function checkRecord(input: Record<string, unknown>, zone: string, prefix
   const type = field('type', () => recordType(pick(input, 'type')), undefined);
   const lookupRaw = pick(input, 'lookup');
   const lookup = field('lookup', () => {
-    if (lookupRaw === undefined || lookupRaw === null) throw new Bad('is required: the name relative to the zone, "" or "@" for the apex');
+    if (lookupRaw === undefined || lookupRaw === null) throw new Bad(P.lookupRequired());
     return lookupIn(lookupRaw, zone);
   }, '');
   const ttlRaw = pick(input, 'ttl');
   const ttl = field('ttl', () => (given(ttlRaw) ? integer(ttlRaw, TTL_MIN, TTL_MAX) : TTL_DEFAULT), TTL_DEFAULT);
   const dataRaw = pick(input, 'data');
   let data = field('data', () => {
-    if (!given(dataRaw)) throw new Bad('is required: the record value');
+    if (!given(dataRaw)) throw new Bad(P.valueRequired());
     return text(dataRaw);
   }, '');
   let priority = 0;
@@ -194,21 +195,21 @@ export function checkRecord(input: Record<string, unknown>, zone: string, prefix
   const num = (name: string, min: number, max: number, dflt: number | undefined): number => field(name, () => {
     const v = pick(input, name);
     if (given(v)) return integer(v, min, max);
-    if (dflt === undefined) throw new Bad(`is required for ${type} records (${min} to ${max})`);
+    if (dflt === undefined) throw new Bad(P.requiredFor({ type: String(type), min, max }));
     return dflt;
   }, 0);
   if (type !== undefined && data !== '') {
     switch (type) {
       case 'A':
         data = field('data', () => {
-          if (!isIPv4(data.trim())) throw new Bad(`must be an IPv4 address such as 192.0.2.1, got "${data}"`);
+          if (!isIPv4(data.trim())) throw new Bad(P.ipv4({ value: data }));
           return data.trim();
         }, '');
         break;
       case 'AAAA':
         data = field('data', () => {
           const a = data.trim().toLowerCase();
-          if (!isIPv6(a) || a.includes('%')) throw new Bad(`must be an IPv6 address such as 2001:db8::1, got "${data}"`);
+          if (!isIPv6(a) || a.includes('%')) throw new Bad(P.ipv6({ value: data }));
           return a;
         }, '');
         break;
@@ -255,19 +256,19 @@ export function checkRecord(input: Record<string, unknown>, zone: string, prefix
           caaFlag = num('caaflag', 0, 255, 0);
           tag = field('caatag', () => {
             const v = pick(input, 'caatag');
-            if (!given(v)) throw new Bad('is required for CAA records: issue, issuewild or iodef');
+            if (!given(v)) throw new Bad(P.caaTagRequired());
             return caaTag(v);
           }, '');
         }
         field('data', () => {
-          if (data === '') throw new Bad('is required: the CAA value');
-          if (Buffer.byteLength(data) > CAA_VALUE_MAX_BYTES) throw new Bad(`must be at most ${CAA_VALUE_MAX_BYTES} bytes`);
+          if (data === '') throw new Bad(P.caaValueRequired());
+          if (Buffer.byteLength(data) > CAA_VALUE_MAX_BYTES) throw new Bad(P.bytes({ max: CAA_VALUE_MAX_BYTES }));
         }, undefined);
         break;
       }
       case 'TXT':
         field('data', () => {
-          if (Buffer.byteLength(data) > TXT_MAX_BYTES) throw new Bad(`must be at most ${TXT_MAX_BYTES} bytes`);
+          if (Buffer.byteLength(data) > TXT_MAX_BYTES) throw new Bad(P.bytes({ max: TXT_MAX_BYTES }));
         }, undefined);
         break;
     }
@@ -310,16 +311,16 @@ const REVERSE_ZONES = [
  */
 export function unhostableZone(name: string, nameserverDomain: string): string | null {
   if (name === nameserverDomain || name.endsWith('.' + nameserverDomain)) {
-    return `${name} is ${name === nameserverDomain ? '' : 'inside '}this server's nameserver domain ${nameserverDomain} (ns1..ns4.${nameserverDomain}), which the server answers for itself`;
+    return (name === nameserverDomain ? P.nameserverDomain : P.insideNameserverDomain)({ name, domain: nameserverDomain });
   }
   if (getPublicSuffix(name, { allowPrivateDomains: true, extractHostname: false }) === name) {
-    return `${name} is a public suffix (on the Public Suffix List): its names belong to many owners; host a domain registered under it instead`;
+    return P.publicSuffix({ name });
   }
   for (const r of REVERSE_ZONES) {
     if (!name.endsWith('.' + r.suffix)) continue;
     const labels = name.split('.').length - r.suffix.split('.').length;
     if (labels < r.labels) {
-      return `${name} is a reverse zone wider than a ${r.width}: host at most a ${r.width}, with at least ${r.labels} labels before ${r.suffix}, such as ${r.example}`;
+      return P.wideReverse({ name, width: r.width, labels: r.labels, suffix: r.suffix, example: r.example });
     }
   }
   return null;
@@ -334,7 +335,7 @@ export function checkHostable(name: string, nameserverDomain: string, field: str
 /** Checks an owner name against a zone (see lookupIn), naming `field` in the problem. */
 export function checkLookup(raw: unknown, zone: string, field: string, problems: Problems): string | undefined {
   try {
-    if (raw === undefined || raw === null) throw new Bad('is required: the name relative to the zone, "" or "@" for the apex');
+    if (raw === undefined || raw === null) throw new Bad(P.lookupRequired());
     return lookupIn(raw, zone);
   } catch (err) {
     if (!(err instanceof Bad)) throw err;
@@ -360,14 +361,14 @@ export function checkZoneRules(entries: ZoneEntry[], problems: Problems): void {
   for (const e of entries) {
     if (e.field === undefined) continue;
     const { lookup, type } = e.values;
-    if (lookup === '' && type === 'CNAME') problems.add(e.field + 'type', 'a CNAME cannot be at the zone apex');
-    if (lookup === '' && type === 'NS') problems.add(e.field + 'type', 'NS records at the apex are made by the server; add NS only below the apex');
+    if (lookup === '' && type === 'CNAME') problems.add(e.field + 'type', P.cnameAtApex());
+    if (lookup === '' && type === 'NS') problems.add(e.field + 'type', P.nsAtApex());
     const others = byName.get(lookup)!.filter((x) => x !== e);
     const where = lookup === '' ? 'the apex' : `"${lookup}"`;
     if (type === 'CNAME' && others.length) {
-      problems.add(e.field + 'type', `a CNAME must be the only record at its name, and ${where} already has ${others.map((x) => x.values.type).join(', ')}`);
+      problems.add(e.field + 'type', P.cnameNotAlone({ where, types: others.map((x) => x.values.type).join(', ') }));
     } else if (type !== 'CNAME' && others.some((x) => x.values.type === 'CNAME')) {
-      problems.add(e.field + 'type', `${where} has a CNAME record, which must be the only record at its name`);
+      problems.add(e.field + 'type', P.besideCname({ where }));
     }
   }
 }

@@ -29,8 +29,9 @@ export function openApiDocument(commands: Command[]): Record<string, unknown> {
     const family = c.cmd.split('.')[0];
     tags.add(family);
     const method = c.rest.method.toLowerCase();
-    // OpenAPI 3.0: no `const`, and a union of literals is an enum (platform/openapi.ts).
-    const split = splitParameters(c.params, c.rest.path, '3.0');
+    // What a client may send: a command with a normalise step accepts more shapes than its handler
+    // sees. OpenAPI 3.0: no `const` or type null, and a union of literals is an enum (platform/openapi.ts).
+    const split = splitParameters(c.normalise?.input ?? c.params, c.rest.path, '3.0');
     const parameters: Record<string, unknown>[] = split.inPath.map((p) => ({ name: p.name, in: 'path', required: true, schema: p.schema }));
     const rest = Object.fromEntries(split.rest.map((p) => [p.name, p.schema]));
     const required = split.rest.filter((p) => p.required).map((p) => p.name);

@@ -6,7 +6,8 @@
 import Type, { type TObject, type TSchema } from 'typebox';
 import Value from 'typebox/value';
 import { Compile, type Validator } from 'typebox/compile';
-import { InfraError } from './errors.js';
+import { infraErrors, infraProblems as P, problemsFault } from './errors.js';
+import type { Normaliser } from './command.js';
 
 /**
  * The bounds every parameter of that kind gets unless its schema sets its own. Integers beyond 2^53
@@ -48,16 +49,23 @@ export function describe(schema: TSchema): string {
   }
 }
 
-function fieldProblem(schema: TObject, field: string, keyword: string, message: string, params: Record<string, unknown>): string {
-  const prop = schema.properties[field] as TSchema | undefined;
+/**
+ * A schema may say in its own words what a value of the wrong type is (`'x-problem'`): the DNS record
+ * fields use the DNS rules' texts, so a list where a TTL belongs reads as any other bad TTL.
+ */
+export const PROBLEM_KEY = 'x-problem';
+
+function fieldProblem(prop: TSchema | undefined, keyword: string, message: string, params: Record<string, unknown>): string {
   if (keyword === 'anyOf' || keyword === 'type' || keyword === 'enum' || keyword === 'const') {
-    return prop ? `must be ${describe(prop)}` : message;
+    const own = prop && (prop as Record<string, unknown>)[PROBLEM_KEY];
+    if (typeof own === 'string') return own;
+    return prop ? P.mustBe({ what: describe(prop) }) : message;
   }
   const limit = params.limit;
-  if (keyword === 'maximum') return `must be at most ${limit}`;
-  if (keyword === 'minimum') return `must be at least ${limit}`;
-  if (keyword === 'maxLength') return `must be at most ${limit} characters long`;
-  if (keyword === 'minLength') return limit === 1 ? 'must not be empty' : `must be at least ${limit} characters long`;
+  if (keyword === 'maximum') return P.atMost({ limit: String(limit) });
+  if (keyword === 'minimum') return P.atLeast({ limit: String(limit) });
+  if (keyword === 'maxLength') return P.longest({ limit: String(limit) });
+  if (keyword === 'minLength') return limit === 1 ? P.empty() : P.shortest({ limit: String(limit) });
   return message;
 }
 
@@ -179,7 +187,7 @@ function badText(input: Record<string, unknown>): [string, string] | undefined {
       const problem = textProblem(value);
       if (problem) return [field, problem];
     } else if (value !== null && typeof value === 'object') {
-      if (depth >= DEPTH_LIMIT) return [field, `is nested more than ${DEPTH_LIMIT} levels deep`];
+      if (depth >= DEPTH_LIMIT) return [field, P.tooDeep({ depth: DEPTH_LIMIT })];
       if (Array.isArray(value)) for (const v of value) stack.push([v, field, depth + 1]);
       else for (const k in value) stack.push([(value as Record<string, unknown>)[k], field, depth + 1], [k, field, 0]);
     }
@@ -188,8 +196,8 @@ function badText(input: Record<string, unknown>): [string, string] | undefined {
 }
 
 function textProblem(value: string): string | undefined {
-  if (value.includes('\0')) return 'must not contain NUL characters';
-  if (!(value as unknown as { isWellFormed(): boolean }).isWellFormed()) return 'must be valid Unicode text (it holds a lone surrogate)';
+  if (value.includes('\0')) return P.nul();
+  if (!(value as unknown as { isWellFormed(): boolean }).isWellFormed()) return P.loneSurrogate();
   return undefined;
 }
 
@@ -226,21 +234,34 @@ function prepare(schema: TObject): Prepared {
   return p;
 }
 
+/** The schema of a place in a value of `schema` (object properties and list items), if it has one. */
+function schemaAt(schema: TSchema, path: string[]): TSchema | undefined {
+  let node: Record<string, unknown> | undefined = schema as Record<string, unknown>;
+  for (const seg of path) {
+    if (!node) return undefined;
+    const props = node.properties as Record<string, Record<string, unknown>> | undefined;
+    node = props?.[seg] ?? (node.items as Record<string, unknown> | undefined);
+  }
+  return node as TSchema | undefined;
+}
+
 /**
  * The checked parameters. `input` is the caller's own object (each request parses its own), so it is
- * filled in and returned rather than copied first.
+ * filled in and returned rather than copied first. A command's `normalise` step (command.ts) first
+ * brings the shapes its clients send into the one `schema` describes.
  */
-export function checkParams<S extends TObject>(schema: S, input: Record<string, unknown>): unknown {
+export function checkParams<S extends TObject>(schema: S, input: Record<string, unknown>, normalise?: Normaliser): unknown {
   const payload = input;
   const { schema: checked, validator, defaults, byLower } = prepare(schema);
   const text = badText(input);
-  if (text) throw new InfraError('FAULT', `Invalid parameter ${text[0]}: ${text[1]}`, { [text[0]]: text[1] });
+  if (text) throw infraErrors.invalidParameter({ name: text[0], problem: text[1] });
   // A property the request spells apart from case takes the value of the first such key, unless the
   // exact spelling is given too.
   for (const key in input) {
     const name = byLower.get(key.toLowerCase());
     if (name !== undefined && name !== key && payload[name] === undefined) payload[name] = input[key];
   }
+  const nameOf = normalise?.run(payload) ?? undefined;
   // Most calls send values of the right types already. `convert` leaves such a value as it is,
   // so after the top-level defaults one compiled check settles it, without walking the schema twice.
   if (defaults) {
@@ -256,18 +277,21 @@ export function checkParams<S extends TObject>(schema: S, input: Record<string, 
   for (const e of Value.Errors(checked, value)) {
     const err = e as { keyword: string; instancePath: string; message: string; params: Record<string, unknown> };
     if (err.keyword === 'required') {
-      for (const name of (err.params.requiredProperties as string[] | undefined) ?? []) fields[name] ??= 'is required';
+      for (const name of (err.params.requiredProperties as string[] | undefined) ?? []) fields[name] ??= P.required();
       continue;
     }
-    const field = err.instancePath.split('/')[1] ?? '';
-    if (!field) continue;
+    const path = err.instancePath.split('/').slice(1);
+    if (!path[0]) continue;
+    // A place inside a normalised parameter is named as the request named it (data.2.ttl), with its
+    // own schema's words; elsewhere the top-level parameter is named.
+    const named = path.length > 1 ? nameOf?.(path) : undefined;
+    const field = named ?? path[0];
+    const prop = named !== undefined ? schemaAt(schema, path) : (schema.properties[field] as TSchema | undefined);
     // The outermost problem of a field is the clearest: anyOf says "a or b" where its branches each say one.
-    const problem = fieldProblem(schema, field, err.keyword, err.message, err.params);
+    const problem = fieldProblem(prop, err.keyword, err.message, err.params);
     if (err.keyword === 'anyOf' || fields[field] === undefined) fields[field] = problem;
   }
   const names = Object.keys(fields);
-  if (names.length === 0) throw new InfraError('FAULT', 'Invalid parameters');
-  const first = names[0];
-  const message = fields[first] === 'is required' ? `Missing parameter ${first}` : `Invalid parameter ${first}: ${fields[first]}`;
-  throw new InfraError('FAULT', message, fields);
+  if (names.length === 0) throw infraErrors.invalidParameters();
+  throw fields[names[0]] === P.required() ? infraErrors.missingParameter({ name: names[0] }, fields) : problemsFault(fields);
 }

@@ -8,7 +8,7 @@ import { addressKey, Budget, PasswordBudgets } from '../platform/rate-limit.js';
 import { TrustedProxies } from '../platform/client-address.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RateLimits } from '../config/rate-limits.js';
-import { RateLimited } from './errors.js';
+import { rateLimited } from './errors.js';
 
 export class InfraLimits {
   readonly passwords: PasswordBudgets;
@@ -35,6 +35,6 @@ export class InfraLimits {
     const budget = principal ? this.byKey : this.byAddress;
     if (!budget) return;
     const wait = budget.take(principal ? (principal.kind === 'apiuser' ? `k${principal.id}` : `l${principal.id}`) : addressKey(ip));
-    if (wait > 0) throw new RateLimited(wait);
+    if (wait > 0) throw rateLimited(wait);
   }
 }

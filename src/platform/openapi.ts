@@ -6,7 +6,7 @@ export type JsonSchema = Record<string, unknown>;
 
 /**
  * OpenAPI 3.1 schemas are JSON Schema 2020-12, which TypeBox writes; OpenAPI 3.0 has no `const`
- * (an enum of one stands in).
+ * (an enum of one stands in) and no type null (`nullable` stands in).
  */
 export type OpenApiVersion = '3.0' | '3.1';
 
@@ -31,6 +31,13 @@ export function plainSchema(schema: TSchema, version: OpenApiVersion): JsonSchem
       if (k === '$schema' || k === '$id') continue;
       if (k === 'const' && version === '3.0') out.enum = [v];
       else out[k] = walk(v);
+    }
+    // OpenAPI 3.0 has no type null: a union with null is its other branches marked `nullable`.
+    const branches = out.anyOf as JsonSchema[] | undefined;
+    if (version === '3.0' && Array.isArray(branches) && branches.some((b) => b.type === 'null')) {
+      const rest = branches.filter((b) => b.type !== 'null');
+      delete out.anyOf;
+      Object.assign(out, rest.length === 1 ? rest[0] : { anyOf: rest }, { nullable: true });
     }
     return out;
   };

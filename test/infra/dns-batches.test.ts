@@ -8,7 +8,7 @@ import { createContext, type Context } from '../../src/context.js';
 import { buildConfig } from '../../src/config/config.js';
 import { readOptions } from '../../src/config/env.js';
 import { ZoneWriter, type ZoneWork } from '../../src/infra/dns-batches.js';
-import { badParam } from '../../src/infra/errors.js';
+import { infraErrors } from '../../src/infra/errors.js';
 import { serialBase } from '../../src/infra/dns-rules.js';
 
 await forEachEngine('dns write batches', (engine) => {
@@ -45,7 +45,7 @@ await forEachEngine('dns write batches', (engine) => {
     const writer = new ZoneWriter(ctx.db, ctx.zones, ctx.clock);
     const s0 = await serial();
     const refused: ZoneWork<string> = async () => {
-      throw badParam('lookup', 'no');
+      throw infraErrors.invalidParameter({ name: 'lookup', problem: 'no' });
     };
     const results = await Promise.allSettled([writer.submit(domainId, add('a')), writer.submit(domainId, refused), writer.submit(domainId, add('b'))]);
     assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
@@ -59,7 +59,7 @@ await forEachEngine('dns write batches', (engine) => {
     const writer = new ZoneWriter(ctx.db, ctx.zones, ctx.clock);
     const s0 = await serial();
     const refused: ZoneWork<string> = async () => {
-      throw badParam('lookup', 'no');
+      throw infraErrors.invalidParameter({ name: 'lookup', problem: 'no' });
     };
     const results = await Promise.allSettled([writer.submit(domainId, refused), writer.submit(domainId, refused)]);
     assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected']);

@@ -2,7 +2,7 @@
 import Type from 'typebox';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { defineCommand, requirePrincipal, type Call, type Command } from '../command.js';
-import { badParam, InfraError, notFound } from '../errors.js';
+import { infraErrors, infraProblems } from '../errors.js';
 import { pagingParams } from '../params.js';
 import { newApiKey, parsePermissions } from '../accounts.js';
 import { systemPermissions } from '../permissions.js';
@@ -41,7 +41,7 @@ function grantable(call: Call, all: string[], value: string[] | string): string[
   const list = (Array.isArray(value) ? value : value.split(',')).map((p) => p.trim()).filter((p) => p !== '');
   const known = new Set(all);
   for (const p of list) {
-    if (!known.has(p)) throw badParam('permissions', `unknown permission "${p}" (see apiuser.permissions.system)`);
+    if (!known.has(p)) throw infraErrors.invalidParameter({ name: 'permissions', problem: infraProblems.unknownPermission({ permission: p }) });
   }
   requireMayGrant(requirePrincipal(call), list);
   return [...new Set(list)];
@@ -57,9 +57,9 @@ async function findOwn(call: Call, id: number | string) {
   const db = call.services.db.kysely;
   const byNumber = typeof id === 'number' || /^\d+$/.test(id);
   // An id no row can have (beyond 2^53) is simply not found; the store is not asked.
-  if (byNumber && !Number.isSafeInteger(Number(id))) throw notFound('API user');
+  if (byNumber && !Number.isSafeInteger(Number(id))) throw infraErrors.apiUserNotFound();
   const [row] = byNumber ? await ownById(db, customerId, Number(id)) : await ownByUuid(db, customerId, id);
-  if (!row) throw notFound('API user');
+  if (!row) throw infraErrors.apiUserNotFound();
   return row;
 }
 
@@ -149,7 +149,7 @@ export function apiuserCommands(allCommandNames: () => string[]): Command[] {
         // A key may be changed only by a caller holding everything it holds (credential-rules.ts).
         requireMayManage(requirePrincipal(call), parsePermissions(row.permissions), `API user ${row.id}`);
         if (p.status !== undefined && p.active !== undefined && (p.status === 'ACTIVE') !== p.active) {
-          throw badParam('active', `contradicts status ${p.status}`);
+          throw infraErrors.invalidParameter({ name: 'active', problem: infraProblems.contradictsStatus({ status: p.status }) });
         }
         const changes: Partial<Selectable<ApiUserRow>> = {};
         if (p.name !== undefined) changes.name = p.name;
@@ -168,7 +168,7 @@ export function apiuserCommands(allCommandNames: () => string[]): Command[] {
         const updated = await call.services.db.kysely
           .updateTable('api_users').set(changes).where('id', '=', row.id).where('permissions', '=', row.permissions)
           .returning(SHOWN).executeTakeFirst();
-        if (!updated) throw new InfraError('ERROR', `API user ${row.id} changed while this request ran; nothing was changed, try again`);
+        if (!updated) throw infraErrors.apiUserChanged({ id: row.id });
         const apiuser = secret ? { ...present(updated), secret } : present(updated);
         return { message: 'API User Updated Successfully', data: apiuser, top: { apiuser } };
       },

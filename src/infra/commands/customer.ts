@@ -1,7 +1,7 @@
 // customer.*: the caller's own customer account.
 import Type from 'typebox';
 import { defineCommand, requirePrincipal, type Command } from '../command.js';
-import { notFound } from '../errors.js';
+import { infraErrors } from '../errors.js';
 
 export const customerCommands: Command[] = [
   defineCommand({
@@ -12,10 +12,10 @@ export const customerCommands: Command[] = [
     async handler(call, p) {
       const { customerId } = requirePrincipal(call);
       // Another customer's id answers exactly like one that does not exist.
-      if (p.id !== undefined && p.id !== customerId) throw notFound('customer');
+      if (p.id !== undefined && p.id !== customerId) throw infraErrors.customerNotFound();
       const db = call.services.db.kysely;
       const c = await db.selectFrom('customers').selectAll().where('id', '=', customerId).executeTakeFirst();
-      if (!c) throw notFound('customer');
+      if (!c) throw infraErrors.customerNotFound();
       const parent = c.parent_id === null ? undefined
         : await db.selectFrom('customers').select('std_name').where('id', '=', c.parent_id).executeTakeFirst();
       const customer = {

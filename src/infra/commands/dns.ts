@@ -6,7 +6,7 @@
 import Type from 'typebox';
 import { sql, type Selectable, type Transaction } from 'kysely';
 import { defineCommand, requirePrincipal, type Call, type Command } from '../command.js';
-import { badParam, InfraError, notFound } from '../errors.js';
+import { infraErrors, infraProblems as P, problemsFault, type InfraError } from '../errors.js';
 import { pagingParams } from '../params.js';
 import { unixSeconds } from '../../platform/clock.js';
 import { isUniqueViolation, type Database, type Queryable } from '../../platform/db/database.js';
@@ -16,6 +16,10 @@ import {
   type RecordValues, type ZoneEntry,
 } from '../dns-rules.js';
 import { refreshZone } from '../dns-zones.js';
+import {
+  createRecordsInput, CreateRecordsParams, deleteRecordsInput, DeleteRecordsParams, DOMAIN_ID, DOMAIN_OR_ZONE, RECORD_KEYS, shapeOf,
+  updateRecordsInput, UpdateRecordsParams, ZONE, ZoneRecordsInput, zoneRecordsInput, ZoneRecordsParam, type RecordShape,
+} from '../dns-input.js';
 import { bumpZone, inTransaction, zoneWriter, type ZoneEffect } from '../dns-batches.js';
 
 type Trx = Transaction<InfraTables>;
@@ -27,23 +31,13 @@ const WINDOW_DEFAULT = 50_000;
 const Paging = pagingParams(WINDOW_DEFAULT);
 const DomainId = Type.Integer({ minimum: 1, description: 'domain (zone) id' });
 const ZoneNameParam = Type.String({ description: 'zone name, such as example.com' });
-// Record fields are checked by the DNS rules (dns-rules.ts), which accept what clients send:
-// numbers as strings, keys in any case, and `data` as a value, a list or a map of records.
-const RecordFields = {
-  type: Type.Optional(Type.Unknown({ description: `record type: ${RECORD_TYPES.join(', ')}` })),
-  lookup: Type.Optional(Type.Unknown({ description: 'owner name relative to the zone ("" or "@" for the apex); a fully qualified name ending in the zone is made relative' })),
-  ttl: Type.Optional(Type.Unknown({ description: 'seconds, 60 to 604800; default 3600' })),
-  priority: Type.Optional(Type.Unknown({ description: 'MX preference or SRV priority, 0 to 65535' })),
-  weight: Type.Optional(Type.Unknown({ description: 'SRV weight, 0 to 65535' })),
-  port: Type.Optional(Type.Unknown({ description: 'SRV port, 0 to 65535' })),
-  caaflag: Type.Optional(Type.Unknown({ description: 'CAA flags, 0 to 255' })),
-  caatag: Type.Optional(Type.Unknown({ description: 'CAA tag: issue, issuewild, iodef' })),
-};
-const DomainRef = {
-  domainId: Type.Optional(Type.Unknown({ description: 'domain id (also domainid, domainID)' })),
-  name: Type.Optional(Type.Unknown({ description: 'zone name, instead of domainId' })),
-};
 const Status = Type.Union([Type.Literal('ACTIVE'), Type.Literal('DISABLED')], { description: 'ACTIVE zones are served; DISABLED ones are kept but not served' });
+/** dns.domain.create's parameters besides its first records. */
+const NewZone = {
+  name: ZoneNameParam,
+  customerId: Type.Optional(Type.Integer({ minimum: 1, description: "must be the caller's customer" })),
+  status: Type.Optional(Status),
+};
 
 // ---- presentation ----------------------------------------------------------------------------
 
@@ -104,14 +98,7 @@ async function presentDomains(db: Queryable<InfraTables>, domains: DomainRow[]):
 
 // ---- helpers ---------------------------------------------------------------------------------
 
-function fault(problems: Problems): InfraError {
-  const [first] = Object.keys(problems.fields);
-  const problem = problems.fields[first];
-  const message = problem.startsWith('is required') ? `Missing parameter ${first}: ${problem.slice('is required'.length).replace(/^: /, '') || 'required'}` : `Invalid parameter ${first}: ${problem}`;
-  return new InfraError('FAULT', message, problems.fields);
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const fault = (problems: Problems): InfraError => problemsFault(problems.fields);
 
 /** An id as clients send it (a number, or digits in a string); none beyond 2^53, which no row has. */
 function positiveId(raw: unknown): number | undefined {
@@ -127,7 +114,7 @@ function positiveId(raw: unknown): number | undefined {
  */
 async function bumpSerial(trx: Trx, call: Call, domainId: number): Promise<DomainRow> {
   const row = await bumpZone(trx, call.services.clock, domainId, requirePrincipal(call).customerId);
-  if (!row) throw notFound('domain');
+  if (!row) throw infraErrors.domainNotFound();
   return row;
 }
 
@@ -157,15 +144,15 @@ async function ownDomain(call: Call, ref: { id?: unknown; name?: unknown }, fiel
   const q = call.services.db.kysely.selectFrom('dns_domains').selectAll().where('customer_id', '=', customerId);
   if (ref.id !== undefined) {
     const id = positiveId(ref.id);
-    if (id === undefined) throw badParam(field, 'must be a domain id');
+    if (id === undefined) throw infraErrors.invalidParameter({ name: field, problem: P.domainId() });
     const row = await q.where('id', '=', id).executeTakeFirst();
-    if (!row) throw notFound('domain');
+    if (!row) throw infraErrors.domainNotFound();
     // Both given: they must name the same zone, or the request is unclear and nothing is done.
     if (ref.name !== undefined && ref.name !== null && ref.name !== '') {
       const problems = new Problems();
       const name = checkZoneName(ref.name, 'name', problems);
       if (name === undefined) throw fault(problems);
-      if (name !== row.name) throw badParam('name', `${name} is not domain ${id} (${row.name})`);
+      if (name !== row.name) throw infraErrors.invalidParameter({ name: 'name', problem: P.notThatDomain({ name, id, zone: row.name }) });
     }
     return row;
   }
@@ -174,42 +161,21 @@ async function ownDomain(call: Call, ref: { id?: unknown; name?: unknown }, fiel
     const name = checkZoneName(ref.name, 'name', problems);
     if (name === undefined) throw fault(problems);
     const row = await q.where('name', '=', name).executeTakeFirst();
-    if (!row) throw notFound('domain');
+    if (!row) throw infraErrors.domainNotFound();
     return row;
   }
-  throw new InfraError('FAULT', `Missing parameter ${field}: the domain id (or name)`, { [field]: 'is required (or name)' });
+  throw infraErrors.missingDomain({ name: field });
 }
 
 // ---- batches of records ----------------------------------------------------------------------
 
-/** One record of a request: where it sits (for problems), its fields, and its key in a map. */
+/** One record of a request (dns-input.ts made it canonical): how problems name it, its key in a map, its fields. */
 interface Entry { field: string; key: string; raw: Record<string, unknown> }
 
-const RECORD_KEYS = ['type', 'lookup', 'data', 'ttl', 'priority', 'weight', 'port', 'caaflag', 'caatag'];
-
-/**
- * The records a request carries. `data` (or `records` for dns.domain.create) may be a list or a map
- * of records (keys "0", "1" ... or record ids), one record object, or absent or a plain value: then the
- * request itself is the one record (acme.sh's flat form, where `data` is the record value).
- */
-function entriesOf(params: Record<string, unknown>, root: string, problems: Problems): Entry[] {
-  const value = pick(params, root);
-  let list: [string, unknown][];
-  if (Array.isArray(value)) list = value.map((v, i) => [String(i), v]);
-  else if (isObject(value)) {
-    // An object with record fields is one record; otherwise its values are the records.
-    if (RECORD_KEYS.some((k) => pick(value, k) !== undefined)) return [{ field: `${root}.`, key: '', raw: value }];
-    list = Object.entries(value);
-  } else {
-    return [{ field: '', key: '', raw: params }];
-  }
-  if (list.length === 0) problems.add(root, 'must hold at least one record');
-  const out: Entry[] = [];
-  for (const [key, v] of list) {
-    if (!isObject(v)) problems.add(`${root}.${key}`, 'must be a record object');
-    else out.push({ field: `${root}.${key}.`, key, raw: v });
-  }
-  return out;
+/** The canonical records with where each came from; the shape's own problems are added to `problems`. */
+function entriesOf(records: Record<string, unknown>[], shape: RecordShape, problems: Problems): Entry[] {
+  for (const [field, problem] of Object.entries(shape.problems)) problems.add(field, problem);
+  return records.map((raw, i) => ({ field: shape.at[i], key: shape.keys[i], raw }));
 }
 
 /** Which domain each new record goes to: its own domainid or name, else the request's. */
@@ -221,13 +187,13 @@ async function domainsFor(call: Call, entries: Entry[], params: Record<string, u
       // Given is given: null or "" is a bad domain id, not a missing one.
       if (id !== undefined) {
         const n = positiveId(id);
-        if (n === undefined) problems.add(prefix + 'domainId', 'must be a domain id');
+        if (n === undefined) problems.add(prefix + 'domainId', P.domainId());
         return { id: n };
       }
       const name = pick(src, 'name');
       if (name !== undefined && name !== null && name !== '') return { name: checkZoneName(name, prefix + 'name', problems) };
     }
-    problems.add(e.field + 'domainId', 'is required: the domain id (domainid, domainId, domainID) or the zone name (name)');
+    problems.add(e.field + 'domainId', P.domainRequired());
     return {};
   });
   if (!problems.empty) return [];
@@ -240,7 +206,7 @@ async function domainsFor(call: Call, entries: Entry[], params: Record<string, u
     .execute();
   return refs.map((r) => {
     const row = 'id' in r ? rows.find((d) => d.id === r.id) : rows.find((d) => d.name === (r as { name?: string }).name);
-    if (!row) throw notFound(`domain ${'id' in r ? r.id : (r as { name?: string }).name}`);
+    if (!row) throw infraErrors.namedDomainNotFound({ domain: 'id' in r ? String(r.id) : String((r as { name?: string }).name) });
     return row;
   });
 }
@@ -315,7 +281,7 @@ async function ownRecords(db: Queryable<InfraTables>, customerId: number, ids: n
     .selectAll('r').select('d.name as zone')
     .where('d.customer_id', '=', customerId).where('r.id', 'in', ids)
     .execute();
-  for (const id of ids) if (!rows.some((r) => r.id === id)) throw notFound(`record ${id}`);
+  for (const id of ids) if (!rows.some((r) => r.id === id)) throw infraErrors.recordIdNotFound({ id });
   return rows;
 }
 
@@ -376,21 +342,16 @@ export const dnsCommands: Command[] = [
     cmd: 'dns.domain.create',
     summary: 'Host a DNS zone; optionally with its first records',
     rest: { method: 'POST', path: '/dns/domain' },
-    params: Type.Object({
-      name: ZoneNameParam,
-      customerId: Type.Optional(Type.Integer({ minimum: 1, description: "must be the caller's customer" })),
-      status: Type.Optional(Status),
-      records: Type.Optional(Type.Unknown({ description: 'records to create with the zone: a list or a map of records' })),
-    }),
+    params: Type.Object({ ...NewZone, records: ZoneRecordsParam }),
+    normalise: { input: Type.Object({ ...NewZone, records: ZoneRecordsInput }), run: zoneRecordsInput.run },
     async handler(call, p) {
       const { customerId } = requirePrincipal(call);
-      if (p.customerId !== undefined && p.customerId !== customerId) throw notFound('customer');
+      if (p.customerId !== undefined && p.customerId !== customerId) throw infraErrors.customerNotFound();
       const problems = new Problems();
       const name = checkZoneName(p.name, 'name', problems);
       if (name !== undefined) checkHostable(name, call.services.nameserverDomain, 'name', problems);
       if (name === undefined || !problems.empty) throw fault(problems);
-      const entries = p.records === undefined || p.records === null ? [] : entriesOf(p as Record<string, unknown>, 'records', problems);
-      if (entries.some((e) => e.field === '')) problems.add('records', 'must be a list or a map of records');
+      const entries = entriesOf(p.records ?? [], shapeOf(p), problems);
       const values = entries.map((e) => checkRecord(e.raw, name, e.field, problems));
       if (!problems.empty) throw fault(problems);
       const db = call.services.db;
@@ -399,7 +360,7 @@ export const dnsCommands: Command[] = [
       try {
         row = await inTransaction(db, async (trx) => {
           const taken = await trx.selectFrom('dns_domains').select(['id', 'customer_id']).where('name', '=', name).executeTakeFirst();
-          if (taken) throw badParam('name', taken.customer_id === customerId ? `${name} is already hosted in this account (domain ${taken.id})` : `${name} is already hosted`);
+          if (taken) throw infraErrors.invalidParameter({ name: 'name', problem: taken.customer_id === customerId ? P.hostedHere({ name, id: taken.id }) : P.hosted({ name }) });
           // A zone inside or above another customer's zone would take over part of its names.
           const labels = name.split('.');
           const above = labels.slice(1).map((_, i) => labels.slice(i + 1).join('.'));
@@ -407,7 +368,7 @@ export const dnsCommands: Command[] = [
             .where('customer_id', '!=', customerId)
             .where((eb) => eb.or([eb('name', 'in', above.length ? above : ['']), eb('name', 'like', '%.' + name)]))
             .executeTakeFirst();
-          if (clash) throw badParam('name', `${name} is inside or above a zone hosted by another customer`);
+          if (clash) throw infraErrors.invalidParameter({ name: 'name', problem: P.zoneClash({ name }) });
           const floor = await trx.selectFrom('dns_serial_floors').select('serial').where('name', '=', name).executeTakeFirst();
           const serial = Math.max(serialBase(call.services.clock.now()), floor ? Number(floor.serial) + 1 : 0);
           const created = await trx.insertInto('dns_domains')
@@ -420,7 +381,7 @@ export const dnsCommands: Command[] = [
         });
       } catch (err) {
         // Two creates of one name racing: the loser meets the UNIQUE constraint.
-        if (isUniqueViolation(err)) throw badParam('name', `${name} is already hosted`);
+        if (isUniqueViolation(err)) throw infraErrors.invalidParameter({ name: 'name', problem: P.hosted({ name }) });
         throw err;
       }
       await refreshAll(call, [name]);
@@ -470,8 +431,9 @@ export const dnsCommands: Command[] = [
     rest: { method: 'GET', path: '/dns/records' },
     params: Type.Object({
       ...Paging,
-      ...DomainRef,
-      domain: Type.Optional(Type.Unknown({ description: 'domain id or zone name' })),
+      domainId: Type.Optional(DOMAIN_ID),
+      name: Type.Optional(ZONE),
+      domain: Type.Optional(DOMAIN_OR_ZONE),
       lookup: Type.Optional(Type.String({ description: 'owner name relative to the zone ("" or "@" for the apex)' })),
       type: Type.Optional(Type.String({ description: 'record type' })),
     }),
@@ -520,15 +482,12 @@ export const dnsCommands: Command[] = [
     cmd: 'dns.record.create',
     summary: 'Add records to zones: data is a list or map of records, or the request is one record (data = its value)',
     rest: { method: 'POST', path: '/dns/records' },
-    params: Type.Object({
-      data: Type.Optional(Type.Unknown({ description: 'a list of records, a map of records keyed "0", "1" ..., or (flat form) the value of the one record the request describes' })),
-      ...DomainRef,
-      ...RecordFields,
-    }),
+    params: CreateRecordsParams,
+    normalise: createRecordsInput,
     async handler(call, p) {
       const params = p as Record<string, unknown>;
       const problems = new Problems();
-      const entries = entriesOf(params, 'data', problems);
+      const entries = entriesOf(p.records, shapeOf(p), problems);
       const domains = problems.empty ? await domainsFor(call, entries, params, problems) : [];
       if (!problems.empty) throw fault(problems);
       const items = entries.map((e, i) => ({ domain: domains[i]!, values: checkRecord(e.raw, domains[i]!.name, e.field, problems)!, field: e.field }));
@@ -559,25 +518,20 @@ export const dnsCommands: Command[] = [
     cmd: 'dns.record.update',
     summary: 'Change records: data is a map keyed by record id (or a list of records with id), or id plus the fields to change',
     rest: { method: 'PUT', path: '/dns/records/{id}' },
-    params: Type.Object({
-      id: Type.Optional(Type.Unknown({ description: 'record id, when the request changes one record' })),
-      data: Type.Optional(Type.Unknown({ description: 'a map of records keyed by record id, a list of records carrying id, or (flat form) the new value' })),
-      ...DomainRef,
-      ...RecordFields,
-    }),
+    params: UpdateRecordsParams,
+    normalise: updateRecordsInput,
     async handler(call, p) {
       const { customerId } = requirePrincipal(call);
-      const params = p as Record<string, unknown>;
       const problems = new Problems();
-      const entries = entriesOf(params, 'data', problems);
-      const single = entries.length === 1 && (entries[0].field === '' || entries[0].field === 'data.');
+      const entries = entriesOf(p.records, shapeOf(p), problems);
       const ids = entries.map((e) => {
-        const raw = pick(e.raw, 'id') ?? (single ? p.id : /^\d+$/.test(e.key) ? e.key : undefined);
+        // The normalise step gave each change its record id: its own, the request's, or its key in the map.
+        const raw = e.raw.id;
         const id = positiveId(raw);
-        if (id === undefined) problems.add(e.field + 'id', raw === undefined ? 'is required: the record id' : 'must be a record id');
+        if (id === undefined) problems.add(e.field + 'id', raw === undefined ? P.recordIdRequired() : P.recordId());
         return id ?? 0;
       });
-      if (new Set(ids).size !== ids.length) problems.add('data', 'names a record more than once');
+      if (new Set(ids).size !== ids.length) problems.add('data', P.recordTwice());
       if (!problems.empty) throw fault(problems);
       const before = await ownRecords(call.services.db.kysely, customerId, ids);
       const byId = new Map(before.map((r) => [r.id, r]));
@@ -587,8 +541,8 @@ export const dnsCommands: Command[] = [
         const domainRef = pick(e.raw, 'domainid');
         if (domainRef !== undefined) {
           const domainId = positiveId(domainRef);
-          if (domainId === undefined) problems.add(e.field + 'domainId', 'must be a domain id');
-          else if (domainId !== old.domain_id) problems.add(e.field + 'domainId', 'a record cannot move to another domain');
+          if (domainId === undefined) problems.add(e.field + 'domainId', P.domainId());
+          else if (domainId !== old.domain_id) problems.add(e.field + 'domainId', P.recordMoves());
         }
         const raw: Record<string, unknown> = {
           lookup: old.lookup, type: old.type, data: old.data, ttl: old.ttl, priority: old.priority, weight: old.weight,
@@ -620,7 +574,7 @@ export const dnsCommands: Command[] = [
           const byId = new Map(found.map((r) => [r.id, r]));
           current = ids.map((id) => {
             const row = byId.get(id);
-            if (!row) throw notFound(`record ${id}`);
+            if (!row) throw infraErrors.recordIdNotFound({ id });
             return row;
           });
           const names = new Set(lookups);
@@ -667,32 +621,24 @@ export const dnsCommands: Command[] = [
     cmd: 'dns.record.delete',
     summary: 'Delete records by id (or a list or map of ids), or by match: domain (domainId or name), type, lookup and optionally data',
     rest: { method: 'DELETE', path: '/dns/records/{id}' },
-    params: Type.Object({
-      id: Type.Optional(Type.Unknown({ description: 'record id' })),
-      data: Type.Optional(Type.Unknown({ description: 'a list or map of record ids; or, deleting by match, the record value' })),
-      ...DomainRef,
-      type: RecordFields.type,
-      lookup: RecordFields.lookup,
-    }),
+    params: DeleteRecordsParams,
+    normalise: deleteRecordsInput,
     async handler(call, p) {
       const { customerId } = requirePrincipal(call);
       const params = p as Record<string, unknown>;
       const problems = new Problems();
       let ids: number[] | undefined;
+      // Records by id: `id`, or a list or map of ids in data (the normalise step made them `records`).
       // An id that is given but null or "" is refused: read as absent, it would turn a delete by id
       // into a delete by match.
-      if (p.id !== undefined) {
-        const id = positiveId(p.id);
-        if (id === undefined) throw badParam('id', 'must be a record id');
-        ids = [id];
-      } else if (Array.isArray(p.data) || isObject(p.data)) {
-        const list: [string, unknown][] = Array.isArray(p.data) ? p.data.map((v, i) => [String(i), v]) : Object.entries(p.data);
-        ids = list.map(([key, v]) => {
-          const id = positiveId(isObject(v) ? pick(v, 'id') ?? (Array.isArray(p.data) ? undefined : key) : v);
-          if (id === undefined) problems.add(`data.${key}`, 'must be a record id');
+      if (p.records) {
+        const shape = shapeOf(p);
+        for (const [field, problem] of Object.entries(shape.problems)) problems.add(field, problem);
+        ids = p.records.map((r, i) => {
+          const id = positiveId(r.id);
+          if (id === undefined) problems.add(shape.at[i], P.recordId());
           return id ?? 0;
         });
-        if (ids.length === 0) problems.add('data', 'must hold at least one record id');
         if (!problems.empty) throw fault(problems);
       }
       let deleted: (RecordRow & { zone: string })[];
@@ -703,7 +649,7 @@ export const dnsCommands: Command[] = [
         if (domainRef !== undefined || p.name !== undefined) {
           const domain = await ownDomain(call, { id: domainRef, name: p.name }, 'domainId');
           const elsewhere = found.find((r) => r.domain_id !== domain.id);
-          if (elsewhere) throw notFound(`record ${elsewhere.id} in domain ${domain.id}`);
+          if (elsewhere) throw infraErrors.recordNotInDomain({ id: elsewhere.id, domainId: domain.id });
         }
         const change = async (trx: Trx) => {
           const current = await ownRecords(trx, customerId, found.map((r) => r.id));
@@ -726,7 +672,7 @@ export const dnsCommands: Command[] = [
         const [domain] = await domainsFor(call, [{ field: '', key: '', raw: {} }], params, problems);
         if (!problems.empty) throw fault(problems);
         const type = typeof p.type === 'string' ? p.type.trim().toUpperCase() : '';
-        if (!type) problems.add('type', 'is required to delete by match (or give the record id)');
+        if (!type) problems.add('type', P.matchTypeRequired());
         const lookup = checkLookup(p.lookup, domain!.name, 'lookup', problems);
         if (!problems.empty || lookup === undefined) throw fault(problems);
         const value = p.data === undefined || p.data === null ? undefined : String(p.data);
@@ -734,7 +680,7 @@ export const dnsCommands: Command[] = [
           const candidates = await trx.selectFrom('dns_records').selectAll()
             .where('domain_id', '=', domain!.id).where('lookup', '=', lookup).where('type', '=', type).execute();
           const matched = candidates.filter((r) => value === undefined || sameData(type, r.data, value));
-          if (matched.length === 0) throw notFound('record');
+          if (matched.length === 0) throw infraErrors.recordNotFound();
           return async () => {
             await trx.deleteFrom('dns_records').where('id', 'in', matched.map((r) => r.id)).execute();
             return { value: matched.map((r) => ({ ...r, zone: domain!.name })), deletes: matched.map((r) => r.id) };

@@ -1,7 +1,7 @@
 // session.login and the API-key-to-JWT exchange (POST /customer/jsonwebtoken).
 import Type from 'typebox';
 import { defineCommand, requirePrincipal, type Call, type Command } from '../command.js';
-import { accessDenied, RateLimited } from '../errors.js';
+import { infraErrors, rateLimited } from '../errors.js';
 import { checkLogin } from '../accounts.js';
 import { unixSeconds } from '../../platform/clock.js';
 
@@ -29,9 +29,9 @@ export const sessionCommands: Command[] = [
       // Usernames are matched exactly (checkLogin), so the name is the account's key.
       const { passwords } = call.services.limits;
       const refused = passwords.begin(p.username, call.ip);
-      if (refused) throw new RateLimited(refused.wait);
+      if (refused) throw rateLimited(refused.wait);
       const login = await checkLogin(call.services.db, p.username, p.password);
-      if (!login) throw accessDenied();
+      if (!login) throw infraErrors.accessDenied();
       passwords.succeeded(p.username, call.ip);
       await call.services.db.kysely.updateTable('logins').set({ last_login: unixSeconds(call.services.clock) }).where('id', '=', login.id).execute();
       const session = await issue(call, `login:${login.id}`, login.customerId);

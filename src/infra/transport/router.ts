@@ -1,7 +1,7 @@
 // Finds the command a request names: json.php (command style) or a REST path. Clients use
 // /api/<ver>/... and /api/rest/<ver>/..., any version, and spell a family singular or plural.
 import type { Command, HttpMethod } from '../command.js';
-import { InfraError } from '../errors.js';
+import { infraErrors } from '../errors.js';
 
 const PREFIX = /^\/api\/(?:rest\/)?(v\d+(?:\.\d+)*)(\/.*)?$/i;
 
@@ -90,7 +90,7 @@ function decodeSegment(seg: string): string {
   try {
     return decodeURIComponent(seg);
   } catch {
-    throw new InfraError('ERROR', `Malformed percent-encoding in the path segment ${seg}`);
+    throw infraErrors.malformedPercent({ segment: seg });
   }
 }
 

@@ -10,7 +10,7 @@
 import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import type { InjectOptions, Response as InjectResponse } from 'light-my-request';
 import type { Call, Command, InfraServices, Principal } from '../command.js';
-import { accessDenied, InfraError, RateLimited } from '../errors.js';
+import { envelopeText, InfraError, infraErrors, infraProblems, RateLimited } from '../errors.js';
 import { checkParams } from '../params.js';
 import { allows } from '../permissions.js';
 import { PrincipalCache } from '../principal-cache.js';
@@ -24,7 +24,7 @@ import { answerMalformedHttp, closeAfterRefusal, ConnectionCap, createHttpServer
 /** The body limit of a request whose headers carry valid credentials; OPEN_BODY_LIMIT before that. */
 export const BODY_LIMIT = 10 * 1024 * 1024;
 const JSON_TYPE = 'application/json; charset=utf-8';
-const INTERNAL_ERROR = JSON.stringify({ code: 'FAULT', message: 'Internal server error' });
+const INTERNAL_ERROR = envelopeText(infraErrors.internalError());
 // Path segments the URL parser would rewrite ("." and ".." segments, backslashes): rare, so those
 // requests, and absolute-form targets, take the WHATWG parser; everything else is split by hand.
 const NEEDS_URL_PARSER = /\/(?:\.|%2e)|\\/i;
@@ -51,7 +51,7 @@ function splitTarget(target: string): { path: string; query: string } {
       url = new URL(target, 'http://x');
     } catch {
       // An absolute-form target with a bad host or port ("http://[::1/..."): the client's error.
-      throw new InfraError('ERROR', 'Malformed request target');
+      throw infraErrors.malformedTarget();
     }
     path = url.pathname;
     query = url.search.slice(1);
@@ -82,22 +82,20 @@ function bodyParams(raw: string): Record<string, unknown> {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new InfraError('ERROR', `Malformed JSON in the request body: ${(err as Error).message}`);
+    throw infraErrors.malformedJson({ reason: (err as Error).message });
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new InfraError('ERROR', 'Malformed request body: expected a JSON object');
+    throw infraErrors.bodyNotObject();
   }
   return value as Record<string, unknown>;
 }
 
 class BodyTooLarge extends InfraError {
   constructor(limit: number) {
-    super(
-      'ERROR',
-      limit < BODY_LIMIT
-        ? `Request body too large: the limit is ${limit} bytes without valid credentials in the headers (HTTP Basic, a Bearer JWT or the session cookie), ${BODY_LIMIT} bytes with them`
-        : `Request body too large: the limit is ${limit} bytes`,
-    );
+    const { entry, values } = limit < BODY_LIMIT
+      ? { entry: infraErrors.bodyTooLargeOpen, values: { limit, credentialedLimit: BODY_LIMIT } }
+      : { entry: infraErrors.bodyTooLarge, values: { limit } };
+    super(entry, values);
   }
 }
 
@@ -163,7 +161,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<string> {
 }
 
 /** Malformed HTTP, refused by node's parser: the Infra envelope, and the connection closed; the server carries on. */
-const onClientError = answerMalformedHttp((_status, reason) => JSON.stringify({ code: 'ERROR', message: `Malformed HTTP request (${reason})` }));
+const onClientError = answerMalformedHttp((_status, reason) => envelopeText(infraErrors.malformedHttp({ reason })));
 
 /** Whether the request announces a body (the Go client sends {} with GET). */
 const hasBody = (req: IncomingMessage): boolean =>
@@ -207,14 +205,14 @@ export function createInfraServer(services: InfraServices, commands: Command[], 
       return found instanceof Promise ? found.then((p) => admit(command, access, p)) : admit(command, access, found);
     }
     if (creds.kind === 'jwt') return principals.forJwt(services.jwt, creds.token).then((p) => admit(command, access, p));
-    throw accessDenied();
+    throw infraErrors.accessDenied();
   }
 
   /** The principal, if it may call the command: any valid one, or one whose permissions name it. */
   function admit(command: Command, access: 'authenticated' | 'permission', principal: Principal | null): Principal {
-    if (!principal) throw accessDenied();
+    if (!principal) throw infraErrors.accessDenied();
     if (access === 'permission' && !allows(principal.permissions, command.cmd)) {
-      throw accessDenied(`this API user lacks the permission ${command.cmd}`);
+      throw infraErrors.permissionMissing({ cmd: command.cmd });
     }
     return principal;
   }
@@ -223,12 +221,12 @@ export function createInfraServer(services: InfraServices, commands: Command[], 
   async function answer(req: IncomingMessage, path: string, query: string, setCookie: Call['setCookie']): Promise<string> {
     const method = req.method ?? 'GET';
     const apiPath = Router.apiPath(path);
-    if (apiPath === null) throw new InfraError('ERROR', `Unknown path ${path}: the API lives under /api/rest/v2.10/`);
+    if (apiPath === null) throw infraErrors.unknownPath({ path });
     const target = router.find(method, apiPath);
     if (target.kind === 'openapi') return (openapi ??= JSON.stringify(openApiDocument(commands)));
-    if (target.kind === 'none') throw new InfraError('ERROR', `Unknown REST path ${method} ${apiPath}`);
+    if (target.kind === 'none') throw infraErrors.unknownRestPath({ method, path: apiPath });
     if (target.kind === 'wrong-method') {
-      throw new InfraError('ERROR', `Method ${method} is not allowed on ${apiPath}; use ${target.allowed.join(' or ')}`);
+      throw infraErrors.methodNotAllowed({ method, path: apiPath, allowed: target.allowed.join(' or ') });
     }
     let body: Record<string, unknown> = {};
     if (hasBody(req)) {
@@ -245,10 +243,10 @@ export function createInfraServer(services: InfraServices, commands: Command[], 
       const name = params.cmd;
       // Set to undefined, not deleted: a deleted key turns the object into a slow dictionary.
       params.cmd = undefined;
-      if (name === undefined || name === '') throw new InfraError('FAULT', 'Missing parameter cmd', { cmd: 'is required' });
-      if (typeof name !== 'string') throw new InfraError('FAULT', 'Invalid parameter cmd: must be a string', { cmd: 'must be a string' });
+      if (name === undefined || name === '') throw infraErrors.missingParameter({ name: 'cmd' });
+      if (typeof name !== 'string') throw infraErrors.invalidParameter({ name: 'cmd', problem: infraProblems.text() });
       const found = router.byName.get(name);
-      if (!found) throw new InfraError('ERROR', `Unknown command: ${name}`);
+      if (!found) throw infraErrors.unknownCommand({ cmd: name });
       command = found;
     } else {
       command = target.command;
@@ -259,7 +257,7 @@ export function createInfraServer(services: InfraServices, commands: Command[], 
     const principal = who instanceof Promise ? await who : who;
     const ip = services.limits.client(req.socket.remoteAddress ?? '', req.headers);
     services.limits.charge(principal, ip);
-    const checked = checkParams(command.params, params) as Record<string, unknown>;
+    const checked = checkParams(command.params, params, command.normalise) as Record<string, unknown>;
     const call: Call = { services, principal, style, ip, setCookie };
     return okText(await command.handler(call, checked), style);
   }
