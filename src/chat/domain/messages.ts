@@ -6,7 +6,6 @@ import { ReadCache } from '../../platform/db/read-cache.js';
 import type { Clock } from '../../platform/clock.js';
 import { JsonText } from '../json-text.js';
 import type { ChatTables, ChatUser, Message, Realm, Stream } from '../tables.js';
-import { badRequest } from '../errors.js';
 import { FLAG, flagNames, flagNamesJson, HISTORICAL_FLAGS } from './flags.js';
 import { isMeMessage } from './markdown.js';
 import { realmLinkifiers, topicLinks } from './linkifiers.js';
