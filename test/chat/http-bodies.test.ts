@@ -102,7 +102,7 @@ await forEachEngine('chat request bodies before authentication', (engine) => {
     });
     // The first answer is the parser's business (a refusal, or the settings it read). Then either the
     // connection carries the next request, or that answer said it closes (and it did): it never waits.
-    const heads = [...answers.matchAll(/^HTTP\/1\.1 (\d+)[^]*?\r\n\r\n/gm)].map((m) => m[0]);
+    const heads = [...answers.matchAll(/^HTTP\/1\.1 (\d+)[\s\S]*?\r\n\r\n/gm)].map((m) => m[0]);
     assert.ok(heads.length >= 1, `no answer: ${JSON.stringify(answers.slice(0, 300))}`);
     const closes = /^connection: close\r$/im.test(heads[0]);
     assert.ok(closes || (heads.length === 2 && heads[1].startsWith('HTTP/1.1 200')), `answers on the connection: ${JSON.stringify(heads)}`);

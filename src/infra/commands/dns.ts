@@ -9,7 +9,7 @@ import { defineCommand, requirePrincipal, type Call, type Command } from '../com
 import { infraErrors, infraProblems as P, problemsFault, type InfraError } from '../errors.js';
 import { pagingParams } from '../params.js';
 import { unixSeconds } from '../../platform/clock.js';
-import { isUniqueViolation, type Database, type Queryable } from '../../platform/db/database.js';
+import { isUniqueViolation, type Queryable } from '../../platform/db/database.js';
 import type { DnsDomainRow, DnsRecordRow, InfraTables } from '../tables.js';
 import {
   checkHostable, checkLookup, checkRecord, checkZoneName, checkZoneRules, isZoneFileForm, pick, Problems, RECORD_TYPES, serialBase,

@@ -324,6 +324,7 @@ export function createInfraServer(services: InfraServices, commands: Command[], 
     },
     async inject(options) {
       // A dev dependency: loaded only by the tests that call this.
+      // biome-ignore lint/correctness/noUndeclaredDependencies: until item 1 of issue 13 takes inject() out of production code
       const { default: inject } = await import('light-my-request');
       return inject(dispatch, options);
     },

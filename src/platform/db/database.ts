@@ -158,6 +158,7 @@ export function directReaderOf(kysely: object): DirectReader | undefined {
  * direct reader when the store has one and it may run now, else through Kysely. `parameters` replace
  * the query's own (a prepared query's values for this run).
  */
+// biome-ignore lint/suspicious/noExplicitAny: any store's handle: Kysely's own type for a schema it need not know
 export function runRead<R>(db: Kysely<any> | Transaction<any>, query: CompiledQuery<R>, parameters: readonly unknown[] = query.parameters): Promise<R[]> {
   let rows: unknown[] | undefined;
   try {

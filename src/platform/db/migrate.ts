@@ -27,6 +27,7 @@ export interface Migration {
 
 const TABLE = 'keel_schema';
 
+// biome-ignore lint/suspicious/noExplicitAny: any store's handle: Kysely's own type for a schema it need not know
 export async function schemaVersion(db: Kysely<any> | Transaction<any>): Promise<number> {
   const row = await sql<{ v: number | null }>`select max(version) as v from ${sql.table(TABLE)}`.execute(db);
   return Number(row.rows[0]?.v ?? 0);
@@ -38,6 +39,7 @@ export async function migrate<S>(db: Database<S>, migrations: Migration[]): Prom
     if (m.version !== i + 1) throw new Error(`migration numbering has a gap or duplicate at ${m.version} (${m.name})`);
   });
   const latest = sorted.length;
+  // biome-ignore lint/suspicious/noExplicitAny: the runner's own table is in no service's schema
   const k = db.kysely as Kysely<any>;
   const t = TYPES[db.engine];
   await sql.raw(`CREATE TABLE IF NOT EXISTS ${TABLE} (version ${t.bigint} PRIMARY KEY, name ${t.text} NOT NULL, applied_at ${t.bigint} NOT NULL)`).execute(k);

@@ -20,7 +20,7 @@ import { SUPPORTED_STATE } from '../../../src/chat/events/state.js';
 function documentedStateKeys(): Map<string, string> {
   const lines = readFileSync(ZULIP_OPENAPI_PATH, 'utf8').split('\n');
   const start = lines.findIndex((l) => l.includes('operationId: register-queue'));
-  const end = lines.findIndex((l, i) => i > start && /^  \//.test(l));
+  const end = lines.findIndex((l, i) => i > start && /^ {2}\//.test(l));
   const out = new Map<string, string>();
   for (let i = start; i < end; i++) {
     const key = /^ {22}([a-z_0-9]+):\s*$/.exec(lines[i]!)?.[1];
