@@ -3,7 +3,7 @@
 // delegation points. Built once when a zone is put, so a query does map look-ups and byte copies only.
 import dnsPacket from 'dns-packet';
 import { isIPv4, isIPv6 } from 'node:net';
-import type { Zone, ZoneRecord } from './zone.js';
+import type { Zone, ZoneRecord } from '../zones/zone.js';
 import { TYPE, type Rdata } from './wire.js';
 
 export interface RRset {

@@ -4,6 +4,7 @@
 // capping writes at a few hundred a second; instead commits run with synchronous=NORMAL and
 // `synced()` fsyncs the WAL in the thread pool, once for every commit made before it started
 // (group commit). Servers answer a request only after `synced()`.
+import { systemClock, type Clock } from '../clock.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -14,7 +15,7 @@ import {
 import { DatabaseError, wrap, type Database } from './database.js';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../file-modes.js';
 
-export function openSqlite<S>(file: string): Database<S> {
+export function openSqlite<S>(file: string, clock: Clock = systemClock): Database<S> {
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
   // A new database file is made here, empty, for the owner alone: SQLite would make it 0644, and it
   // gives the -wal and -shm files the database file's mode. An existing file is left as it is.
@@ -44,7 +45,7 @@ export function openSqlite<S>(file: string): Database<S> {
   };
   // Inside the transaction whose callback is running, which is the one open on the connection.
   const inside = (sql: string, parameters: readonly unknown[]) => (raw.inTransaction ? objectRows(statements.cached(sql), parameters) : undefined);
-  return wrap('sqlite', file, kysely, async () => flusher.close(), flusher, { outside, inside });
+  return wrap('sqlite', file, kysely, async () => flusher.close(), clock, flusher, { outside, inside });
 }
 
 /** Makes one row object from what better-sqlite3 returned: the row's values, or the one value of a one-column select. */

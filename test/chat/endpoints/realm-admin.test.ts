@@ -9,7 +9,7 @@ import { createStorage, startServer, type RunningServer, type Storage } from '..
 import { ChatClient } from '../../helpers/chat-client.js';
 import { drain, makeUser, refused, register } from '../../helpers/chat-users.js';
 import { openDatabase } from '../../../src/platform/db/open.js';
-import { MIGRATIONS } from '../../../src/platform/db/migrations/index.js';
+import { MIGRATIONS } from '../../../src/app.js';
 import type { ChatTables } from '../../../src/chat/tables.js';
 
 type Ev = Record<string, any>;
