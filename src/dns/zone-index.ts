@@ -148,6 +148,7 @@ interface Prepared { owner: string; validOwner: boolean; type: number | undefine
 
 // What a record needs in every index of its zone, kept with the record: versions of a zone share the
 // records they did not change (zone records are never changed in place), so a change re-encodes only its own.
+// Module-level on purpose: a pure function of an immutable record, whichever catalog holds it.
 const prepared = new WeakMap<ZoneRecord, Prepared>();
 
 function prepare(r: ZoneRecord): Prepared {
