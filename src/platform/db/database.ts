@@ -279,10 +279,14 @@ export class StoreCaches {
     this.clock = clock;
   }
 
-  /** What `cache` keeps for this store, made by `make` the first time. */
-  of<T>(cache: object, make: () => T): T {
-    let state = this.byCache.get(cache) as T | undefined;
-    if (state === undefined) this.byCache.set(cache, (state = make()));
+  /** What `cache` keeps for this store, if it kept anything yet. */
+  get<T>(cache: object): T | undefined {
+    return this.byCache.get(cache) as T | undefined;
+  }
+
+  /** Keeps `state` as what `cache` keeps for this store; returns it. */
+  set<T>(cache: object, state: T): T {
+    this.byCache.set(cache, state);
     return state;
   }
 }
