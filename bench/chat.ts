@@ -16,7 +16,7 @@ import {
 } from './lib.js';
 import { buildConfig } from '../src/config/config.js';
 import { readOptions } from '../src/config/env.js';
-import { createContext } from '../src/context.js';
+import { openCore } from '../src/app.js';
 import type { Database } from '../src/platform/db/database.js';
 import type { ChatTables, ChatUser } from '../src/chat/tables.js';
 import { theRealm } from '../src/chat/domain/realm.js';
@@ -80,7 +80,7 @@ export async function seed(): Promise<Seeded> {
   const started = Date.now();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'keel-bench-chat-'));
   const config = buildConfig(readOptions(['--data-dir', dataDir]).options);
-  const ctx = await createContext(config);
+  const ctx = await openCore(config);
   const db = ctx.chatDb as Database<ChatTables>;
   try {
     const realm = (await theRealm(db.kysely))!;

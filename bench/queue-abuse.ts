@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createStorage, startServer, type RunningServer } from '../test/helpers/server.js';
 import { openDatabase } from '../src/platform/db/open.js';
-import { MIGRATIONS } from '../src/platform/db/migrations/index.js';
+import { MIGRATIONS } from '../src/app.js';
 import type { ChatTables } from '../src/chat/tables.js';
 import { basicAuth, chatCall, inParallel, note, rssMiB, type Benchmark, type Figure } from './lib.js';
 

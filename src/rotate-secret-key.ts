@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { buildConfig } from './config/config.js';
 import { readCommandArgs, readOptions, UsageError } from './config/env.js';
-import { openStore } from './context.js';
+import { openStore } from './app.js';
 import { rotateSecretKey, secretKeyFile } from './server-keys.js';
 
 export const ROTATE_USAGE = `  admin rotate-secret-key --new-key-file FILE [--json]

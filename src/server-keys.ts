@@ -3,7 +3,6 @@
 // key the store uses (the store keeps a check value, never a key), the one-time move of
 // the keys older versions kept in the store (server_secrets) out of it, and key rotation.
 import path from 'node:path';
-import { sql } from 'kysely';
 import type { Config } from './config/config.js';
 import type { Database, Queryable } from './platform/db/database.js';
 import type { Logger } from './platform/log.js';
@@ -54,10 +53,7 @@ async function storedKeys(db: Queryable<ChatTables>): Promise<StoredKeys> {
 
 /** One transaction, taken by one node at a time on PostgreSQL (several may start at once). */
 function keyTransaction<T>(db: Database<ChatTables>, fn: (trx: Queryable<ChatTables>) => Promise<T>): Promise<T> {
-  return db.transaction(async (trx) => {
-    if (db.engine === 'postgres') await sql`select pg_advisory_xact_lock(7034)`.execute(trx);
-    return fn(trx);
-  });
+  return db.exclusive(7034, fn);
 }
 
 function needKey(config: Config, file: string): SecretKeyError {

@@ -63,7 +63,7 @@ await forEachEngine('keel init', (engine) => {
     const storage = await createStorage(engine);
     try {
       assert.equal((await runKeel(['init', '--json', ...storageArgs(storage)])).code, 0);
-      const { openStore } = await import('../src/context.js');
+      const { openStore } = await import('../src/app.js');
       const { buildConfig } = await import('../src/config/config.js');
       const { readOptions } = await import('../src/config/env.js');
       const { sql } = await import('kysely');

@@ -5,15 +5,15 @@
 // realm's event queues end at its first request after that.
 import { buildConfig, type Config } from '../config/config.js';
 import { readCommandArgs, readOptions, UsageError } from '../config/env.js';
-import { chatRootDomain, chatUrl, openStore } from '../context.js';
 import type { Database } from '../platform/db/database.js';
+import type { OpenStore } from '../platform/db/open.js';
 import { bindServerKeys } from '../server-keys.js';
 import type { ApiKeySeal } from './domain/api-keys.js';
 import { randomPassword } from '../platform/auth/secrets.js';
 import { ChatError } from './errors.js';
 import type { ChatTables } from './tables.js';
 import { createRealm, realmBySubdomain, setRealmDeactivated } from './domain/realm.js';
-import { checkSubdomain, realmUrlFor, ROOT_SUBDOMAIN } from './domain/subdomains.js';
+import { chatRootDomain, chatUrl, checkSubdomain, realmUrlFor, ROOT_SUBDOMAIN } from './domain/subdomains.js';
 import { ROLE } from './domain/roles.js';
 import { checkFullName, createUser, userByEmail } from './domain/users.js';
 import { botEmail } from './domain/user-rules.js';
@@ -51,7 +51,7 @@ function need(own: Record<string, string | undefined>, name: string): string {
 }
 
 /** A realm's creation: its URL (its subdomain under the chat root domain) and its owner's secrets. */
-async function createRealmCommand(config: Config, own: Record<string, string | undefined>): Promise<Record<string, unknown>> {
+async function createRealmCommand(config: Config, open: OpenStore, own: Record<string, string | undefined>): Promise<Record<string, unknown>> {
   const name = need(own, 'name');
   const checked = checkSubdomain(need(own, 'subdomain'));
   if (!checked.ok) throw new UsageError(`--subdomain: ${checked.reason}`);
@@ -66,7 +66,7 @@ async function createRealmCommand(config: Config, own: Record<string, string | u
   const password = own['owner-password'] ?? randomPassword();
   const rootDomain = chatRootDomain(config);
   const realmUrl = realmUrlFor(chatUrl(config.chatListen, config.chatRootDomain), rootDomain, checked.subdomain);
-  const made = await withStore(config, (db, sealer) => db.transaction(async (trx) => {
+  const made = await withStore(config, open, (db, sealer) => db.transaction(async (trx) => {
     if (!(await realmBySubdomain(trx, ROOT_SUBDOMAIN))) throw new UsageError('Keel is not set up yet: run keel init first');
     return createRealm(trx, { stringId: checked.subdomain, name, emailHost: `${checked.subdomain}.${rootDomain}`, owner: { email, fullName: ownerName, password } }, Date.now(), sealer);
   }));
@@ -77,7 +77,7 @@ async function createRealmCommand(config: Config, own: Record<string, string | u
 }
 
 /** A user or a bot in an existing realm (--realm: its subdomain; the first realm by default). */
-async function createAccountCommand(config: Config, sub: string, own: Record<string, string | undefined>): Promise<Record<string, unknown>> {
+async function createAccountCommand(config: Config, open: OpenStore, sub: string, own: Record<string, string | undefined>): Promise<Record<string, unknown>> {
   // Check the input before touching the store, so bad input changes nothing.
   const fullName = need(own, 'full-name');
   try {
@@ -97,7 +97,7 @@ async function createAccountCommand(config: Config, sub: string, own: Record<str
   const generated = own.password === undefined;
   const password = own.password ?? randomPassword();
   const now = Date.now();
-  const made = await withStore(config, async (db, sealer) => {
+  const made = await withStore(config, open, async (db, sealer) => {
     const realm = await realmBySubdomain(db.kysely, own.realm?.trim().toLowerCase() ?? ROOT_SUBDOMAIN);
     if (!realm) throw new UsageError(own.realm === undefined ? 'Keel is not set up yet: run keel init first' : `no realm has the subdomain "${own.realm}"`);
     if (sub === 'create-user') return db.transaction((trx) => createUser(trx, realm.id, { email, fullName, password, role }, now, sealer));
@@ -111,10 +111,10 @@ async function createAccountCommand(config: Config, sub: string, own: Record<str
 }
 
 /** Deactivates or reactivates the realm of --realm (required: no default for this one); a realm already so changes nothing. */
-async function realmStateCommand(config: Config, sub: string, own: Record<string, string | undefined>): Promise<Record<string, unknown>> {
+async function realmStateCommand(config: Config, open: OpenStore, sub: string, own: Record<string, string | undefined>): Promise<Record<string, unknown>> {
   const subdomain = need(own, 'realm').trim().toLowerCase();
   const deactivated = sub === 'deactivate-realm';
-  const changed = await withStore(config, async (db) => {
+  const changed = await withStore(config, open, async (db) => {
     const realm = await realmBySubdomain(db.kysely, subdomain);
     if (!realm) throw new UsageError(`no realm has the subdomain "${own.realm}"`);
     return { realmId: realm.id, changed: await setRealmDeactivated(db.kysely, realm.id, deactivated) };
@@ -123,8 +123,8 @@ async function realmStateCommand(config: Config, sub: string, own: Record<string
 }
 
 /** Runs `work` on the store, closed afterwards; opened only once the input passed its checks, so bad input changes nothing. */
-async function withStore<T>(config: Config, work: (db: Database<ChatTables>, sealer: ApiKeySeal) => Promise<T>): Promise<T> {
-  const db = (await openStore(config)) as unknown as Database<ChatTables>;
+async function withStore<T>(config: Config, open: OpenStore, work: (db: Database<ChatTables>, sealer: ApiKeySeal) => Promise<T>): Promise<T> {
+  const db = await open<ChatTables>(config);
   try {
     return await work(db, (await bindServerKeys(db, config)).apiKeySeal);
   } catch (err) {
@@ -138,7 +138,8 @@ async function withStore<T>(config: Config, work: (db: Database<ChatTables>, sea
 
 const WHAT: Record<string, string> = { 'create-realm': 'realm owner', 'create-user': 'user', 'create-bot': 'bot' };
 
-export async function runAdmin(argv: string[], out: (line: string) => void): Promise<number> {
+/** `open` opens the store the configuration names, its schema up to date (the composition root's openStore). */
+export async function runAdmin(argv: string[], out: (line: string) => void, open: OpenStore): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === undefined || !(sub in ALLOWED)) throw new UsageError(`unknown admin command "${sub ?? ''}" (admin commands: ${Object.keys(ALLOWED).join(', ')})`);
   const { own, shared } = readCommandArgs(rest, OWN);
@@ -147,13 +148,13 @@ export async function runAdmin(argv: string[], out: (line: string) => void): Pro
   if (stray) throw new UsageError(`--${stray} does not apply to admin ${sub}`);
   const config = buildConfig(options);
   if (sub === 'deactivate-realm' || sub === 'reactivate-realm') {
-    const result = await realmStateCommand(config, sub, own);
+    const result = await realmStateCommand(config, open, sub, own);
     const state = result.deactivated ? 'deactivated' : 'active';
     if (options.json) out(JSON.stringify(result));
     else out(result.changed ? `realm ${String(result.subdomain)} ${result.deactivated ? 'deactivated' : 'reactivated'}.` : `realm ${String(result.subdomain)} is already ${state}.`);
     return 0;
   }
-  const result = sub === 'create-realm' ? await createRealmCommand(config, own) : await createAccountCommand(config, sub, own);
+  const result = sub === 'create-realm' ? await createRealmCommand(config, open, own) : await createAccountCommand(config, open, sub, own);
   if (options.json) out(JSON.stringify(result));
   else {
     if (sub === 'create-realm') out(`realm ${String(result.subdomain)} (${String(result.realmUrl)}) created.`);

@@ -9,6 +9,7 @@ import type { ChatLimits } from './domain/rate-limit.js';
 import type { EventHub } from './events/hub.js';
 import type { PresenceStore } from './domain/presence.js';
 import type { ApiKeySeal } from './domain/api-keys.js';
+import type { ReaderCaches } from './domain/reader-cache.js';
 import type { ChatError } from './errors.js';
 
 export type ChatMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -30,6 +31,8 @@ export interface ChatServices {
   presence: PresenceStore;
   /** Seals and unseals users' API keys (domain/api-keys.ts), under a key kept outside the store. */
   apiKeySeal: ApiKeySeal;
+  /** What GET /messages keeps between requests: narrows, receipts, serialized messages (domain/reader-cache.ts). */
+  caches: ReaderCaches;
 }
 
 export interface ChatCall {

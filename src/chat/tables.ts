@@ -1,4 +1,4 @@
-// Row types of the Chat tables, as Kysely sees them (DDL: platform/db/migrations/003_chat_core.ts).
+// Row types of the Chat tables, as Kysely sees them (DDL: chat/migrations/, from 003_chat_core.ts on).
 // Booleans are stored as 0/1 integers.
 import type { Generated, Selectable } from 'kysely';
 

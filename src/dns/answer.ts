@@ -2,7 +2,7 @@
 // given a name and type, which records go in which section, with which rcode and AA bit.
 // It reads only the zone indexes it is given, never the network.
 import { buildZoneIndex, type NameserverSettings, type RRset, type ZoneIndex } from './zone-index.js';
-import type { ZoneCatalog } from './zone.js';
+import type { ZoneCatalog } from '../zones/zone.js';
 import { RCODE, TYPE } from './wire.js';
 
 export interface Entry {

@@ -8,7 +8,7 @@ import { Authority } from './answer.js';
 import { transferMessages } from './axfr.js';
 import { Notifier, type Secondary } from './notify.js';
 import { Responder } from './respond.js';
-import type { ZoneCatalog } from './zone.js';
+import type { ZoneCatalog } from '../zones/zone.js';
 
 export interface DnsServerOptions {
   catalog: ZoneCatalog;

@@ -3,7 +3,7 @@
 // delegation points. Built once when a zone is put, so a query does map look-ups and byte copies only.
 import dnsPacket from 'dns-packet';
 import { isIPv4, isIPv6 } from 'node:net';
-import type { Zone, ZoneRecord } from './zone.js';
+import type { Zone, ZoneRecord } from '../zones/zone.js';
 import { TYPE, type Rdata } from './wire.js';
 
 export interface RRset {
@@ -148,6 +148,7 @@ interface Prepared { owner: string; validOwner: boolean; type: number | undefine
 
 // What a record needs in every index of its zone, kept with the record: versions of a zone share the
 // records they did not change (zone records are never changed in place), so a change re-encodes only its own.
+// Module-level on purpose: a pure function of an immutable record, whichever catalog holds it.
 const prepared = new WeakMap<ZoneRecord, Prepared>();
 
 function prepare(r: ZoneRecord): Prepared {

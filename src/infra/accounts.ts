@@ -1,6 +1,5 @@
 // Customers, their logins and API users: who a credential belongs to, and the first-run set-up.
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Database, Queryable } from '../platform/db/database.js';
 import { hashPassword, verifyPassword, decoyHash } from '../platform/auth/passwords.js';
 import { constantTimeEqual, randomPassword, randomToken, sha256Hex } from '../platform/auth/secrets.js';
@@ -120,8 +119,8 @@ export async function createCustomer(trx: Queryable<InfraTables>, c: NewCustomer
 export async function initialise(db: Database<InfraTables>, now: number): Promise<InitResult | null> {
   const password = randomPassword();
   const passwordHash = await hashPassword(password);
-  return db.transaction(async (trx) => {
-    if (db.engine === 'postgres') await sql`select pg_advisory_xact_lock(7032)`.execute(trx);
+  // One node at a time (several may start at once on one PostgreSQL): the second finds it done.
+  return db.exclusive(7032, async (trx) => {
     const existing = await trx.selectFrom('customers').select('id').limit(1).executeTakeFirst();
     if (existing) return null;
     return createCustomer(trx, { companyName: 'Keel', username: 'admin', password, passwordHash }, now);

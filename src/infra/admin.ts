@@ -3,7 +3,8 @@
 // the first customer).
 import { buildConfig } from '../config/config.js';
 import { readCommandArgs, readOptions, UsageError } from '../config/env.js';
-import { openStore } from '../context.js';
+import type { OpenStore } from '../platform/db/open.js';
+import type { InfraTables } from './tables.js';
 import { unixSeconds, systemClock } from '../platform/clock.js';
 import { isUniqueViolation } from '../platform/db/database.js';
 import { hashPassword } from '../platform/auth/passwords.js';
@@ -26,7 +27,8 @@ function need(own: Record<string, string | undefined>, name: string): string {
   return v;
 }
 
-export async function runInfraAdmin(argv: string[], out: (line: string) => void): Promise<number> {
+/** `open` opens the store the configuration names, its schema up to date (the composition root's openStore). */
+export async function runInfraAdmin(argv: string[], out: (line: string) => void, open: OpenStore): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub !== 'create-customer') throw new UsageError(`unknown admin command "${sub ?? ''}"`);
   const { own, shared } = readCommandArgs(rest, OWN);
@@ -44,7 +46,7 @@ export async function runInfraAdmin(argv: string[], out: (line: string) => void)
   if (password.length < PASSWORD_MIN) throw new UsageError(`--password must be at least ${PASSWORD_MIN} characters`);
   const passwordHash = await hashPassword(password);
 
-  const db = await openStore(config);
+  const db = await open<InfraTables>(config);
   let made: InitResult;
   try {
     // keel init makes the first customer: without one, this store was never set up.

@@ -6,7 +6,7 @@ import type { JwtSigner } from '../platform/auth/jwt.js';
 import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/log.js';
 import type { InfraTables } from './tables.js';
-import type { ZoneCatalog } from '../dns/zone.js';
+import type { ZoneWriter } from './dns-batches.js';
 import type { InfraLimits } from './rate-limit.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -30,8 +30,8 @@ export interface InfraServices {
   jwt: JwtSigner;
   clock: Clock;
   log: Logger;
-  /** The hosted DNS zones the DNS server answers from; dns.* commands update it after each commit. */
-  zones: ZoneCatalog;
+  /** Writes zone changes in batches and keeps the catalog the DNS server answers from current after each commit. */
+  zoneWriter: ZoneWriter;
   /** ns1..ns4 live under this domain (config --nameserver-domain): no customer may host it. */
   nameserverDomain: string;
   /** API budgets per key and per address, and session.login's password budgets (rate-limit.ts). */

@@ -5,7 +5,7 @@
 // own commit (and, before group commit, its own fsync) and its own catalog refresh. Here a change of
 // one zone's records is handed to the zone's writer instead. While a batch of the zone runs, new
 // changes wait; when it ends they all run as the next batch: one transaction, one serial bump, one
-// catalog update (patched from the rows written, see applyZoneChange), then every caller is answered.
+// catalog update (patched from the rows written, see ZoneMirror.applyChange), then every caller is answered.
 //
 // Each change is still judged on its own. A change has two phases: its checks, which read (seeing
 // every earlier change of the batch) and refuse by throwing an InfraError before anything is
@@ -19,10 +19,10 @@ import { sql, type Selectable, type Transaction } from 'kysely';
 import type { Clock } from '../platform/clock.js';
 import { unixSeconds } from '../platform/clock.js';
 import type { Database } from '../platform/db/database.js';
-import type { ZoneCatalog } from '../dns/zone.js';
+import type { ZoneMirror } from '../zones/mirror.js';
 import { InfraError, infraErrors } from './errors.js';
 import { serialBase } from './dns-rules.js';
-import { applyZoneChange } from './dns-zones.js';
+import type { StoredRow } from './dns-zones.js';
 import type { DnsDomainRow, DnsRecordRow, InfraTables } from './tables.js';
 
 type Trx = Transaction<InfraTables>;
@@ -84,17 +84,26 @@ const NOTHING_DONE = Symbol('nothing done');
 /** A bound on one transaction's size; more waiting changes go in the next batch. */
 const MAX_BATCH = 256;
 
-/** The batches of every zone of one store and catalog. */
+/**
+ * The batches of every zone of one store and catalog. The composition root builds one per store and
+ * catalog, so every change of a zone in this process meets in it.
+ */
 export class ZoneWriter {
   private readonly db: Database<InfraTables>;
-  private readonly catalog: ZoneCatalog;
+  /** Keeps the catalog the DNS server answers from in step with the store. */
+  readonly mirror: ZoneMirror<StoredRow>;
   private readonly clock: Clock;
   private readonly waiting = new Map<number, Pending[]>();
 
-  constructor(db: Database<InfraTables>, catalog: ZoneCatalog, clock: Clock) {
+  constructor(db: Database<InfraTables>, mirror: ZoneMirror<StoredRow>, clock: Clock) {
     this.db = db;
-    this.catalog = catalog;
+    this.mirror = mirror;
     this.clock = clock;
+  }
+
+  /** After a commit that changed zone `name` outside a batch: its current state into the catalog (or out of it). */
+  refresh(name: string): Promise<void> {
+    return this.mirror.refresh(name);
   }
 
   /** Runs `work` on zone `domainId` in the next batch; resolves with its value once committed and in the catalog. */
@@ -182,18 +191,7 @@ export class ZoneWriter {
         deletes.add(id);
       }
     }
-    await applyZoneChange(this.db, this.catalog, zone.name, { domainId, firstSerial, serial: Number(zone.serial), upserts: upserts.values(), deletes });
+    await this.mirror.applyChange(zone.name, { domainId, firstSerial, serial: Number(zone.serial), upserts: upserts.entries(), deletes });
     outcomes.forEach((o, i) => (o.ok ? batch[i].resolve(o.effect.value) : batch[i].reject(o.error)));
   }
-}
-
-const writers = new WeakMap<ZoneCatalog, WeakMap<Database<InfraTables>, ZoneWriter>>();
-
-/** The writer of a store and catalog (one per pair, so every change of a zone in this process meets in it). */
-export function zoneWriter(db: Database<InfraTables>, catalog: ZoneCatalog, clock: Clock): ZoneWriter {
-  let byDb = writers.get(catalog);
-  if (!byDb) writers.set(catalog, (byDb = new WeakMap()));
-  let writer = byDb.get(db);
-  if (!writer) byDb.set(db, (writer = new ZoneWriter(db, catalog, clock)));
-  return writer;
 }

@@ -216,6 +216,7 @@ interface Prepared {
   byLower: Map<string, string>;
 }
 
+// A pure memo of an immutable schema (module-level on purpose: the same for every store and server).
 const prepared = new WeakMap<TSchema, Prepared>();
 
 function hasDefault(node: unknown): boolean {

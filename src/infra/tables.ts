@@ -1,4 +1,4 @@
-// Row types of the Infra tables, as Kysely sees them (see platform/db/migrations for the DDL).
+// Row types of the Infra tables, as Kysely sees them (see infra/migrations for the DDL).
 import type { Generated } from 'kysely';
 
 export interface CustomerRow {

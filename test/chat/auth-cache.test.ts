@@ -8,7 +8,7 @@ import { forEachEngine } from '../helpers/engines.js';
 import { createStorage, type Storage } from '../helpers/server.js';
 import { inProcessChat, type InProcessClient } from '../helpers/in-process-chat.js';
 import { openDatabase } from '../../src/platform/db/open.js';
-import { MIGRATIONS } from '../../src/platform/db/migrations/index.js';
+import { MIGRATIONS } from '../../src/app.js';
 import { READ_CACHE_TTL_MS } from '../../src/platform/db/fast/read-cache.js';
 import { apiKeyHash, newApiKey } from '../../src/chat/domain/api-keys.js';
 import { ROLE } from '../../src/chat/domain/roles.js';

@@ -127,7 +127,7 @@ await forEachEngine('chat malformed input', (engine) => {
     const boom = defineEndpoint({ method: 'GET', path: '/boom', summary: 'fails', auth: 'none', params: Type.Object({}), handler: async () => { throw new Error('boom'); } });
     const log = createLogger('debug', (line) => logged.push(JSON.parse(line)));
     const app = createChatServer(
-      { db: chat.ctx.chatDb, clock: chat.clock, log, realmUrl: () => 'http://chat.keel.test', rootDomain: 'chat.keel.test', limits: new ChatLimits(chat.clock, parseRateLimits('off')), apiKeySeal: chat.ctx.apiKeySeal, events: new EventHub(chat.clock, log, { sweepEveryMs: 0 }), presence: new PresenceStore(chat.ctx.chatDb, chat.clock, log, { flushEveryMs: 0 }) },
+      { db: chat.ctx.chatDb, clock: chat.clock, log, realmUrl: () => 'http://chat.keel.test', rootDomain: 'chat.keel.test', limits: new ChatLimits(chat.clock, parseRateLimits('off')), apiKeySeal: chat.ctx.apiKeySeal, events: new EventHub(chat.clock, log, { sweepEveryMs: 0 }), presence: new PresenceStore(chat.ctx.chatDb, chat.clock, log, { flushEveryMs: 0 }), caches: chat.ctx.caches },
       [boom],
     );
     try {

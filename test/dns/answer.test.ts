@@ -5,7 +5,7 @@ import { beforeEach, describe, it } from 'node:test';
 import dnsPacket from 'dns-packet';
 import { Authority } from '../../src/dns/answer.js';
 import { Responder } from '../../src/dns/respond.js';
-import { ZoneCatalog } from '../../src/dns/zone.js';
+import { ZoneCatalog } from '../../src/zones/zone.js';
 import { makeQuery, rcodeOf, type QueryOptions, type QueryType } from '../helpers/dns-client.js';
 import { exampleZone, NS_ADDRESSES, NS_DOMAIN, orgZone } from './fixtures.js';
 

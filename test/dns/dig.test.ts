@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { startDnsServer, type DnsServer } from '../../src/dns/server.js';
-import { ZoneCatalog } from '../../src/dns/zone.js';
+import { ZoneCatalog } from '../../src/zones/zone.js';
 import { createLogger } from '../../src/platform/log.js';
 import { exampleZone, NS_ADDRESSES, NS_DOMAIN, orgZone } from './fixtures.js';
 

@@ -1,6 +1,6 @@
 // Zones shared by the DNS tests: every record type, a wildcard beside existing names, an empty
 // non-terminal, a delegation with glue, CNAME chains within and across zones, and a CNAME loop.
-import type { Zone } from '../../src/dns/zone.js';
+import type { Zone } from '../../src/zones/zone.js';
 
 export const NS_DOMAIN = 'ns.keel.test';
 export const NS_ADDRESSES = ['127.0.0.1', '127.0.0.2', '::1', '127.0.0.4'];

@@ -10,7 +10,7 @@ import { Authority } from '../../src/dns/answer.js';
 import { transferMessages } from '../../src/dns/axfr.js';
 import { Responder } from '../../src/dns/respond.js';
 import { startDnsServer, type DnsServer } from '../../src/dns/server.js';
-import { ZoneCatalog } from '../../src/dns/zone.js';
+import { ZoneCatalog } from '../../src/zones/zone.js';
 import type { Logger } from '../../src/platform/log.js';
 import { makeQuery, rcodeOf, rdataOf, tcpQuery, udpQuery, type Addr } from '../helpers/dns-client.js';
 import { exampleZone, NS_ADDRESSES, NS_DOMAIN, orgZone } from './fixtures.js';

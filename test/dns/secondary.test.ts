@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import dnsPacket from 'dns-packet';
 import { startDnsServer, type DnsServer } from '../../src/dns/server.js';
-import { ZoneCatalog } from '../../src/dns/zone.js';
+import { ZoneCatalog } from '../../src/zones/zone.js';
 import { createLogger } from '../../src/platform/log.js';
 import { udpQuery, type Addr, type QueryType } from '../helpers/dns-client.js';
 import { bigZone, exampleZone, NS_ADDRESSES, NS_DOMAIN, orgZone } from './fixtures.js';

@@ -5,7 +5,7 @@ import dgram from 'node:dgram';
 import { after, before, describe, it } from 'node:test';
 import dnsPacket from 'dns-packet';
 import { startDnsServer, type DnsServer } from '../../src/dns/server.js';
-import { ZoneCatalog } from '../../src/dns/zone.js';
+import { ZoneCatalog } from '../../src/zones/zone.js';
 import { createLogger } from '../../src/platform/log.js';
 import { axfr, makeQuery, rcodeOf, rdataOf, tcpQuery, TcpClient, udpQuery, type Addr } from '../helpers/dns-client.js';
 import { bigZone, exampleZone, NS_ADDRESSES, NS_DOMAIN, orgZone } from './fixtures.js';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import dnsPacket from 'dns-packet';
 import { sourceOf, startDnsServer, TCP_DEFAULTS, type DnsServer, type TcpLimits } from '../../src/dns/server.js';
-import { ZoneCatalog } from '../../src/dns/zone.js';
+import { ZoneCatalog } from '../../src/zones/zone.js';
 import { createLogger } from '../../src/platform/log.js';
 import { makeQuery, rdataOf, TcpClient, type Addr } from '../helpers/dns-client.js';
 import { exampleZone, NS_ADDRESSES, NS_DOMAIN } from './fixtures.js';

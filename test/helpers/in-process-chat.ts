@@ -4,14 +4,9 @@
 import assert from 'node:assert/strict';
 import { buildConfig } from '../../src/config/config.js';
 import { readOptions } from '../../src/config/env.js';
-import { createContext } from '../../src/context.js';
-import { createChatServer, type ChatHttpOptions } from '../../src/chat/http.js';
-import { allEndpoints } from '../../src/chat/endpoints/index.js';
-import { ChatLimits } from '../../src/chat/domain/rate-limit.js';
-import { EventHub } from '../../src/chat/events/hub.js';
-import { restoreQueues, saveQueues } from '../../src/chat/events/persist.js';
-import { PresenceStore } from '../../src/chat/domain/presence.js';
-import { realmUrlFor } from '../../src/chat/domain/subdomains.js';
+import { createApp } from '../../src/app.js';
+import type { ChatHttpOptions } from '../../src/chat/http.js';
+import { saveQueues } from '../../src/chat/events/persist.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { createLogger, type Logger } from '../../src/platform/log.js';
 import { encodeParams } from './chat-client.js';
@@ -43,18 +38,20 @@ export async function inProcessChat(storage: Storage, options: ChatHttpOptions &
   const { rateLimits, log, ...http } = options;
   const clock = new ManualClock(Date.UTC(2025, 0, 1));
   const config = buildConfig(readOptions([...storageArgs(storage), '--rate-limits', rateLimits ?? 'off'], {}).options);
-  const ctx = await createContext(config, { clock, log: log ?? createLogger('error') });
-  // No real timer: the tests move the clock and call sweep() themselves.
-  const events = new EventHub(clock, ctx.log, { sweepEveryMs: 0 });
-  // As `keel serve` does: queues a previous close saved come back, with their restart event.
-  await restoreQueues(events, ctx.chatDb, clock.now(), ctx.log);
-  // Presence is written when a test calls flush() (or at close), never on a timer.
-  const presence = new PresenceStore(ctx.chatDb, clock, ctx.log, { flushEveryMs: 0 });
-  const app = createChatServer(
-    { db: ctx.chatDb, clock, log: ctx.log, realmUrl: (realm) => realmUrlFor('http://chat.keel.test', 'chat.keel.test', realm.string_id), rootDomain: 'chat.keel.test', limits: new ChatLimits(clock, config.rateLimits), events, presence, apiKeySeal: ctx.apiKeySeal },
-    allEndpoints(),
+  const ctx = await createApp(config, {
+    clock,
+    log: log ?? createLogger('error'),
+    // No real timer: the tests move the clock and call sweep() themselves.
+    events: { sweepEveryMs: 0 },
+    // Presence is written when a test calls flush() (or at close), never on a timer.
+    presence: { flushEveryMs: 0 },
     http,
-  );
+    chatSite: { url: 'http://chat.keel.test', rootDomain: 'chat.keel.test' },
+  });
+  const { events, presence } = ctx;
+  const app = ctx.chatServer;
+  // As `keel serve` does: queues a previous close saved come back, with their restart event.
+  await ctx.restoreQueues();
 
   function client(email: string, apiKey: string): InProcessClient {
     return {
@@ -95,6 +92,7 @@ export async function inProcessChat(storage: Storage, options: ChatHttpOptions &
     async close() {
       // A test may have closed the listener already.
       await app.close().catch(() => {});
+      await ctx.infraServer.close().catch(() => {});
       // As `keel serve` does at a graceful stop: the queues wait in the store for the next start.
       await saveQueues(events, ctx.chatDb, clock.now());
       await ctx.close();

@@ -2,10 +2,7 @@
 // a manual clock, or rows written straight into the store.
 import { buildConfig } from '../../src/config/config.js';
 import { readOptions } from '../../src/config/env.js';
-import { createContext, type Context } from '../../src/context.js';
-import { createInfraServer } from '../../src/infra/transport/server.js';
-import { allCommands } from '../../src/infra/commands/index.js';
-import { InfraLimits } from '../../src/infra/rate-limit.js';
+import { createApp, type App } from '../../src/app.js';
 import type { Clock } from '../../src/platform/clock.js';
 import { createLogger, type Logger } from '../../src/platform/log.js';
 import { storageArgs, type Storage } from './server.js';
@@ -14,9 +11,9 @@ export async function inProcessInfra(storage: Storage, opts: { clock?: Clock; ar
   // API rate limits off unless the test sets --rate-limits (a manual clock never refills a budget).
   const args = opts.args ?? [];
   const config = buildConfig(readOptions([...storageArgs(storage), ...(args.includes('--rate-limits') ? [] : ['--rate-limits', 'off']), ...args], {}).options);
-  const ctx: Context = await createContext(config, { clock: opts.clock, log: opts.log ?? createLogger('error') });
-  const limits = new InfraLimits(ctx.clock, config.rateLimits);
-  const app = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones, nameserverDomain: ctx.config.nameserverDomain, limits }, allCommands());
+  // Built by the composition root as `keel serve` builds it; the Infra listener is driven through inject().
+  const ctx: App = await createApp(config, { clock: opts.clock, log: opts.log ?? createLogger('error'), events: { sweepEveryMs: 0 }, presence: { flushEveryMs: 0 } });
+  const app = ctx.infraServer;
   const basicHeader = 'Basic ' + Buffer.from(`${ctx.created!.apiUuid}:${ctx.created!.apiSecret}`).toString('base64');
   /** Runs a command-style request; headers default to the first API key's Basic credentials. */
   async function cmd(cmd: string, params: Record<string, unknown> = {}, headers: Record<string, string> = { authorization: basicHeader }) {
@@ -29,6 +26,8 @@ export async function inProcessInfra(storage: Storage, opts: { clock?: Clock; ar
     cmd,
     async close() {
       await app.close();
+      // The chat listener (never opened here) closes the event hub and writes presence.
+      await ctx.chatServer.close();
       await ctx.close();
     },
   };

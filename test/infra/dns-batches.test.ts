@@ -4,21 +4,21 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
 import { createStorage, storageArgs, type Storage } from '../helpers/server.js';
-import { createContext, type Context } from '../../src/context.js';
+import { openCore, type Core } from '../../src/app.js';
 import { buildConfig } from '../../src/config/config.js';
 import { readOptions } from '../../src/config/env.js';
-import { ZoneWriter, type ZoneWork } from '../../src/infra/dns-batches.js';
+import type { ZoneWork } from '../../src/infra/dns-batches.js';
 import { infraErrors } from '../../src/infra/errors.js';
 import { serialBase } from '../../src/infra/dns-rules.js';
 
 await forEachEngine('dns write batches', (engine) => {
   let storage: Storage;
-  let ctx: Context;
+  let ctx: Core;
   let domainId: number;
 
   before(async () => {
     storage = await createStorage(engine);
-    ctx = await createContext(buildConfig(readOptions([...storageArgs(storage), '--log-level', 'error'], {}).options));
+    ctx = await openCore(buildConfig(readOptions([...storageArgs(storage), '--log-level', 'error'], {}).options));
     const now = Math.floor(Date.now() / 1000);
     const row = await ctx.db.kysely.insertInto('dns_domains')
       .values({ customer_id: ctx.created!.customerId, name: 'writer.example', serial: serialBase(Date.now()) + 50, status: 'ACTIVE', date_created: now, date_modified: now })
@@ -42,7 +42,7 @@ await forEachEngine('dns write batches', (engine) => {
   const txt = () => (ctx.zones.get('writer.example')?.records ?? []).map((r) => r.name).sort();
 
   it('answers each change of a batch on its own, after one commit, with the zone in the catalog', async () => {
-    const writer = new ZoneWriter(ctx.db, ctx.zones, ctx.clock);
+    const writer = ctx.zoneWriter;
     const s0 = await serial();
     const refused: ZoneWork<string> = async () => {
       throw infraErrors.invalidParameter({ name: 'lookup', problem: 'no' });
@@ -56,7 +56,7 @@ await forEachEngine('dns write batches', (engine) => {
   });
 
   it('rolls back a batch whose every change is refused: the serial does not move', async () => {
-    const writer = new ZoneWriter(ctx.db, ctx.zones, ctx.clock);
+    const writer = ctx.zoneWriter;
     const s0 = await serial();
     const refused: ZoneWork<string> = async () => {
       throw infraErrors.invalidParameter({ name: 'lookup', problem: 'no' });
@@ -67,7 +67,7 @@ await forEachEngine('dns write batches', (engine) => {
   });
 
   it('after a database error, runs the changes again one by one so only the faulty one fails', async () => {
-    const writer = new ZoneWriter(ctx.db, ctx.zones, ctx.clock);
+    const writer = ctx.zoneWriter;
     const s0 = await serial();
     const broken: ZoneWork<string> = async (trx) => async () => {
       // No such table: a database error in the writes, which are not expected to refuse.
@@ -81,7 +81,7 @@ await forEachEngine('dns write batches', (engine) => {
   });
 
   it('refuses every change of a zone that is gone', async () => {
-    const writer = new ZoneWriter(ctx.db, ctx.zones, ctx.clock);
+    const writer = ctx.zoneWriter;
     await assert.rejects(writer.submit(domainId + 1000, add('e')), /Could not find domain/);
   });
 });

@@ -4,14 +4,14 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
 import { createStorage, storageArgs, type Storage } from '../helpers/server.js';
-import { createContext, type Context } from '../../src/context.js';
+import { openCore, type Core } from '../../src/app.js';
 import { createInfraServer, type InfraServer } from '../../src/infra/transport/server.js';
 import { InfraLimits } from '../../src/infra/rate-limit.js';
 import { parseRateLimits } from '../../src/config/rate-limits.js';
 import { allCommands } from '../../src/infra/commands/index.js';
 import { buildConfig, type Config } from '../../src/config/config.js';
 import { readOptions } from '../../src/config/env.js';
-import type { ZoneRecord } from '../../src/dns/zone.js';
+import type { ZoneRecord } from '../../src/zones/zone.js';
 
 function configFor(s: Storage): Config {
   return buildConfig(readOptions([...storageArgs(s), '--log-level', 'error'], {}).options);
@@ -19,14 +19,14 @@ function configFor(s: Storage): Config {
 
 await forEachEngine('dns zone catalog', (engine) => {
   let storage: Storage;
-  let ctx: Context;
+  let ctx: Core;
   let app: InfraServer;
   let auth: string;
 
   before(async () => {
     storage = await createStorage(engine);
-    ctx = await createContext(configFor(storage));
-    app = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zones: ctx.zones, nameserverDomain: ctx.config.nameserverDomain, limits: new InfraLimits(ctx.clock, parseRateLimits('off')) }, allCommands());
+    ctx = await openCore(configFor(storage));
+    app = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zoneWriter: ctx.zoneWriter, nameserverDomain: ctx.config.nameserverDomain, limits: new InfraLimits(ctx.clock, parseRateLimits('off')) }, allCommands());
     auth = 'Basic ' + Buffer.from(`${ctx.created!.apiUuid}:${ctx.created!.apiSecret}`).toString('base64');
   });
   after(async () => {
@@ -200,13 +200,13 @@ await forEachEngine('dns zone catalog', (engine) => {
     await cmd('dns.record.create', { domainId: id, type: 'A', lookup: 'www', data: '192.0.2.1' });
     const off = (await cmd('dns.domain.create', { name: 'off.example' })).data.id;
     await cmd('dns.domain.update', { id: off, status: 'DISABLED' });
-    const second = await createContext(configFor(storage));
+    const second = await openCore(configFor(storage));
     try {
       assert.equal(second.created, null);
       assert.deepEqual(second.zones.get('start.example'), ctx.zones.get('start.example'));
       assert.equal(second.zones.get('off.example'), undefined);
       assert.deepEqual(second.zones.get('set.example'), ctx.zones.get('set.example'));
-      // Zones patched from the changes (applyZoneChange) equal the zones read afresh.
+      // Zones patched from the changes (ZoneMirror.applyChange) equal the zones read afresh.
       for (const n of second.zones.names()) if (n !== 'newer.example') assert.deepEqual(second.zones.get(n), ctx.zones.get(n), n);
       assert.deepEqual(second.zones.names().sort(), ['batch.example', 'newer.example', 'order.example', 'race.example', 'race2.example', 'set.example', 'start.example']);
     } finally {

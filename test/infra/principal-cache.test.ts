@@ -6,7 +6,7 @@ import { after, before, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
 import { createStorage, type Storage } from '../helpers/server.js';
 import { openDatabase } from '../../src/platform/db/open.js';
-import { MIGRATIONS } from '../../src/platform/db/migrations/index.js';
+import { MIGRATIONS } from '../../src/app.js';
 import type { Database } from '../../src/platform/db/database.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { JwtSigner } from '../../src/platform/auth/jwt.js';

@@ -14,7 +14,7 @@ import { InfraClient } from '../helpers/infra-client.js';
 import { ChatClient } from '../helpers/chat-client.js';
 import { buildConfig } from '../../src/config/config.js';
 import { readOptions } from '../../src/config/env.js';
-import { openStore } from '../../src/context.js';
+import { openStore } from '../../src/app.js';
 import { bindServerKeys, KEY_CHECK_NAME, LEGACY_KEY_NAMES } from '../../src/server-keys.js';
 import { ApiKeySeal, resealApiKeys } from '../../src/chat/domain/api-keys.js';
 import { JwtSigner } from '../../src/platform/auth/jwt.js';

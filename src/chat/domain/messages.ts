@@ -2,8 +2,6 @@
 // flags), fetching around an anchor within a narrow, and the message object of the API.
 import { sql, type RawBuilder } from 'kysely';
 import { runRead, type Database, type Queryable } from '../../platform/db/database.js';
-import { ReadCache } from '../../platform/db/fast/read-cache.js';
-import type { Clock } from '../../platform/clock.js';
 import { JsonText } from '../../platform/db/fast/json-text.js';
 import type { ChatTables, ChatUser, Message, Realm, Stream } from '../tables.js';
 import { FLAG, flagNames, flagNamesJson, HISTORICAL_FLAGS } from './flags.js';
@@ -16,7 +14,7 @@ import { checkCanPost } from './channel-access.js';
 import { subscriberIds } from './channels.js';
 import { escapeHtml, highlightHtml } from './search.js';
 import { flagsSql, historyStreamIds, NOTHING_RECEIVED, receivedSql, spansOf, type Received } from './receipt.js';
-import { cachedSpans } from './reader-cache.js';
+import type { ReaderCaches, SerializedMessage } from './reader-cache.js';
 import { reactionsOf } from './reactions.js';
 import { editFields } from './edit-history.js';
 import { usersAlerted, type RealmAlertWords } from './alert-words.js';
@@ -327,22 +325,6 @@ export async function storedMessageObject(db: Queryable<ChatTables>, realm: Real
 }
 
 /** A message object serialized for one presentation, with what a search highlights in it. */
-interface SerializedMessage {
-  /** The shared object's JSON (sharedMessageObject) in UTF-8, without its closing brace. */
-  head: Buffer;
-  rendered: string;
-  subject: string;
-}
-
-/**
- * Serialized shared objects by message and presentation (ids are unique across realms). An entry dies
- * with any write through the store handle (an edit, a reaction, a renamed sender or channel...) and
- * after READ_CACHE_TTL_MS, like every ReadCache, so nothing stale is served; between writes, a hot
- * page is built once.
- */
-const serialized = new WeakMap<Database<ChatTables>, ReadCache<SerializedMessage, number>>();
-const SERIALIZED_ENTRIES = 10_000;
-
 /** The presentation's three bits: with the message id, the key of its serialized object. */
 function presentationKey(p: Presentation): number {
   return (p.applyMarkdown ? 1 : 0) | (p.clientGravatar ? 2 : 0) | (p.allowEmptyTopicName ? 4 : 0);
@@ -354,10 +336,10 @@ function presentationKey(p: Presentation): number {
  * messageObjects gives, without building and stringifying a hundred objects per request (fast paths
  * "read caches" and "JSON splicing", platform/db/fast/README.md).
  */
-export async function messagesJson(store: Database<ChatTables>, clock: Clock, realm: Realm, me: ChatUser, matches: Match[], p: Presentation): Promise<JsonText> {
+export async function messagesJson(store: Database<ChatTables>, caches: ReaderCaches, realm: Realm, me: ChatUser, matches: Match[], p: Presentation): Promise<JsonText> {
   if (!matches.length) return new JsonText('[]');
-  let cache = serialized.get(store);
-  if (!cache) serialized.set(store, (cache = new ReadCache(store, clock, { maxEntries: SERIALIZED_ENTRIES })));
+  // Serialized shared objects by message and presentation (ReaderCaches.messages).
+  const cache = caches.messages;
   const db = store.kysely;
   const variant = presentationKey(p);
   // A number, not a string to build and hash: a page looks up a hundred.
@@ -379,7 +361,7 @@ export async function messagesJson(store: Database<ChatTables>, clock: Clock, re
   }
   // A spectator holds no copies: Zulip shows every message to one as read, nothing more.
   const spectator = isSpectator(me);
-  const received = !spectator && needsSpans(matches) ? await cachedSpans(store, clock, realm.id, me) : NOTHING_RECEIVED;
+  const received = !spectator && needsSpans(matches) ? await caches.received(realm.id, me) : NOTHING_RECEIVED;
   // UTF-8 pieces, copied once into the answer (json-text.ts).
   const out: Buffer[] = [OPEN_LIST];
   parts.forEach((part, i) => {

@@ -1,6 +1,5 @@
 // Organizations (realms): finding them, making one with its system groups and owner, and the
 // first-run set-up (the first realm, whose owner's secrets are printed once).
-import { sql } from 'kysely';
 import type { Database, Queryable } from '../../platform/db/database.js';
 import { randomPassword } from '../../platform/auth/secrets.js';
 import type { ChatTables, ChatUser, Realm } from '../tables.js';
@@ -85,8 +84,8 @@ export async function createRealm(db: Queryable<ChatTables>, r: NewRealm, nowMs:
  */
 export async function initialiseChat(db: Database<ChatTables>, nowMs: number, realmUrl: string, sealer: ApiKeySeal): Promise<ChatInitResult | null> {
   const password = randomPassword();
-  return db.transaction(async (trx) => {
-    if (db.engine === 'postgres') await sql`select pg_advisory_xact_lock(7033)`.execute(trx);
+  // One node at a time (several may start at once on one PostgreSQL): the second finds it done.
+  return db.exclusive(7033, async (trx) => {
     if (await theRealm(trx)) return null;
     const host = realmHost(realmUrl);
     const email = `owner@${host}`;

@@ -3,6 +3,7 @@
 // domain, an IP address or localhost name the first realm (string_id ""), so a server used by
 // address (tests, the quick start) keeps serving it; `www.` is an alias of the root.
 import { isIP } from 'node:net';
+import type { Config, ListenAddress } from '../../config/config.js';
 import { invalidSubdomain } from '../errors.js';
 
 /** The first realm's string_id: it answers on the root domain. */
@@ -36,6 +37,21 @@ export function subdomainOf(header: string | undefined, rootDomain: string): str
 export function defaultRootDomain(listenHost: string): string {
   const h = listenHost.toLowerCase();
   return isIP(h) || h === '' ? 'localhost' : h;
+}
+
+/** The domain chat realms are subdomains of: the configured one, else one from the chat listener's host. */
+export function chatRootDomain(config: Pick<Config, 'chatRootDomain' | 'chatListen'>): string {
+  return config.chatRootDomain ?? defaultRootDomain(config.chatListen.host);
+}
+
+/**
+ * The first chat realm's URL: the configured root domain, else the address the chat listener is
+ * given, with the listener's port (the one it actually got, for port 0).
+ */
+export function chatUrl(listen: ListenAddress, rootDomain?: string): string {
+  const name = rootDomain ?? listen.host;
+  const host = name.includes(':') ? `[${name}]` : name;
+  return `http://${host}:${listen.port}`;
 }
 
 /** The URL of a realm: the first realm's is the base URL, another's puts its subdomain before the root domain (same scheme and port). */

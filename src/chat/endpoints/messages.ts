@@ -17,7 +17,6 @@ import {
 } from '../domain/messages.js';
 import { unixSeconds } from '../../platform/clock.js';
 import { messageNotice } from '../events/notices.js';
-import { cachedNarrow } from '../domain/reader-cache.js';
 import { readableMessage } from '../domain/message-edits.js';
 import { checkGroupMentions } from '../domain/user-groups.js';
 import { realmAlertWords } from '../domain/alert-words.js';
@@ -128,7 +127,7 @@ export const getMessages = defineEndpoint({
       await checkSpectatorNarrow(db, call.realm, readNarrow(p.narrow as RawNarrow));
       me = spectatorOf(call.realm);
     }
-    const narrow = await cachedNarrow(call.services.db, call.services.clock, call.realm.id, me, p.narrow as RawNarrow);
+    const narrow = await call.services.caches.narrow(call.realm.id, me, p.narrow as RawNarrow);
     let found: Found;
     if (p.message_ids !== undefined) {
       const clash = (['anchor', 'include_anchor', 'use_first_unread_anchor', 'num_before', 'num_after'] as const).filter((k) => p[k] !== undefined);
@@ -146,7 +145,7 @@ export const getMessages = defineEndpoint({
       const anchor = p.use_first_unread_anchor ? null : parseAnchor(p.anchor!);
       found = await fetchWindow(db, call.realm.id, me, narrow, { anchor, numBefore: p.num_before, numAfter: p.num_after, includeAnchor: p.include_anchor ?? true });
     }
-    const messages = await messagesJson(call.services.db, call.services.clock, call.realm, me, found.matches, {
+    const messages = await messagesJson(call.services.db, call.services.caches, call.realm, me, found.matches, {
       applyMarkdown: p.apply_markdown, clientGravatar: p.client_gravatar, allowEmptyTopicName: p.allow_empty_topic_name, search: narrow.search,
     });
     const out: Record<string, unknown> = { messages };

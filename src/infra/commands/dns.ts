@@ -15,12 +15,11 @@ import {
   checkHostable, checkLookup, checkRecord, checkZoneName, checkZoneRules, isZoneFileForm, pick, Problems, RECORD_TYPES, serialBase,
   type RecordValues, type ZoneEntry,
 } from '../dns-rules.js';
-import { refreshZone } from '../dns-zones.js';
 import {
   createRecordsInput, CreateRecordsParams, deleteRecordsInput, DeleteRecordsParams, DOMAIN_ID, DOMAIN_OR_ZONE, RECORD_KEYS, shapeOf,
   updateRecordsInput, UpdateRecordsParams, ZONE, ZoneRecordsInput, zoneRecordsInput, ZoneRecordsParam, type RecordShape,
 } from '../dns-input.js';
-import { bumpZone, inTransaction, zoneWriter, type ZoneEffect } from '../dns-batches.js';
+import { bumpZone, inTransaction, type ZoneEffect } from '../dns-batches.js';
 
 type Trx = Transaction<InfraTables>;
 type DomainRow = Selectable<DnsDomainRow>;
@@ -126,7 +125,7 @@ async function lockZones(trx: Trx, call: Call, ids: Iterable<number>): Promise<M
 }
 
 async function refreshAll(call: Call, names: Iterable<string>): Promise<void> {
-  await Promise.all([...new Set(names)].map((n) => refreshZone(call.services.db, call.services.zones, n)));
+  await Promise.all([...new Set(names)].map((n) => call.services.zoneWriter.refresh(n)));
 }
 
 /**
@@ -134,8 +133,7 @@ async function refreshAll(call: Call, names: Iterable<string>): Promise<void> {
  * the zone locked and returns its writes. The zone is in the catalog when this resolves.
  */
 function inZoneBatch<T>(call: Call, domainId: number, work: (trx: Trx) => Promise<() => Promise<ZoneEffect<T>>>): Promise<T> {
-  const { db, zones, clock } = call.services;
-  return zoneWriter(db, zones, clock).submit(domainId, (trx) => work(trx));
+  return call.services.zoneWriter.submit(domainId, (trx) => work(trx));
 }
 
 /** A domain of the caller by id or zone name; another customer's answers like a missing one. */

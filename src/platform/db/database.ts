@@ -1,9 +1,10 @@
 // One Database interface over two engines: SQLite (embedded default) and PostgreSQL.
 // Handlers write one Kysely query that runs unchanged on both; engine-specific SQL stays in this folder.
 import {
-  AliasNode, Kysely, TableNode, type CompiledQuery, type InsertQueryNode, type UpdateQueryNode, type KyselyPlugin, type OperationNode, type PluginTransformQueryArgs,
+  AliasNode, Kysely, sql, TableNode, type CompiledQuery, type InsertQueryNode, type UpdateQueryNode, type KyselyPlugin, type OperationNode, type PluginTransformQueryArgs,
   type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type Transaction, type UnknownRow,
 } from 'kysely';
+import type { Clock } from '../clock.js';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -14,6 +15,14 @@ export interface Database<S> {
   readonly kysely: Kysely<S>;
   /** Runs fn in one transaction: everything it wrote is committed together, or nothing is. */
   transaction<T>(fn: (trx: Transaction<S>) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn in one transaction that one node at a time may run for a given `lock` (set-up steps
+   * several nodes starting together would race on): on PostgreSQL it first takes the advisory lock
+   * of that number, held until the commit; SQLite runs one writing transaction at a time anyway.
+   */
+  exclusive<T>(lock: number, fn: (trx: Transaction<S>) => Promise<T>): Promise<T>;
+  /** What in-process caches of this store keep (table-cache.ts): it lives and dies with the store. */
+  readonly caches: StoreCaches;
   /**
    * Resolves once every write committed so far is on stable storage. Answers that acknowledge a
    * write wait for it; on SQLite many commits share one flush (group commit), on PostgreSQL a
@@ -146,11 +155,29 @@ export interface DirectReaders {
   inside: DirectReader;
 }
 
-const directReaders = new WeakMap<object, DirectReader>();
+/**
+ * What a query builder of a store carries, in a field of its own (LINK) set by wrap(): the direct
+ * reader it may use, the store it belongs to (absent for a transaction's builder, whose reads must
+ * not be served from a cache), and the store's builder (for a transaction's, the one it compiles
+ * like). Kept on the builders themselves, not in module-level maps, so each store's state is its own.
+ */
+interface BuilderLink {
+  readonly direct: DirectReader | undefined;
+  readonly store: Database<unknown> | undefined;
+  readonly root: object;
+}
+
+const LINK = Symbol('keel store link');
+
+type Linked = { [LINK]?: BuilderLink };
+
+function linkOf(builder: object): BuilderLink | undefined {
+  return (builder as Linked)[LINK];
+}
 
 /** The direct reader of a store's query builder (the `kysely` of a Database), if its engine has one. */
 export function directReaderOf(kysely: object): DirectReader | undefined {
-  return directReaders.get(kysely);
+  return linkOf(kysely)?.direct;
 }
 
 /**
@@ -176,35 +203,40 @@ export function wrap<S>(
   location: string,
   kysely: Kysely<S>,
   onClose: () => Promise<void>,
+  clock: Clock,
   flushes?: Pick<Database<S>, 'synced' | 'durable'>,
   direct?: DirectReaders,
 ): Database<S> {
   const writes = new WriteCounter();
   const counted = kysely.withPlugin(writes);
-  if (direct) directReaders.set(counted, direct.outside);
+  // A transaction's builder: the direct reader only while its callback runs (the transaction is
+  // open, and holds the connection, until it returns), never the store (no cached reads).
+  const inside: BuilderLink = { direct: direct?.inside, store: undefined, root: counted };
+  const ended: BuilderLink = { direct: undefined, store: undefined, root: counted };
+  const transaction = async <T>(fn: (trx: Transaction<S>) => Promise<T>, lock?: number): Promise<T> => {
+    writes.transactionStarted();
+    try {
+      return await counted.transaction().execute(async (trx) => {
+        (trx as Linked)[LINK] = inside;
+        try {
+          if (lock !== undefined && engine === 'postgres') await sql`select pg_advisory_xact_lock(${lock})`.execute(trx);
+          return await fn(trx);
+        } finally {
+          (trx as Linked)[LINK] = ended;
+        }
+      });
+    } finally {
+      // Others see a transaction's writes only from its commit on, so they are new again now.
+      writes.transactionEnded();
+    }
+  };
   const store: Database<S> = {
     engine,
     location,
     kysely: counted,
-    async transaction(fn) {
-      writes.transactionStarted();
-      try {
-        return await counted.transaction().execute(async (trx) => {
-          transactionsOf.set(trx, counted);
-          if (!direct) return fn(trx);
-          // Only while the callback runs: the transaction is open, and holds the connection, until it returns.
-          directReaders.set(trx, direct.inside);
-          try {
-            return await fn(trx);
-          } finally {
-            directReaders.delete(trx);
-          }
-        });
-      } finally {
-        // Others see a transaction's writes only from its commit on, so they are new again now.
-        writes.transactionEnded();
-      }
-    },
+    transaction: (fn) => transaction(fn),
+    exclusive: (lock, fn) => transaction(fn, lock),
+    caches: new StoreCaches(clock),
     writeGeneration: (table) => (table === undefined ? writes.generation : writes.tableGeneration(table)),
     synced: flushes ? () => flushes.synced() : () => ALREADY_DURABLE,
     durable: flushes ? () => flushes.durable() : () => true,
@@ -213,11 +245,9 @@ export function wrap<S>(
       await onClose();
     },
   };
-  stores.set(counted, store);
+  (counted as Linked)[LINK] = { direct: direct?.outside, store: store as Database<unknown>, root: counted };
   return store;
 }
-
-const transactionsOf = new WeakMap<object, object>();
 
 /**
  * For prepared queries (fast/prepared.ts).
@@ -225,18 +255,41 @@ const transactionsOf = new WeakMap<object, object>();
  * query to the same SQL, so what was compiled for one serves the other.
  */
 export function rootBuilder<T extends object>(db: T): T {
-  return (transactionsOf.get(db) as T | undefined) ?? db;
+  return (linkOf(db)?.root as T | undefined) ?? db;
 }
 
 /** What a cache needs of a store: its write generations. */
 export type Generations = Pick<Database<unknown>, 'writeGeneration'>;
 
-const stores = new WeakMap<object, Generations>();
-
 /**
  * The store whose query builder this is (a Database's `kysely`), for caches that follow its write
  * generations; undefined for a transaction, whose reads must not be served from a cache.
  */
-export function storeOf(kysely: object): Generations | undefined {
-  return stores.get(kysely);
+export function storeOf(kysely: object): Database<unknown> | undefined {
+  return linkOf(kysely)?.store;
+}
+
+/**
+ * The state caches keep for one store, on the store: a cache defined once for every store (a
+ * TableCache, table-cache.ts) keeps its entries for this store here, made on first use, and reads
+ * the time from the clock the store was opened with (the composition root's).
+ */
+export class StoreCaches {
+  readonly clock: Clock;
+  private readonly byCache = new Map<object, unknown>();
+
+  constructor(clock: Clock) {
+    this.clock = clock;
+  }
+
+  /** What `cache` keeps for this store, if it kept anything yet. */
+  get<T>(cache: object): T | undefined {
+    return this.byCache.get(cache) as T | undefined;
+  }
+
+  /** Keeps `state` as what `cache` keeps for this store; returns it. */
+  set<T>(cache: object, state: T): T {
+    this.byCache.set(cache, state);
+    return state;
+  }
 }

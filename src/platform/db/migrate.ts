@@ -27,13 +27,16 @@ export interface Migration {
 
 const TABLE = 'keel_schema';
 
+/** The lock (Database.exclusive) migrations run under; set-up steps of the services use 7032 and up. */
+const MIGRATION_LOCK = 7031;
+
 // biome-ignore lint/suspicious/noExplicitAny: any store's handle: Kysely's own type for a schema it need not know
 export async function schemaVersion(db: Kysely<any> | Transaction<any>): Promise<number> {
   const row = await sql<{ v: number | null }>`select max(version) as v from ${sql.table(TABLE)}`.execute(db);
   return Number(row.rows[0]?.v ?? 0);
 }
 
-export async function migrate<S>(db: Database<S>, migrations: Migration[]): Promise<number> {
+export async function migrate<S>(db: Database<S>, migrations: readonly Migration[]): Promise<number> {
   const sorted = [...migrations].sort((a, b) => a.version - b.version);
   sorted.forEach((m, i) => {
     if (m.version !== i + 1) throw new Error(`migration numbering has a gap or duplicate at ${m.version} (${m.name})`);
@@ -50,9 +53,8 @@ export async function migrate<S>(db: Database<S>, migrations: Migration[]): Prom
     );
   }
   for (const m of sorted.slice(current)) {
-    await db.transaction(async (trx) => {
-      // Two nodes starting together on one PostgreSQL: the second waits, then finds the work done.
-      if (db.engine === 'postgres') await sql`select pg_advisory_xact_lock(7031)`.execute(trx);
+    // Two nodes starting together on one PostgreSQL: the second waits, then finds the work done.
+    await db.exclusive(MIGRATION_LOCK, async (trx) => {
       if ((await schemaVersion(trx)) >= m.version) return;
       for (const stmt of m.up(t, db.engine)) await sql.raw(stmt).execute(trx);
       await sql`insert into ${sql.table(TABLE)} (version, name, applied_at) values (${m.version}, ${m.name}, ${Math.floor(Date.now() / 1000)})`.execute(trx);

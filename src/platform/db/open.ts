@@ -1,5 +1,6 @@
 // Opens the engine the configuration asks for and brings its schema up to date.
 import path from 'node:path';
+import type { Clock } from '../clock.js';
 import type { Database } from './database.js';
 import { migrate, type Migration } from './migrate.js';
 import { openPostgres } from './postgres.js';
@@ -10,10 +11,11 @@ export function sqliteFile(dataDir: string): string {
   return path.join(dataDir, 'keel.sqlite');
 }
 
-export async function openDatabase<S>(opts: { dataDir: string; databaseUrl?: string; migrations: Migration[] }): Promise<Database<S>> {
+/** `clock` is what the store's caches read the time from (default: the system's). */
+export async function openDatabase<S>(opts: { dataDir: string; databaseUrl?: string; migrations: readonly Migration[]; clock?: Clock }): Promise<Database<S>> {
   const db = opts.databaseUrl
-    ? await openPostgres<S>(opts.databaseUrl)
-    : openSqlite<S>(sqliteFile(opts.dataDir));
+    ? await openPostgres<S>(opts.databaseUrl, opts.clock)
+    : openSqlite<S>(sqliteFile(opts.dataDir), opts.clock);
   try {
     await migrate(db, opts.migrations);
   } catch (err) {
@@ -22,3 +24,6 @@ export async function openDatabase<S>(opts: { dataDir: string; databaseUrl?: str
   }
   return db;
 }
+
+/** Opens the store a configuration names, its schema brought up to date (the composition root's). */
+export type OpenStore = <S>(config: { dataDir: string; databaseUrl?: string }) => Promise<Database<S>>;

@@ -1,4 +1,5 @@
 // The production engine: PostgreSQL through pg's pool.
+import { systemClock, type Clock } from '../clock.js';
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { DatabaseError, wrap, type Database } from './database.js';
@@ -10,7 +11,7 @@ export function redactUrl(url: string): string {
   return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
 }
 
-export async function openPostgres<S>(url: string): Promise<Database<S>> {
+export async function openPostgres<S>(url: string, clock: Clock = systemClock): Promise<Database<S>> {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => {});
@@ -21,5 +22,5 @@ export async function openPostgres<S>(url: string): Promise<Database<S>> {
     await kysely.destroy().catch(() => {});
     throw new DatabaseError(`cannot reach PostgreSQL at ${redactUrl(url)}: ${(err as Error).message}`);
   }
-  return wrap('postgres', redactUrl(url), kysely, async () => {});
+  return wrap('postgres', redactUrl(url), kysely, async () => {}, clock);
 }

@@ -4,6 +4,7 @@
 // capping writes at a few hundred a second; instead commits run with synchronous=NORMAL and
 // `synced()` fsyncs the WAL in the thread pool, once for every commit made before it started
 // (group commit). Servers answer a request only after `synced()`.
+import { systemClock, type Clock } from '../clock.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -15,7 +16,7 @@ import { statementCache, type StatementCache } from './fast/statement-cache.js';
 import { TurnSnapshot } from './fast/turn-snapshot.js';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../file-modes.js';
 
-export function openSqlite<S>(file: string): Database<S> {
+export function openSqlite<S>(file: string, clock: Clock = systemClock): Database<S> {
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
   // A new database file is made here, empty, for the owner alone: SQLite would make it 0644, and it
   // gives the -wal and -shm files the database file's mode. An existing file is left as it is.
@@ -40,7 +41,7 @@ export function openSqlite<S>(file: string): Database<S> {
   // The measured fast paths (fast/README.md): literal limits, the statement cache, direct reads in a
   // turn's snapshot with generated row builders.
   const kysely = new Kysely<S>({ dialect: new SqliteDialect({ database: statements }), plugins: [new LiteralLimits()] });
-  return wrap('sqlite', file, kysely, async () => flusher.close(), flusher, sqliteDirectReaders(raw, statements.cached, snapshot));
+  return wrap('sqlite', file, kysely, async () => flusher.close(), clock, flusher, sqliteDirectReaders(raw, statements.cached, snapshot));
 }
 
 /** Group commit: one fsync of the WAL file covers every write made before it started. */

@@ -8,7 +8,7 @@ import { createStorage, type Storage } from '../../helpers/server.js';
 import { openPostgres } from '../../../src/platform/db/postgres.js';
 import { openSqlite } from '../../../src/platform/db/sqlite.js';
 import { migrate } from '../../../src/platform/db/migrate.js';
-import { MIGRATIONS } from '../../../src/platform/db/migrations/index.js';
+import { MIGRATIONS } from '../../../src/app.js';
 import { searchCondition } from '../../../src/platform/db/fulltext.js';
 import { parseSearch } from '../../../src/chat/domain/search.js';
 import type { Database } from '../../../src/platform/db/database.js';

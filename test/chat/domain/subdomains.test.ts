@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { checkSubdomain, defaultRootDomain, hostName, realmUrlFor, subdomainOf } from '../../../src/chat/domain/subdomains.js';
 import { buildConfig } from '../../../src/config/config.js';
 import { readOptions, UsageError } from '../../../src/config/env.js';
-import { chatRootDomain, chatUrl } from '../../../src/context.js';
+import { chatRootDomain, chatUrl } from '../../../src/chat/domain/subdomains.js';
 
 const config = (argv: string[], env: NodeJS.ProcessEnv = {}) => buildConfig(readOptions(argv, env).options);
 

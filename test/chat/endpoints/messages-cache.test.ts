@@ -10,7 +10,7 @@ import { inProcessRealm } from '../../helpers/chat-realm.js';
 import type { Storage } from '../../helpers/server.js';
 import { inProcessChat, type InProcessClient } from '../../helpers/in-process-chat.js';
 import { openDatabase } from '../../../src/platform/db/open.js';
-import { MIGRATIONS } from '../../../src/platform/db/migrations/index.js';
+import { MIGRATIONS } from '../../../src/app.js';
 import { READ_CACHE_TTL_MS } from '../../../src/platform/db/fast/read-cache.js';
 import type { ChatTables } from '../../../src/chat/tables.js';
 

@@ -10,7 +10,7 @@ import type { RunningServer, Storage } from '../../helpers/server.js';
 import { ChatClient } from '../../helpers/chat-client.js';
 import { drain, refused, register } from '../../helpers/chat-users.js';
 import { openDatabase } from '../../../src/platform/db/open.js';
-import { MIGRATIONS } from '../../../src/platform/db/migrations/index.js';
+import { MIGRATIONS } from '../../../src/app.js';
 import type { ChatTables } from '../../../src/chat/tables.js';
 
 type Ev = Record<string, any>;

@@ -9,7 +9,7 @@ import { createStorage, startServer, storageArgs, type RunningServer, type Stora
 import { ChatClient } from '../../helpers/chat-client.js';
 import { buildConfig } from '../../../src/config/config.js';
 import { readOptions } from '../../../src/config/env.js';
-import { createContext, type Context } from '../../../src/context.js';
+import { openCore, type Core } from '../../../src/app.js';
 import { EventHub } from '../../../src/chat/events/hub.js';
 import { restoreQueues, saveQueues } from '../../../src/chat/events/persist.js';
 import type { QueueOptions } from '../../../src/chat/events/queue.js';
@@ -107,14 +107,14 @@ await forEachEngine('chat event queues across a restart (keel serve)', (engine) 
 
 await forEachEngine('saving and loading event queues', (engine) => {
   let storage: Storage;
-  let ctx: Context;
+  let ctx: Core;
   const clock = new ManualClock(Date.UTC(2025, 0, 1));
   const log = createLogger('error');
   let userId: number, realmId: number;
 
   before(async () => {
     storage = await createStorage(engine);
-    ctx = await createContext(buildConfig(readOptions(storageArgs(storage), {}).options), { clock, log });
+    ctx = await openCore(buildConfig(readOptions(storageArgs(storage), {}).options), { clock, log });
     const me = await ctx.chatDb.kysely.selectFrom('chat_users').select(['id', 'realm_id']).where('email', '=', ctx.chatCreated!.email).executeTakeFirstOrThrow();
     userId = me.id;
     realmId = me.realm_id;

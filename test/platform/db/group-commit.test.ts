@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import { after, before, it, mock } from 'node:test';
 import { createStorage, type Storage } from '../../helpers/server.js';
 import { openDatabase } from '../../../src/platform/db/open.js';
-import { MIGRATIONS } from '../../../src/platform/db/migrations/index.js';
+import { MIGRATIONS } from '../../../src/app.js';
 import type { Database } from '../../../src/platform/db/database.js';
 import type { InfraTables } from '../../../src/infra/tables.js';
 

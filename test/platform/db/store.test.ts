@@ -7,7 +7,7 @@ import { forEachEngine } from '../../helpers/engines.js';
 import { createStorage, type Storage } from '../../helpers/server.js';
 import { openDatabase } from '../../../src/platform/db/open.js';
 import { migrate, schemaVersion, type Migration } from '../../../src/platform/db/migrate.js';
-import { MIGRATIONS } from '../../../src/platform/db/migrations/index.js';
+import { MIGRATIONS } from '../../../src/app.js';
 import type { Database } from '../../../src/platform/db/database.js';
 import { preparedQuery } from '../../../src/platform/db/fast/prepared.js';
 

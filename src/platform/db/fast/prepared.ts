@@ -21,6 +21,8 @@ const PLACEHOLDERS = Array.from({ length: MAX_ARGS }, (_, i) => new Placeholder(
  * stand-ins for its arguments.
  */
 export function preparedQuery<S, A extends unknown[], R>(build: (db: Kysely<S>, ...args: A) => Compilable<R>): (db: Kysely<S>, ...args: A) => Promise<R[]> {
+  // A pure memo of compilation, allowed at this level: the SQL a store's builder (its dialect) makes
+  // of this fixed shape, by builder since dialects differ; it goes with the builder.
   const compiled = new WeakMap<Kysely<S>, CompiledQuery<R>>();
   // Not an async function: it would wrap runRead's promise in one more, a few microtask turns later.
   return (db, ...args) => {

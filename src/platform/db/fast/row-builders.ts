@@ -11,6 +11,8 @@ interface RowShape {
   build: RowBuilder;
 }
 
+// Module-level on purpose: both memoize pure compilation of immutable things (a prepared statement's
+// column list, a row builder per list of column names), the same for every store; no store's state.
 const shapes = new WeakMap<BetterSqlite3.Statement, RowShape>();
 const buildersByColumns = new Map<string, RowBuilder>();
 

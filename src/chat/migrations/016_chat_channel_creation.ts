@@ -1,6 +1,6 @@
 // Chat: who may create public and private channels and subscribe other users, realm group settings
 // an administrator changes with PATCH /realm (NULL: Zulip's default, role:members).
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../../platform/db/migrate.js';
 
 export const chatChannelCreation: Migration = {
   version: 16,

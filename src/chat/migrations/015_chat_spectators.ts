@@ -1,6 +1,6 @@
 // Chat spectator (web-public) access: the realm's enable_spectator_access setting (off, as Zulip
 // creates a realm) and who may make channels web-public (NULL: Zulip's default, role:owners).
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../../platform/db/migrate.js';
 
 export const chatSpectators: Migration = {
   version: 15,

@@ -3,7 +3,7 @@
 // last move; reactions are one row per (message, user, emoji). The realm gains the settings that
 // decide who may edit, move and delete, with Zulip's defaults; a NULL group setting means Zulip's
 // default system group for it (domain/message-rules.ts), so every realm made later needs nothing.
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../../platform/db/migrate.js';
 
 export const chatMessageEdits: Migration = {
   version: 12,

@@ -1,6 +1,7 @@
-// A hosted zone as the DNS server reads it, and the catalog that holds every zone in memory.
-// The Infra dns.* commands write zones to the database and then put the fresh Zone here, so an
-// API change is answered by the DNS server as soon as the API call returns.
+// A hosted zone as the DNS server reads it, and the catalog that holds every zone in memory: neutral
+// ground between the service that writes zones (infra, through a ZoneMirror) and the DNS server that
+// answers from them. The Infra dns.* commands write zones to the database and then put the fresh Zone
+// here, so an API change is answered by the DNS server as soon as the API call returns.
 
 /** Record data in dns-packet's shapes, so answers are encoded without conversion. */
 export type RecordData =

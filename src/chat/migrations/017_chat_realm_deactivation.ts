@@ -1,7 +1,7 @@
 // Chat: a realm's deactivation by its owner (POST /realm/deactivate) or an operator (`keel admin
 // deactivate-realm`). Its rows stay, as in Zulip (it can be reactivated); while it is 1 every
 // authenticated request to the realm is refused.
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../../platform/db/migrate.js';
 
 export const chatRealmDeactivation: Migration = {
   version: 17,

@@ -1,6 +1,6 @@
 // Alert words: words or phrases a user wants to be alerted about (has_alert_word on messages that
 // contain them). Case-insensitive, so each is kept as given and lowercased for matching and uniqueness.
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../../platform/db/migrate.js';
 
 export const chatAlertWords: Migration = {
   version: 10,

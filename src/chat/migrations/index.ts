@@ -1,7 +1,7 @@
-// Every migration, in order. Add a new file with the number you were given; never edit one that has shipped.
-import type { Migration } from '../migrate.js';
-import { infraCore } from './001_infra_core.js';
-import { dns } from './002_dns.js';
+// Chat's migrations, in order. Versions are numbered across both services (one keel_schema table
+// records them): a new migration takes the next number free in src/infra/migrations and
+// src/chat/migrations together. Never edit one that has shipped.
+import type { Migration } from '../../platform/db/migrate.js';
 import { chatCore } from './003_chat_core.js';
 import { chatUsers } from './004_chat_users.js';
 import { chatSearch } from './005_chat_search.js';
@@ -18,7 +18,7 @@ import { chatSpectators } from './015_chat_spectators.js';
 import { chatChannelCreation } from './016_chat_channel_creation.js';
 import { chatRealmDeactivation } from './017_chat_realm_deactivation.js';
 
-export const MIGRATIONS: Migration[] = [
-  infraCore, dns, chatCore, chatUsers, chatSearch, chatPresence, chatTopicIndex, chatSubscriptionSpans, chatEventQueues, chatAlertWords, chatUserPrefs,
+export const CHAT_MIGRATIONS: readonly Migration[] = [
+  chatCore, chatUsers, chatSearch, chatPresence, chatTopicIndex, chatSubscriptionSpans, chatEventQueues, chatAlertWords, chatUserPrefs,
   chatMessageEdits, chatRealmAdmin, chatRealmSettings, chatSpectators, chatChannelCreation, chatRealmDeactivation,
 ];

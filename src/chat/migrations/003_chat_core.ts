@@ -1,7 +1,7 @@
 // Chat core: the realm, its users and groups, channels and subscriptions, messages and each
 // user's copy of a message (flags). Booleans are INTEGER 0/1 so one query reads the same on both
 // engines. Tables are named so they cannot clash with Infra's (customers, logins, api_users).
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../../platform/db/migrate.js';
 
 export const chatCore: Migration = {
   version: 3,

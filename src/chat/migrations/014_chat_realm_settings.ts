@@ -2,7 +2,7 @@
 // description (GET /server_settings shows HTML, register the source), the organization language,
 // and the realm's group permissions over user groups. A NULL group setting means Zulip's default
 // system group for it (domain/realm-settings.ts), as in migration 12.
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../../platform/db/migrate.js';
 
 export const chatRealmSettings: Migration = {
   version: 14,

@@ -1,5 +1,5 @@
 // Infra foundation: customers, their logins, API users (keys), and server-wide secrets (the JWT key).
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../../platform/db/migrate.js';
 
 export const infraCore: Migration = {
   version: 1,

@@ -1,7 +1,7 @@
 // Chat event queues saved by a graceful shutdown and taken back by the next start (chat/events/
 // persist.ts), so clients keep their queue_id and pending events across a restart. Rows live only
 // between a stop and the next start.
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../../platform/db/migrate.js';
 
 export const chatEventQueues: Migration = {
   version: 9,

@@ -1,5 +1,5 @@
 // Hosted DNS: zones (one customer per zone name) and their records, as the dns.* commands keep them.
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../../platform/db/migrate.js';
 
 export const dns: Migration = {
   version: 2,

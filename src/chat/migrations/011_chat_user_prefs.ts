@@ -1,7 +1,7 @@
 // Chat per-user preferences beside the settings JSON of chat_users: the realm's defaults for new
 // users' settings, synchronised drafts, muted users, and per-topic visibility policies (muted,
 // unmuted, followed).
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../../platform/db/migrate.js';
 
 export const chatUserPrefs: Migration = {
   version: 11,

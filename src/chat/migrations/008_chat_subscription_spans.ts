@@ -1,7 +1,7 @@
 // Chat: the ranges of message ids each subscriber received (see chat/domain/receipt.ts), so a channel
 // message needs no user_messages row per subscriber. Existing subscriptions start a span at the
 // newest message: everything before it already has its rows.
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../../platform/db/migrate.js';
 
 export const chatSubscriptionSpans: Migration = {
   version: 8,

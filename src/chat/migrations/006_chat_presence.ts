@@ -1,6 +1,6 @@
 // Chat presence and status: each user's last active/connected times (written in batches from the
 // in-memory presence map, see chat/domain/presence.ts) and the status a user set (text and emoji).
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../../platform/db/migrate.js';
 
 export const chatPresence: Migration = {
   version: 6,

@@ -1,7 +1,7 @@
 // Chat: an index over each channel's topics (case-insensitive, as topics compare), newest last. A
 // topic narrow (GET /messages), @**topic**'s participants and the topic lists read a topic's
 // messages through it instead of scanning every message of the realm.
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../../platform/db/migrate.js';
 
 export const chatTopicIndex: Migration = {
   version: 7,

@@ -1,6 +1,6 @@
 // Chat users and channels, second slice: the realm's default channels (new users join them;
 // GET /streams reports is_default).
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../../platform/db/migrate.js';
 
 export const chatUsers: Migration = {
   version: 4,

@@ -2,7 +2,7 @@
 // values as JSON, like the channel ones; NULL for system groups, whose settings are fixed), the
 // realm's linkifiers in their processing order, and custom emoji (the image itself lives in the
 // file store, not here).
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../../platform/db/migrate.js';
 
 const GROUP_SETTINGS = ['can_add_members_group', 'can_join_group', 'can_leave_group', 'can_manage_group', 'can_mention_group', 'can_remove_members_group'];
 

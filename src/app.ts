@@ -1,0 +1,284 @@
+// The composition root: from the configuration it builds the store, clock, logger, server keys, JWT
+// signer, zone catalog and writer, event hub, presence, limiters, caches and the three listeners, and
+// starts and stops them in order. `keel serve|init|migrate|admin` (main.ts) and the tests call it;
+// nothing else builds these, and no module keeps state of its own about a store or a catalog.
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { Config, ListenAddress } from './config/config.js';
+import { UsageError } from './config/env.js';
+import type { Database } from './platform/db/database.js';
+import type { Migration } from './platform/db/migrate.js';
+import { openDatabase, sqliteFile } from './platform/db/open.js';
+import { tooOpen } from './platform/file-modes.js';
+import { systemClock, unixSeconds, type Clock } from './platform/clock.js';
+import { createLogger, type Logger } from './platform/log.js';
+import { JwtSigner } from './platform/auth/jwt.js';
+import { ConnectionCap, readOpenFilesLimit, type HttpTimeouts, type OpenFilesLimit } from './platform/http/connections.js';
+import { bindServerKeys, secretKeyFile } from './server-keys.js';
+import { ZoneCatalog } from './zones/zone.js';
+import { startDnsServer, type DnsAddress, type DnsServer } from './dns/server.js';
+import { INFRA_MIGRATIONS } from './infra/migrations/index.js';
+import type { InfraTables } from './infra/tables.js';
+import { initialise, type InitResult } from './infra/accounts.js';
+import { zoneMirror } from './infra/dns-zones.js';
+import { ZoneWriter } from './infra/dns-batches.js';
+import { InfraLimits } from './infra/rate-limit.js';
+import { createInfraServer } from './infra/transport/server.js';
+import { allCommands } from './infra/commands/index.js';
+import { CHAT_MIGRATIONS } from './chat/migrations/index.js';
+import type { ChatTables } from './chat/tables.js';
+import type { Realm } from './chat/tables.js';
+import type { ApiKeySeal } from './chat/domain/api-keys.js';
+import { initialiseChat, type ChatInitResult } from './chat/domain/realm.js';
+import { chatRootDomain, chatUrl, realmUrlFor } from './chat/domain/subdomains.js';
+import { ChatLimits } from './chat/domain/rate-limit.js';
+import { PresenceStore, type PresenceOptions } from './chat/domain/presence.js';
+import { ReaderCaches } from './chat/domain/reader-cache.js';
+import { EventHub, type HubLimits, type HubTimings } from './chat/events/hub.js';
+import { restoreQueues, saveQueues } from './chat/events/persist.js';
+import { createChatServer } from './chat/http.js';
+import { allEndpoints } from './chat/endpoints/index.js';
+
+/** Both services' migrations: one sequence of versions over one schema table (platform/db/migrate.ts). */
+export const MIGRATIONS: readonly Migration[] = [...INFRA_MIGRATIONS, ...CHAT_MIGRATIONS];
+
+/** Opens the store the configuration names and brings its schema up to date (keel migrate, keel admin). */
+export function openStore<S = InfraTables>(config: { dataDir: string; databaseUrl?: string }, clock: Clock = systemClock): Promise<Database<S>> {
+  return openDatabase<S>({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, migrations: MIGRATIONS, clock });
+}
+
+/** The data dir and files that should be the owner's alone (platform/file-modes.ts), as this configuration uses them. */
+function privatePaths(config: Config): { path: string; dir?: boolean }[] {
+  const paths: { path: string; dir?: boolean }[] = [];
+  const keyFile = secretKeyFile(config);
+  if (!config.databaseUrl || keyFile?.startsWith(config.dataDir + path.sep)) paths.push({ path: config.dataDir, dir: true });
+  if (!config.databaseUrl) {
+    const file = sqliteFile(config.dataDir);
+    paths.push({ path: file }, { path: `${file}-wal` }, { path: `${file}-shm` });
+  }
+  if (keyFile) paths.push({ path: keyFile });
+  return paths;
+}
+
+/** What every command that uses the store set up (keel init, keel serve, in-process tests). */
+export interface Core {
+  config: Config;
+  db: Database<InfraTables>;
+  /** The same store seen through the Chat tables (one database, one schema). */
+  chatDb: Database<ChatTables>;
+  clock: Clock;
+  log: Logger;
+  jwt: JwtSigner;
+  /** Seals chat API keys under a key derived from the secret key (server-keys.ts). */
+  apiKeySeal: ApiKeySeal;
+  /** The zones the DNS server answers from. */
+  zones: ZoneCatalog;
+  /** Every change of a zone's records goes through it; it keeps `zones` in step with the store. */
+  zoneWriter: ZoneWriter;
+  /** Set when this start created the first customer (its secrets, to print once). */
+  created: InitResult | null;
+  /** Set when this start created the chat realm and its owner (their secrets, to print once). */
+  chatCreated: ChatInitResult | null;
+  /** Set when this start made the secret key file (to tell the operator, with the secrets). */
+  createdKeyFile?: string;
+  /** Closes the store. */
+  close(): Promise<void>;
+}
+
+/** Opens the store, runs first-time set-up when the database is new, and loads every zone (keel init; createApp). */
+export async function openCore(config: Config, overrides: { clock?: Clock; log?: Logger } = {}): Promise<Core> {
+  const clock = overrides.clock ?? systemClock;
+  const log = overrides.log ?? createLogger(config.logLevel);
+  const db = await openStore(config, clock);
+  try {
+    const keys = await bindServerKeys(db, config, log);
+    for (const line of tooOpen(privatePaths(config))) log.warn(line);
+    const created = await initialise(db, unixSeconds(clock));
+    const jwt = new JwtSigner(keys.jwt, config.jwtLifetimeSeconds, clock);
+    const zones = new ZoneCatalog();
+    const zoneWriter = new ZoneWriter(db, zoneMirror(db, zones), clock);
+    // The DNS server answers from the catalog, so every stored zone is in it before anything listens.
+    await zoneWriter.mirror.loadAll();
+    // Both services share one database; each sees it through its own table types.
+    const chatDb = db as unknown as Database<ChatTables>;
+    const chatCreated = await initialiseChat(chatDb, clock.now(), chatUrl(config.chatListen, config.chatRootDomain), keys.apiKeySeal);
+    return { config, db, chatDb, clock, log, jwt, apiKeySeal: keys.apiKeySeal, zones, zoneWriter, created, chatCreated, createdKeyFile: keys.createdFile, close: () => db.close() };
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw err;
+  }
+}
+
+export interface AppOptions {
+  clock?: Clock;
+  log?: Logger;
+  /** The event hub's timings and bounds (tests: sweepEveryMs 0, the sweep runs when they call it). */
+  events?: Partial<HubTimings & HubLimits>;
+  /** Presence batching (tests: flushEveryMs 0, written when they call flush()). */
+  presence?: Partial<PresenceOptions>;
+  /** The HTTP listeners' connection cap (default: one shared by both, from --max-connections) and timeouts. */
+  http?: { cap?: ConnectionCap; timeouts?: Partial<HttpTimeouts> };
+  /** Realms named under a fixed base URL and root domain (tests), instead of the chat listener's address. */
+  chatSite?: { url: string; rootDomain: string };
+}
+
+/** Where the listeners listen once started, and the connection budget they share. */
+export interface Listening {
+  infra: AddressInfo | string | null;
+  chat: AddressInfo | string | null;
+  /** UDP and TCP share the port, so one address describes both. */
+  dns: DnsAddress;
+  openFiles: OpenFilesLimit | undefined;
+  maxConnections: number;
+}
+
+export type InfraServer = ReturnType<typeof createInfraServer>;
+export type ChatServer = ReturnType<typeof createChatServer>;
+
+/** Everything `keel serve` runs: the core, the services over it and their listeners (built, not yet listening). */
+export interface App extends Core {
+  limits: { infra: InfraLimits; chat: ChatLimits };
+  events: EventHub;
+  presence: PresenceStore;
+  caches: ReaderCaches;
+  infraServer: InfraServer;
+  chatServer: ChatServer;
+  /** Takes back the event queues the last stop saved; before any listener opens, so a client polling its old queue finds it. */
+  restoreQueues(): Promise<void>;
+  /**
+   * Saves the event queues for the next start; a failed save leaves clients as a crash would (they
+   * get BAD_EVENT_QUEUE_ID and register again), so it is logged, never thrown. A failed start says
+   * so in one line of its own, so its save is logged only at debug level.
+   */
+  saveQueues(failedStart?: boolean): Promise<void>;
+  /** Restores the queues, then opens the Infra, Chat and DNS listeners; a start that fails closes what it opened, saves the queues and closes the store. */
+  start(): Promise<Listening>;
+  /** After start: closes the listeners, saves the queues, closes the store. */
+  stop(): Promise<void>;
+}
+
+function listenFailure(err: unknown, what: string, at: ListenAddress): UsageError {
+  const code = (err as NodeJS.ErrnoException).code;
+  const why = code === 'EADDRINUSE' ? 'address already in use' : code === 'EACCES' ? 'permission denied' : (err as Error).message;
+  return new UsageError(`cannot listen on ${at.host}:${at.port} for ${what}: ${why}`);
+}
+
+/** Builds Keel from the configuration: the core (openCore), both services and their listeners. */
+export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
+  const core = await openCore(config, options);
+  const { clock, log, chatDb } = core;
+  // One cap on the connections of both HTTP listeners: they share the open files. Node raises the
+  // soft open-files limit to the hard one as it starts; only the hard limit (ulimit -Hn, systemd's
+  // LimitNOFILE, docker --ulimit nofile) allows more.
+  const openFiles = readOpenFilesLimit();
+  const cap = options.http?.cap ?? new ConnectionCap(config.maxConnections);
+  const http = { cap, timeouts: options.http?.timeouts };
+  const limits = {
+    infra: new InfraLimits(clock, config.rateLimits, config.trustedProxies),
+    chat: new ChatLimits(clock, config.rateLimits, config.trustedProxies),
+  };
+  const infraServer = createInfraServer(
+    { db: core.db, jwt: core.jwt, clock, log, zoneWriter: core.zoneWriter, nameserverDomain: config.nameserverDomain, limits: limits.infra },
+    allCommands(),
+    http,
+  );
+
+  // Port 0 picks a free port: realm URLs name the port actually chosen (noted once the listener is up).
+  let chatAt = config.chatListen;
+  const rootDomain = options.chatSite?.rootDomain ?? chatRootDomain(config);
+  const fixedSite = options.chatSite?.url;
+  const events = new EventHub(clock, log, options.events, () => chatDb.synced());
+  const presence = new PresenceStore(chatDb, clock, log, options.presence);
+  const caches = new ReaderCaches(chatDb, clock);
+  const chatServer = createChatServer(
+    {
+      db: chatDb,
+      clock,
+      log,
+      realmUrl: (realm: Realm) => realmUrlFor(fixedSite ?? chatUrl(chatAt, config.chatRootDomain), rootDomain, realm.string_id),
+      rootDomain,
+      limits: limits.chat,
+      events,
+      presence,
+      apiKeySeal: core.apiKeySeal,
+      caches,
+    },
+    allEndpoints(),
+    http,
+  );
+
+  let dns: DnsServer | undefined;
+  const saveQueuesNow = async (failedStart = false): Promise<void> => {
+    try {
+      const saved = await saveQueues(events, chatDb, clock.now());
+      log[failedStart ? 'debug' : 'info']('event queues saved', { saved });
+    } catch (err) {
+      log.error('event queues could not be saved', { error: (err as Error).stack });
+    }
+  };
+
+  return {
+    ...core,
+    limits,
+    events,
+    presence,
+    caches,
+    infraServer,
+    chatServer,
+    restoreQueues: async () => {
+      await restoreQueues(events, chatDb, clock.now(), log);
+    },
+    saveQueues: saveQueuesNow,
+    async start() {
+      try {
+        // Before the listener opens: a client polling its old queue finds it (and its restart event).
+        await restoreQueues(events, chatDb, clock.now(), log);
+      } catch (err) {
+        await core.close();
+        throw err;
+      }
+      try {
+        await infraServer.listen({ host: config.infraListen.host, port: config.infraListen.port, backlog: 4096 });
+      } catch (err) {
+        // A start that fails must not lose the queues it took from the store.
+        await saveQueuesNow(true);
+        await core.close();
+        throw listenFailure(err, 'infra', config.infraListen);
+      }
+      try {
+        await chatServer.listen({ host: config.chatListen.host, port: config.chatListen.port, backlog: 4096 });
+      } catch (err) {
+        await infraServer.close();
+        await saveQueuesNow(true);
+        await core.close();
+        throw listenFailure(err, 'chat', config.chatListen);
+      }
+      const chatAddress = chatServer.server.address();
+      if (chatAddress && typeof chatAddress !== 'string') chatAt = { host: config.chatListen.host, port: chatAddress.port };
+      try {
+        dns = await startDnsServer({
+          catalog: core.zones,
+          listen: config.dnsListen,
+          nameserverDomain: config.nameserverDomain,
+          nameserverAddresses: config.nameserverAddresses,
+          secondaries: config.dnsSecondaries,
+          log,
+        });
+      } catch (err) {
+        await Promise.all([infraServer.close(), chatServer.close()]);
+        await saveQueuesNow(true);
+        await core.close();
+        throw listenFailure(err, 'dns (UDP and TCP)', config.dnsListen);
+      }
+      return { infra: infraServer.server.address(), chat: chatAddress, dns: dns.udpAddress, openFiles, maxConnections: cap.max };
+    },
+    async stop() {
+      // The chat listener's close answers parked polls and waits for every request, so nothing adds
+      // to the queues while they are saved; answers written during it ask clients to close their
+      // connection (chat/http.ts), and presence not yet written reaches the store.
+      await Promise.all([dns?.close(), infraServer.close(), chatServer.close()]);
+      await saveQueuesNow();
+      await core.close();
+    },
+  };
+}
