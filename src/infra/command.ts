@@ -71,7 +71,7 @@ export interface Normaliser {
    * Rewrites `params` into the canonical shape. Returns how the request names a place of that shape
    * (['records', '2', 'ttl'] -> 'data.2.ttl'), so problems found there name what the client sent.
    */
-  run(params: Record<string, unknown>): ((path: string[]) => string | undefined) | void;
+  run(params: Record<string, unknown>): ((path: string[]) => string | undefined) | undefined;
 }
 
 /**

@@ -140,7 +140,7 @@ describe('the Chat OpenAPI document', () => {
 
   it('checks profile_data values as the schema says: text, user ids or null, nothing else', () => {
     for (const value of ['"x"', '[1, 2]', 'null']) {
-      assert.equal(decodeParams(updateUserById.params, { user_id: '1', profile_data: `[{"id": 4, "value": ${value}}]` }).values.profile_data instanceof Array, true, value);
+      assert.equal(Array.isArray(decodeParams(updateUserById.params, { user_id: '1', profile_data: `[{"id": 4, "value": ${value}}]` }).values.profile_data), true, value);
     }
     for (const value of ['true', '7', '{"a": 1}', '["x"]']) {
       assert.throws(() => decodeParams(updateUserById.params, { user_id: '1', profile_data: `[{"id": 4, "value": ${value}}]` }), (e: unknown) => e instanceof ChatError && e.code === 'BAD_REQUEST', value);

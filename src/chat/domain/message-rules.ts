@@ -7,7 +7,8 @@
 // can_delete_own_message_group and message_content_delete_limit_seconds.
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser } from '../tables.js';
-import { type ChatError, deleteTimeLimitPassed, moveTimeLimitExceeded, noDeletePermission, noEditPermission } from '../errors.js';
+import type { ChatError } from '../errors.js';
+import { deleteTimeLimitPassed, moveTimeLimitExceeded, noDeletePermission } from '../errors.js';
 import { inGroupSetting, type GroupSettingValue } from './groups.js';
 import { realmGroupValues, realmRow, type RealmGroupSetting } from './realm-settings.js';
 import { ROLE } from './roles.js';

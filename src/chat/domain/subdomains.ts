@@ -4,7 +4,6 @@
 // address (tests, the quick start) keeps serving it; `www.` is an alias of the root.
 import { isIP } from 'node:net';
 import type { Config, ListenAddress } from '../../config/config.js';
-import { invalidSubdomain } from '../errors.js';
 
 /** The first realm's string_id: it answers on the root domain. */
 export const ROOT_SUBDOMAIN = '';

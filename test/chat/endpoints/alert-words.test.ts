@@ -60,14 +60,14 @@ it('costs the message\'s length times the longest word, however many words there
 await forEachEngine('chat alert words', (engine) => {
   let storage: Storage;
   let chat: Chat;
-  let alice: InProcessClient, aliceId: number;
-  let bob: InProcessClient, bobId: number;
+  let alice: InProcessClient;
+  let bob: InProcessClient;
 
   before(async () => {
     const realm = await inProcessRealm(engine, { members: ['alice', 'bob'], channel: { name: 'garden', by: 'alice', subscribers: ['alice', 'bob'] } });
     ({ storage, chat } = realm);
-    ({ client: alice, id: aliceId } = realm.members.alice);
-    ({ client: bob, id: bobId } = realm.members.bob);
+    ({ client: alice } = realm.members.alice);
+    ({ client: bob } = realm.members.bob);
   });
   after(async () => {
     await chat?.close();
