@@ -14,13 +14,13 @@ import { createChatServer } from './chat/http.js';
 import { allEndpoints } from './chat/endpoints/index.js';
 import { ChatLimits } from './chat/domain/rate-limit.js';
 import { InfraLimits } from './infra/rate-limit.js';
-import type { FastifyInstance } from 'fastify';
 import { ADMIN_USAGE, CHAT_ADMIN_COMMANDS, runAdmin } from './chat/admin.js';
 import { INFRA_ADMIN_COMMANDS, INFRA_ADMIN_USAGE, runInfraAdmin } from './infra/admin.js';
 import { EventHub } from './chat/events/hub.js';
 import { restoreQueues, saveQueues } from './chat/events/persist.js';
 import { PresenceStore } from './chat/domain/presence.js';
 import { ConnectionCap, readOpenFilesLimit } from './platform/http/connections.js';
+import type { HttpService } from './platform/http/listener.js';
 import { SecretKeyError } from './platform/auth/secret-key.js';
 import { ROTATE_USAGE, runRotateSecretKey } from './rotate-secret-key.js';
 import { keepTheKeyFile } from './server-keys.js';
@@ -89,7 +89,7 @@ function listenFailure(err: unknown, what: string, at: ListenAddress): UsageErro
   return new UsageError(`cannot listen on ${at.host}:${at.port} for ${what}: ${why}`);
 }
 
-function startChat(ctx: Context, config: Config, cap: ConnectionCap): { app: FastifyInstance; events: EventHub; url: () => string; close: () => Promise<void> } {
+function startChat(ctx: Context, config: Config, cap: ConnectionCap): { app: HttpService; events: EventHub; url: () => string; close: () => Promise<void> } {
   let actual = config.chatListen;
   const rootDomain = chatRootDomain(config);
   const events = new EventHub(ctx.clock, ctx.log, {}, () => ctx.chatDb.synced());
