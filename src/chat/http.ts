@@ -412,7 +412,8 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
       return;
     }
     let body: URLSearchParams | Form | undefined;
-    if (hasBody(req)) {
+    const announced = hasBody(req);
+    if (announced) {
       if (!smallBody(req) && !(await admitBody(req, res))) return;
       try {
         body = await readForm(req);
@@ -427,7 +428,7 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
     // A body not read to its end (a multipart parser that stopped early, and the handler answered
     // what it had, or a GET's): its unread rest would stay in the connection and the next request
     // there would wait for ever.
-    if (!req.complete) closeAfterUnreadBody(req, res);
+    if (announced && !req.complete) closeAfterUnreadBody(req, res);
     let text: string | Buffer;
     try {
       text = serializeWithText(answer.body);

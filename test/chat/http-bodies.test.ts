@@ -1,7 +1,7 @@
 // Chat bodies before authentication: a body over 64 KB, or of unknown length, is read only when the
 // Authorization header holds a valid API key; otherwise it is refused (413, 411) before it is read.
-// Credentials sent in a body (fetch_api_key) fit in 64 KB. Over real sockets: fastify's inject
-// does not pass through the listener's node:http handler.
+// Credentials sent in a body (fetch_api_key) fit in 64 KB. Over real sockets, which show how much
+// of a body the server read before it answered.
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, it } from 'node:test';
@@ -12,7 +12,7 @@ import { jsonBody, sendLargeBody, watchAnswers } from '../helpers/large-body.js'
 import { OPEN_BODY_LIMIT } from '../../src/platform/http/connections.js';
 
 const MB = 1024 * 1024;
-/** Under fastify's 25 MB limit for authenticated requests: read whole before this fix. */
+/** Under Chat's 25 MB limit for authenticated requests: read whole before this fix. */
 const LARGE = 10 * MB;
 /** What the server may read past OPEN_BODY_LIMIT before it notices: the headers and a few socket reads. */
 const READ_BOUND = OPEN_BODY_LIMIT + 4 * 64 * 1024;

@@ -253,10 +253,10 @@ export function createHttpServer(options: HttpServerOptions, handler: http.Reque
   );
   // Silence on a new connection (node replaces this by the keep-alive timeout after each answer):
   // a little longer than the header timeout, so that half-sent headers get node's 408 first. Set on
-  // the socket, not as the server's timeout: node re-arms the server's timeout at every request of a
-  // kept-alive connection (a new timer and a bound function each time, then refreshed at every read
-  // and write), which cost Infra's REST requests about 3 us each. Between requests the keep-alive
-  // timeout watches the connection, and a request's headers and body have their own timeouts.
+  // the new socket, not as the server's timeout, which node re-arms at every request of a kept-alive
+  // connection (a new timer and bound function, refreshed at every read and write) for nothing:
+  // between requests the keep-alive timeout watches the connection, and a request's headers and
+  // body have their own timeouts. (Measured on bare node:http: under 1 us a request, in the noise.)
   const silence = t.headersMs + 2 * checkEvery;
   server.on('connection', (socket: Socket) => socket.setTimeout(silence));
   server.on('timeout', closeIfIdle);
