@@ -69,8 +69,8 @@ class Writer {
     };
   }
 
-  /** Writes a JSON answer once the store is flushed (the durable-answer rule of durable.ts). Never rejects. */
-  write(res: ServerResponse, status: number, body: string | Buffer, extra?: Record<string, string>): Promise<void> {
+  /** Writes a JSON answer once the store is flushed (the durable-answer rule of durable.ts); undefined when written at once. Never rejects. */
+  write(res: ServerResponse, status: number, body: string | Buffer, extra?: Record<string, string>): Promise<void> | undefined {
     const headers: OutgoingHttpHeaders = { ...extra, 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body) };
     return this.listener.answer(res, status, headers, body, this.notDurable);
   }

@@ -188,10 +188,11 @@ export function createInfraServer(services: InfraServices, commands: Command[], 
     }
     const headers: OutgoingHttpHeaders = { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body) };
     if (cookie !== undefined) headers['set-cookie'] = cookie;
-    await listener.answer(res, 200, headers, body, (err) => {
+    const written = listener.answer(res, 200, headers, body, (err) => {
       services.log.error('infra answer not durable', { method: req.method, path, error: (err as Error).stack });
       return INTERNAL_ERROR;
     });
+    if (written) await written;
   }
 
   const listener = new Listener(

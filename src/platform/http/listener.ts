@@ -71,19 +71,26 @@ export class Listener implements HttpService {
   }
 
   /**
-   * Writes a whole answer in one `res.end` once the store is flushed (endWhenDurable); `onFailure`
-   * gives what is sent instead when the flush fails. Never rejects: a failed write ends the connection.
+   * Writes a whole answer in one `res.end` once the store is flushed (endWhenDurable): at once, and
+   * undefined, when there is nothing to flush (most reads); `onFailure` gives what is sent instead when
+   * the flush fails. Never rejects: a failed write is logged and ends the connection.
    */
-  async answer(res: ServerResponse, status: number, headers: OutgoingHttpHeaders, body: string | Buffer, onFailure: (err: unknown) => DurableFailure): Promise<void> {
+  answer(res: ServerResponse, status: number, headers: OutgoingHttpHeaders, body: string | Buffer, onFailure: (err: unknown) => DurableFailure): Promise<void> | undefined {
     // Connections still open when close() began end after their answer.
     if (this.closing) res.shouldKeepAlive = false;
+    let written: Promise<void> | undefined;
     try {
-      const written = endWhenDurable(res, this.options.store, headers, body, onFailure, status);
-      if (written) await written;
+      written = endWhenDurable(res, this.options.store, headers, body, onFailure, status);
     } catch (err) {
-      this.options.log.error(`${this.options.name} answer failed`, { error: (err as Error).stack });
-      res.destroy();
+      this.failed(res, err);
+      return undefined;
     }
+    return written?.catch((err: unknown) => this.failed(res, err));
+  }
+
+  private failed(res: ServerResponse, err: unknown): void {
+    this.options.log.error(`${this.options.name} answer failed`, { error: (err as Error).stack });
+    res.destroy();
   }
 
   listen({ host, port, backlog }: { host: string; port: number; backlog?: number }): Promise<void> {
