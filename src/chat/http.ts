@@ -2,7 +2,6 @@
 // Chat's dialect only: parameters from the query and from form or multipart bodies (the last of a
 // repeated key wins), the endpoint found and authenticated, parameters decoded by their declared
 // types, the handler run, and Zulip's envelope written with Zulip's HTTP statuses.
-import busboy from 'busboy';
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { LATER, type ChatCall, type ChatResult, type ChatServices, type Endpoint, type LateAnswer } from './endpoint.js';
 import type { ChatUser, Realm } from './tables.js';
@@ -12,14 +11,13 @@ import { decodeParams } from './params.js';
 import { rerunAfterRace } from './store-races.js';
 import { ChatRouter } from './router.js';
 import { RequestCache } from './auth.js';
+import { addTextParams, BODY_LIMIT, BodyError, readForm, type Form } from './forms.js';
 import type { DurableFailure } from '../platform/http/durable.js';
 import { closeAfterRefusal, closeAfterUnreadBody, OPEN_BODY_LIMIT, type ConnectionCap, type HttpTimeouts } from '../platform/http/connections.js';
-import { BodyTooLarge, ClientGone, hasBody, readBody, smallBody } from '../platform/http/body.js';
+import { BodyTooLarge, ClientGone, hasBody, smallBody } from '../platform/http/body.js';
 import { goneSignal, Listener, onClientGone, type HttpService } from '../platform/http/listener.js';
 import { splitTarget } from '../platform/http/target.js';
 
-/** The body limit of a request whose headers carry a valid API key; OPEN_BODY_LIMIT before that. */
-const BODY_LIMIT = 25 * 1024 * 1024;
 const PREFIX = '/api/v1';
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** The methods Chat's routes use (HEAD as GET's, answered 405); others are no route at all (404). */
@@ -30,20 +28,6 @@ export function clientName(param: string | undefined, userAgent: string | undefi
   if (param) return param;
   const m = /^([^\s/]+)/.exec(userAgent ?? '');
   return m ? m[1] : 'Unspecified';
-}
-
-/** A form's or multipart body's text values, by name: the last of a repeated key (Django's QueryDict.get); a file or JSON part is no text. */
-type Form = Map<string, string | undefined>;
-
-/** Adds the text values of a query or form to `out`: the last of a repeated key wins, as Django's QueryDict.get does. */
-function addTextParams(out: Record<string, string>, source: URLSearchParams | Form | undefined): void {
-  if (source instanceof URLSearchParams) {
-    source.forEach((v, k) => (out[k] = v));
-  } else if (source) {
-    for (const [k, v] of source) {
-      if (v !== undefined) out[k] = v;
-    }
-  }
 }
 
 const NO_QUERY = new URLSearchParams();
@@ -122,95 +106,6 @@ const INTERNAL_ERROR = JSON.stringify(INTERNAL.body);
 const NOT_FOUND = JSON.stringify({ result: 'error', msg: 'Not Found', code: 'BAD_REQUEST' });
 /** What a request that arrives while the server closes is told (the text it has had since Chat ran on fastify). */
 const CLOSING = '{"error":"Service Unavailable","message":"Service Unavailable","statusCode":503}';
-
-/** A request's body that could not be read: 4xx with the reader's status and message, else 400. */
-class BodyError extends Error {
-  readonly status: number | undefined;
-  constructor(message: string, status?: number) {
-    super(message);
-    this.status = status;
-  }
-}
-
-/** The media type of a Content-Type header, lower-cased; undefined when it is no `type/subtype`. */
-const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+\/[!#$%&'*+.^_`|~0-9a-z-]+$/;
-function mediaType(header: string): string | undefined {
-  const semi = header.indexOf(';');
-  const type = (semi < 0 ? header : header.slice(0, semi)).trim().toLowerCase();
-  return TOKEN.test(type) ? type : undefined;
-}
-
-/**
- * A multipart body's fields, streamed through busboy: text fields by name (a JSON part is parsed
- * and, being no text, not a parameter), files read and dropped. Refusals keep the texts and statuses
- * clients have had: 413 at 1000 parts or fields or a file over BODY_LIMIT, 400 for a field named
- * after an Object.prototype member, 406 for a JSON part that does not parse, 400 for a broken body.
- */
-function readMultipart(req: IncomingMessage): Promise<Form> {
-  return new Promise((resolve, reject) => {
-    let parser: busboy.Busboy;
-    try {
-      parser = busboy({ headers: req.headers, limits: { fileSize: BODY_LIMIT, fields: 1000, parts: 1000 } });
-    } catch (err) {
-      reject(new BodyError((err as Error).message));
-      return;
-    }
-    const form: Form = new Map();
-    let failed: BodyError | undefined;
-    let sawData = false;
-    let settled = false;
-    const finish = (err?: Error) => {
-      if (settled) return;
-      settled = true;
-      req.unpipe(parser);
-      if (err) reject(err);
-      else resolve(form);
-    };
-    // The first refusal is answered; the body goes on being parsed to its end (or is dropped after the answer).
-    const fail = (err: BodyError) => {
-      failed ??= err;
-      finish(failed);
-    };
-    parser.on('field', (name, value, info) => {
-      if (name in Object.prototype) return fail(new BodyError('prototype property is not allowed as field name', 400));
-      if (info.mimeType.startsWith('application/json')) {
-        if (info.valueTruncated) return fail(new BodyError('a request field is not a valid JSON as declared by its Content-Type', 406));
-        try {
-          JSON.parse(value);
-        } catch {
-          return fail(new BodyError('a request field is not a valid JSON as declared by its Content-Type', 406));
-        }
-        form.set(name, undefined);
-        return;
-      }
-      form.set(name, value);
-    });
-    parser.on('file', (name, file) => {
-      if (name in Object.prototype) {
-        file.resume();
-        return fail(new BodyError('prototype property is not allowed as field name', 400));
-      }
-      file.on('limit', () => fail(new BodyError('request file too large', 413)));
-      file.on('error', () => {});
-      file.resume();
-      form.set(name, undefined);
-    });
-    parser.on('partsLimit', () => fail(new BodyError('reach parts limit', 413)));
-    parser.on('filesLimit', () => fail(new BodyError('reach files limit', 413)));
-    parser.on('fieldsLimit', () => fail(new BodyError('reach fields limit', 413)));
-    parser.on('error', (err: Error) => {
-      // An empty body is an empty form, not truncated multipart data.
-      if (!sawData && err.message === 'Unexpected end of multipart data') finish();
-      else fail(new BodyError(err.message));
-    });
-    parser.on('close', () => finish());
-    req.once('data', () => (sawData = true));
-    req.on('close', () => {
-      if (!req.complete) finish(new ClientGone());
-    });
-    req.pipe(parser);
-  });
-}
 
 /** What dispatch reads of a request. */
 interface ChatRequest {
@@ -370,21 +265,6 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
     closeAfterRefusal(res);
     await writer.write(res, chunked ? 411 : 413, JSON.stringify({ result: 'error', msg, code: 'BAD_REQUEST' }));
     return false;
-  }
-
-  /**
-   * The body's form, read as its Content-Type says: a urlencoded form, multipart fields, or anything
-   * else read and set aside (Zulip reads parameters only from forms). GET and HEAD bodies are not
-   * read: Zulip reads their parameters from the query.
-   */
-  async function readForm(req: IncomingMessage): Promise<URLSearchParams | Form | undefined> {
-    if (req.method === 'GET' || req.method === 'HEAD') return undefined;
-    const header = req.headers['content-type'];
-    const type = header === undefined ? '' : mediaType(header);
-    if (type === undefined) throw new BodyError('Unsupported Media Type', 415);
-    if (type === 'multipart/form-data') return readMultipart(req);
-    const body = await readBody(req, BODY_LIMIT);
-    return type === 'application/x-www-form-urlencoded' ? new URLSearchParams(body.toString('utf8')) : undefined;
   }
 
   /** A request's body could not be read: refused in the envelope, and the connection closed after. */
