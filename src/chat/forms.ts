@@ -8,6 +8,14 @@ import { ClientGone, readBody } from '../platform/http/body.js';
 /** The body limit of a request whose headers carry a valid API key (OPEN_BODY_LIMIT before that); a multipart file's too. */
 export const BODY_LIMIT = 25 * 1024 * 1024;
 
+/** A request's form as read from its body, and whether the body was read to its end. */
+export interface ReadForm {
+  params: URLSearchParams | Form | undefined;
+  whole: boolean;
+}
+
+const NO_FORM: ReadForm = { params: undefined, whole: true };
+
 /** A form's or multipart body's text values, by name: the last of a repeated key (Django's QueryDict.get); a file or JSON part is no text. */
 export type Form = Map<string, string | undefined>;
 
@@ -45,7 +53,7 @@ export function mediaType(header: string): string | undefined {
  * clients have had: 413 at 1000 parts or fields or a file over BODY_LIMIT, 400 for a field named
  * after an Object.prototype member, 406 for a JSON part that does not parse, 400 for a broken body.
  */
-export function readMultipart(req: IncomingMessage): Promise<Form> {
+export function readMultipart(req: IncomingMessage): Promise<ReadForm> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
@@ -55,15 +63,21 @@ export function readMultipart(req: IncomingMessage): Promise<Form> {
       return;
     }
     const form: Form = new Map();
+    const length = req.headers['content-length'];
+    const expected = length === undefined || req.headers['transfer-encoding'] !== undefined ? -1 : Number(length);
+    let received = 0;
     let failed: BodyError | undefined;
-    let sawData = false;
     let settled = false;
+    const count = (c: Buffer) => (received += c.length);
     const finish = (err?: Error) => {
       if (settled) return;
       settled = true;
       req.unpipe(parser);
+      req.off('data', count);
       if (err) reject(err);
-      else resolve(form);
+      // The parser may finish before the request does (bytes after the closing boundary). The
+      // parser's `complete` can lag the last bytes, so an announced length is checked as well.
+      else resolve({ params: form, whole: req.complete || (expected >= 0 && received >= expected) });
     };
     // The first refusal is answered; the body goes on being parsed to its end (or is dropped after the answer).
     const fail = (err: BodyError) => {
@@ -99,11 +113,11 @@ export function readMultipart(req: IncomingMessage): Promise<Form> {
     parser.on('fieldsLimit', () => fail(new BodyError('reach fields limit', 413)));
     parser.on('error', (err: Error) => {
       // An empty body is an empty form, not truncated multipart data.
-      if (!sawData && err.message === 'Unexpected end of multipart data') finish();
+      if (received === 0 && err.message === 'Unexpected end of multipart data') finish();
       else fail(new BodyError(err.message));
     });
     parser.on('close', () => finish());
-    req.once('data', () => (sawData = true));
+    req.on('data', count);
     req.on('close', () => {
       if (!req.complete) finish(new ClientGone());
     });
@@ -114,14 +128,15 @@ export function readMultipart(req: IncomingMessage): Promise<Form> {
 /**
  * The body's form, read as its Content-Type says: a urlencoded form, multipart fields, or anything
  * else read and set aside (Zulip reads parameters only from forms). GET and HEAD bodies are not
- * read: Zulip reads their parameters from the query.
+ * read (Zulip reads their parameters from the query): node drops them after the answer.
  */
-export async function readForm(req: IncomingMessage): Promise<URLSearchParams | Form | undefined> {
-  if (req.method === 'GET' || req.method === 'HEAD') return undefined;
+export async function readForm(req: IncomingMessage): Promise<ReadForm> {
+  if (req.method === 'GET' || req.method === 'HEAD') return NO_FORM;
   const header = req.headers['content-type'];
   const type = header === undefined ? '' : mediaType(header);
   if (type === undefined) throw new BodyError('Unsupported Media Type', 415);
   if (type === 'multipart/form-data') return readMultipart(req);
+  // Read to its announced length or its end: whole.
   const body = await readBody(req, BODY_LIMIT);
-  return type === 'application/x-www-form-urlencoded' ? new URLSearchParams(body.toString('utf8')) : undefined;
+  return type === 'application/x-www-form-urlencoded' ? { params: new URLSearchParams(body.toString('utf8')), whole: true } : NO_FORM;
 }

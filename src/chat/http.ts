@@ -292,11 +292,11 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
       return;
     }
     let body: URLSearchParams | Form | undefined;
-    const announced = hasBody(req);
-    if (announced) {
+    let whole = true;
+    if (hasBody(req)) {
       if (!smallBody(req) && !(await admitBody(req, res))) return;
       try {
-        body = await readForm(req);
+        ({ params: body, whole } = await readForm(req));
       } catch (err) {
         if (!(err instanceof ClientGone)) await refuseBody(req, res, err as Error);
         return;
@@ -306,9 +306,9 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
     // Answered later (a parked poll), by LateResponse.
     if (!answer) return;
     // A body not read to its end (a multipart parser that stopped early, and the handler answered
-    // what it had, or a GET's): its unread rest would stay in the connection and the next request
-    // there would wait for ever.
-    if (announced && !req.complete) closeAfterUnreadBody(req, res);
+    // what it had): its unread rest would stay in the connection and the next request there would
+    // wait for ever.
+    if (!whole) closeAfterUnreadBody(req, res);
     let text: string | Buffer;
     try {
       text = serializeWithText(answer.body);

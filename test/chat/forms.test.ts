@@ -12,9 +12,10 @@ const listener: Listener = new Listener(
   (req, res) => {
     readForm(req).then(
       (form) => {
+        assert.ok(form.whole, 'read to its end');
         const out: Record<string, string> = {};
         addTextParams(out, new URLSearchParams('q=query&kept=from-query'));
-        addTextParams(out, form);
+        addTextParams(out, form.params);
         void listener.answer(res, 200, {}, JSON.stringify(out), () => '');
       },
       (err: Error) => void listener.answer(res, err instanceof BodyError ? (err.status ?? 400) : 500, {}, err.message, () => ''),
