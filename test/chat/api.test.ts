@@ -62,8 +62,8 @@ await forEachEngine('chat API', (engine) => {
     assert.deepEqual([unknown.status, unknown.body.result], [404, 'error']);
   });
 
-  // A GET without a body goes from node:http straight to the dispatcher, one with a body through
-  // fastify (chat/http.ts). Both must answer alike, successes and refusals.
+  // A GET with a body passes the body checks (admission, then left unread) before the dispatcher,
+  // one without goes straight to it (chat/http.ts). Both must answer alike, successes and refusals.
   it('answers a GET alike with and without a body', async () => {
     const get = (path: string, auth: string | null, body?: string) => new Promise<{ status: number; json: unknown; headers: Record<string, unknown> }>((resolve, reject) => {
       const headers: Record<string, string> = auth === null ? {} : { authorization: 'Basic ' + Buffer.from(auth).toString('base64') };

@@ -12,7 +12,6 @@ import { MIGRATIONS } from '../../src/app.js';
 import { READ_CACHE_TTL_MS } from '../../src/platform/db/fast/read-cache.js';
 import { apiKeyHash, newApiKey } from '../../src/chat/domain/api-keys.js';
 import { ROLE } from '../../src/chat/domain/roles.js';
-import { splitTarget } from '../../src/chat/http.js';
 import type { ChatTables } from '../../src/chat/tables.js';
 
 type Chat = Awaited<ReturnType<typeof inProcessChat>>;
@@ -107,17 +106,4 @@ await forEachEngine('chat authentication cache', (engine) => {
     assert.equal((await me(chat.client(chat.owner.email, erin.apiKey))).body.code, 'INVALID_API_KEY');
     assert.equal((await me(erin)).status, 200);
   });
-});
-
-it('splits a request target as new URL does', () => {
-  for (const target of [
-    '/api/v1/users/me', '/api/v1/users/me?', '/api/v1/messages?anchor=newest&num_before=5&narrow=%5B%5D', '/api/v1/users/a@b.example/presence',
-    '/api/v1/users/../realm', '/api/v1/./users/me', '/api/v1/users/%61b', '/api/v1/x y?q=a b', '/api/v1/x?q=1#frag', '/api/v1/x#frag',
-    '//api/v1/users', '/api/v1/users/é?name=é', '/api/v1/a\\b', '/api/v1/users?x=%zz&y=+1&y=2', '/api/v1/users/me?a=1?b=2',
-  ]) {
-    const url = new URL(target, 'http://x');
-    const got = splitTarget(target);
-    assert.equal(got.pathname, url.pathname, target);
-    assert.deepEqual([...got.searchParams], [...url.searchParams], target);
-  }
 });

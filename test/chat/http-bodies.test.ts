@@ -1,7 +1,7 @@
 // Chat bodies before authentication: a body over 64 KB, or of unknown length, is read only when the
 // Authorization header holds a valid API key; otherwise it is refused (413, 411) before it is read.
-// Credentials sent in a body (fetch_api_key) fit in 64 KB. Over real sockets: fastify's inject
-// does not pass through the listener's node:http handler.
+// Credentials sent in a body (fetch_api_key) fit in 64 KB. Over real sockets, which show how much
+// of a body the server read before it answered.
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, it } from 'node:test';
@@ -12,7 +12,7 @@ import { jsonBody, sendLargeBody, watchAnswers } from '../helpers/large-body.js'
 import { OPEN_BODY_LIMIT } from '../../src/platform/http/connections.js';
 
 const MB = 1024 * 1024;
-/** Under fastify's 25 MB limit for authenticated requests: read whole before this fix. */
+/** Under Chat's 25 MB limit for authenticated requests: read whole before this fix. */
 const LARGE = 10 * MB;
 /** What the server may read past OPEN_BODY_LIMIT before it notices: the headers and a few socket reads. */
 const READ_BOUND = OPEN_BODY_LIMIT + 4 * 64 * 1024;
@@ -106,6 +106,42 @@ await forEachEngine('chat request bodies before authentication', (engine) => {
     assert.ok(heads.length >= 1, `no answer: ${JSON.stringify(answers.slice(0, 300))}`);
     const closes = /^connection: close\r$/im.test(heads[0]);
     assert.ok(closes || (heads.length === 2 && heads[1].startsWith('HTTP/1.1 200')), `answers on the connection: ${JSON.stringify(heads)}`);
+  });
+
+  it('keeps the connection open after a form or multipart body read to its end, announced or chunked', async () => {
+    const form = 'enter_sends=true';
+    const multipart = '--b\r\nContent-Disposition: form-data; name="enter_sends"\r\n\r\ntrue\r\n--b--\r\n';
+    const chunk = (text: string) => `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n0\r\n\r\n`;
+    const patch = (type: string, body: string, chunked = false) =>
+      `PATCH /api/v1/settings HTTP/1.1\r\nHost: ${HOST}\r\nAuthorization: ${basic}\r\nContent-Type: ${type}\r\n` +
+      (chunked ? `Transfer-Encoding: chunked\r\n\r\n${chunk(body)}` : `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    const requests = [
+      patch('application/x-www-form-urlencoded', form),
+      patch('multipart/form-data; boundary=b', multipart),
+      patch('application/x-www-form-urlencoded', form, true),
+      patch('multipart/form-data; boundary=b', multipart, true),
+      `GET /api/v1/users/me HTTP/1.1\r\nHost: ${HOST}\r\nAuthorization: ${basic}\r\nConnection: close\r\n\r\n`,
+    ];
+    const answers = await new Promise<string>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1');
+      let text = '';
+      const timer = setTimeout(() => socket.destroy(), 5_000);
+      socket.on('data', (d) => (text += d));
+      socket.on('error', () => {});
+      socket.on('close', () => {
+        clearTimeout(timer);
+        resolve(text);
+      });
+      // Pipelined: node answers them in turn on the one connection.
+      socket.write(requests.join(''));
+    });
+    // An answer's body ends in `}`, and the next answer follows it at once.
+    const heads = [...answers.matchAll(/HTTP\/1\.1 (\d+)[\s\S]*?\r\n\r\n/g)].map((m) => m[0]);
+    assert.equal(heads.length, requests.length, JSON.stringify(heads));
+    for (const head of heads.slice(0, -1)) {
+      assert.match(head, /^HTTP\/1\.1 200 /);
+      assert.match(head, /^connection: keep-alive\r$/im);
+    }
   });
 
   it('still reads credentials sent in a small body (fetch_api_key)', async () => {

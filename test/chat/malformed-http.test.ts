@@ -1,7 +1,7 @@
 // HTTP that node's parser refuses before any request exists (a header section over its limit, a
 // broken request line or header line, headers that never finish) is answered in Zulip's error
 // envelope with the status node means (431, 400, 408), and the connection closes; the server goes
-// on serving. Over raw sockets: fastify's inject never reaches node's parser.
+// on serving. Over raw sockets: inject() sends only well-formed requests.
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, it } from 'node:test';

@@ -1,6 +1,6 @@
 // Malformed client input over real sockets answers 400 in Zulip's error envelope and changes
-// nothing: broken multipart bodies, broken %-escapes in paths (the direct GET path and fastify's
-// router alike), NUL bytes in text, integers beyond the safe integers. Client errors are logged at
+// nothing: broken multipart bodies, broken %-escapes in paths (on every method, with a body or
+// without), NUL bytes in text, integers beyond the safe integers. Client errors are logged at
 // debug at most; a real server fault is still logged at error level with its stack.
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -81,11 +81,17 @@ await forEachEngine('chat malformed input', (engine) => {
     assert.ok(logged.some((l) => l.level === 'debug' && l.msg === 'chat request refused' && !String(l.error).includes('\n')), 'at debug, without a stack');
   });
 
-  it('answers a broken %-escape in a path 400, on the direct GET path and through the router alike', async () => {
+  it('answers a broken %-escape in a path 400, whatever the method and the body', async () => {
     logged.length = 0;
-    for (const bad of ['%zz', '%', '%FF', '%C0%AF']) {
+    const boundary = 'keel-boundary';
+    const multipart = `--${boundary}\r\nContent-Disposition: form-data; name="x"\r\n\r\ny\r\n--${boundary}--\r\n`;
+    for (const bad of ['%zz', '%', '%FF', '%C0%AF', '%E0%A4%A', 'a%E0%A4%A']) {
       refused(await raw(base, 'GET', `/api/v1/users/${bad}`, auth), BAD_PATH_ESCAPE);
+      refused(await raw(base, 'GET', `/api/v1/users/${bad}/presence`, auth), BAD_PATH_ESCAPE);
       refused(await raw(base, 'PATCH', `/api/v1/users/${bad}`, { ...auth, 'content-type': 'application/x-www-form-urlencoded' }, 'full_name=x'), BAD_PATH_ESCAPE);
+      refused(await raw(base, 'POST', `/api/v1/realm/emoji/${bad}`, { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}` }, multipart), BAD_PATH_ESCAPE);
+      refused(await raw(base, 'DELETE', `/api/v1/realm/emoji/${bad}`, auth), BAD_PATH_ESCAPE);
+      refused(await raw(base, 'DELETE', `/api/v1/realm/emoji/${bad}`, { ...auth, 'content-type': 'application/x-www-form-urlencoded' }, 'x=1'), BAD_PATH_ESCAPE);
     }
     // A bad escape in a query or a form is kept as written, as Django's QueryDict keeps it.
     assert.equal((await raw(base, 'GET', '/api/v1/users/me?%zz=%', auth)).status, 200);

@@ -19,25 +19,25 @@ const router = new ChatRouter([events, endpoint('DELETE', '/events'), me, byId, 
 it('finds literal paths however they are written, with no path parameters', () => {
   for (const path of ['/events', '/events/', '//events', 'events', '/events//']) {
     const m = router.find('GET', path);
-    assert.equal(m.kind === 'found' && m.endpoint, events, path);
-    assert.deepEqual(m.kind === 'found' && m.pathParams, {}, path);
+    assert.equal(m.kind === 'found' && m.value, events, path);
+    assert.deepEqual(m.kind === 'found' && m.params, {}, path);
   }
   const m = router.find('GET', '/users/me');
-  assert.equal(m.kind === 'found' && m.endpoint, me, 'a literal segment beats a parameter');
+  assert.equal(m.kind === 'found' && m.value, me, 'a literal segment beats a parameter');
   // Shared between requests, so nobody may change it.
-  assert.ok(m.kind === 'found' && Object.isFrozen(m.pathParams));
+  assert.ok(m.kind === 'found' && Object.isFrozen(m.params));
 });
 
 it('reads path parameters, an id segment being digits', () => {
-  assert.deepEqual(router.find('GET', '/users/12'), { kind: 'found', endpoint: byId, pathParams: { user_id: '12' } });
-  assert.deepEqual(router.find('GET', '/users/a%40b.c'), { kind: 'found', endpoint: byEmail, pathParams: { email: 'a@b.c' } });
+  assert.deepEqual(router.find('GET', '/users/12'), { kind: 'found', value: byId, params: { user_id: '12' } });
+  assert.deepEqual(router.find('GET', '/users/a%40b.c'), { kind: 'found', value: byEmail, params: { email: 'a@b.c' } });
 });
 
 it('refuses a broken %-escape in a path parameter as a client error, not an exception', () => {
   for (const bad of ['%zz', '%', 'a%E0%A4%A', '%FF', '%C0%AF', '%ED%A0%80']) {
     assert.throws(() => router.find('GET', `/users/${bad}`), (e: unknown) => e instanceof ChatError && e.status === 400 && e.message === BAD_PATH_ESCAPE, bad);
   }
-  assert.deepEqual(router.find('GET', '/users/%F0%9F%98%80'), { kind: 'found', endpoint: byEmail, pathParams: { email: '😀' } });
+  assert.deepEqual(router.find('GET', '/users/%F0%9F%98%80'), { kind: 'found', value: byEmail, params: { email: '😀' } });
 });
 
 it('tells a wrong method (with the allowed ones) from an unknown path', () => {

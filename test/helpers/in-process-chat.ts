@@ -1,4 +1,4 @@
-// A Chat server built in this process (fastify inject, or a listener when a test needs real
+// A Chat server built in this process (inject(), or a listener when a test needs real
 // sockets), for tests that need a manual clock or to reach the event hub. Requests are sent the
 // way Zulip's Python client sends them, and every 2xx answer is checked against Zulip's OpenAPI.
 import assert from 'node:assert/strict';

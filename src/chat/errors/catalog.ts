@@ -15,7 +15,6 @@ export const methodNotAllowed = defineError({
   headers: (a: { allowed: readonly string[] }) => ({ allow: a.allowed.join(', ') }),
 });
 export const malformedPathEscape = defineError({ code: 'BAD_REQUEST', message: 'Malformed URL: invalid percent-encoding in the path' });
-export const uriTooLong = defineError({ code: 'BAD_REQUEST', status: 414, message: 'URI Too Long' });
 /** HTTP node's parser refuses before a request exists; the transport answers with the parser's status (400, 408 or 431). */
 export const malformedHttp = defineError({ code: 'BAD_REQUEST', message: 'Malformed HTTP request ({reason})' });
 export const malformedBody = defineError({ code: 'BAD_REQUEST', message: 'Malformed request body: {reason}' });
@@ -27,6 +26,14 @@ export const bodyTooLarge = defineError({
   code: 'BAD_REQUEST', status: 413,
   message: 'Request body too large: the limit is {openLimit} bytes without a valid API key in the Authorization header, {limit} bytes with one',
 });
+/** A body over the limit of a request with a valid API key. */
+export const bodyTooLargeWithKey = defineError({ code: 'BAD_REQUEST', status: 413, message: 'Request body is too large' });
+// Refusals of a form or multipart body (chat/forms.ts), with the texts and statuses clients have had.
+export const unsupportedMediaType = defineError({ code: 'BAD_REQUEST', status: 415, message: 'Unsupported Media Type' });
+export const prototypeFieldName = defineError({ code: 'BAD_REQUEST', message: 'prototype property is not allowed as field name' });
+export const invalidJsonPart = defineError({ code: 'BAD_REQUEST', status: 406, message: 'a request field is not a valid JSON as declared by its Content-Type' });
+export const fileTooLarge = defineError({ code: 'BAD_REQUEST', status: 413, message: 'request file too large' });
+export const partsLimit = defineError({ code: 'BAD_REQUEST', status: 413, message: 'reach {what} limit' });
 export const internalServerError = defineError({ code: 'INTERNAL_SERVER_ERROR', status: 500, message: 'Internal server error' });
 
 /** Zulip's REQUEST_VARIABLE_MISSING (zerver/lib/request.py). */

@@ -252,8 +252,13 @@ export function createHttpServer(options: HttpServerOptions, handler: http.Reque
     handler,
   );
   // Silence on a new connection (node replaces this by the keep-alive timeout after each answer):
-  // a little longer than the header timeout, so that half-sent headers get node's 408 first.
-  server.setTimeout(t.headersMs + 2 * checkEvery);
+  // a little longer than the header timeout, so that half-sent headers get node's 408 first. Set on
+  // the new socket, not as the server's timeout, which node re-arms at every request of a kept-alive
+  // connection (a new timer and bound function, refreshed at every read and write) for nothing:
+  // between requests the keep-alive timeout watches the connection, and a request's headers and
+  // body have their own timeouts. (Measured on bare node:http: under 1 us a request, in the noise.)
+  const silence = t.headersMs + 2 * checkEvery;
+  server.on('connection', (socket: Socket) => socket.setTimeout(silence));
   server.on('timeout', closeIfIdle);
   options.cap.watch(server);
   // Out of open files anyway (files held elsewhere): accept() fails and node reports it on the

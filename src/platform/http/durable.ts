@@ -1,16 +1,7 @@
-// No answer leaves before the writes it may acknowledge are on stable storage (see Database.synced).
-// Chat's fastify answers wait in a hook; its other answers (bodiless GETs, late answers) and the
-// Infra listener's, written on plain node:http, through endWhenDurable.
+// No answer leaves before the writes it may acknowledge are on stable storage (see Database.synced):
+// every answer of both listeners, late ones included, is written through endWhenDurable.
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { FastifyInstance } from 'fastify';
 import type { Database } from '../db/database.js';
-
-export function answerWhenDurable(app: FastifyInstance, synced: () => Promise<void>): void {
-  app.addHook('onSend', async (_req, _reply, payload) => {
-    await synced();
-    return payload;
-  });
-}
 
 /** What to send instead when the flush failed: a body (status 200, the Infra envelope) or a status and body. */
 export type DurableFailure = string | { status: number; body: string };

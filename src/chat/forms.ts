@@ -1,0 +1,144 @@
+// Chat's request forms, as Zulip reads parameters: the query, a urlencoded body or a multipart one
+// (streamed through busboy), the last of a repeated key winning. Refusals of a broken body keep the
+// texts and statuses clients have had.
+import busboy from 'busboy';
+import type { IncomingMessage } from 'node:http';
+import { ClientGone, readBody } from '../platform/http/body.js';
+import { type ChatError, fileTooLarge, invalidJsonPart, malformedBody, partsLimit, prototypeFieldName, unsupportedMediaType } from './errors.js';
+
+/** The body limit of a request whose headers carry a valid API key (OPEN_BODY_LIMIT before that); a multipart file's too. */
+export const BODY_LIMIT = 25 * 1024 * 1024;
+
+/** A request's form as read from its body, and whether the body was read to its end. */
+export interface ReadForm {
+  params: URLSearchParams | Form | undefined;
+  whole: boolean;
+}
+
+const NO_FORM: ReadForm = { params: undefined, whole: true };
+
+/** A form's or multipart body's text values, by name: the last of a repeated key (Django's QueryDict.get); a file or JSON part is no text. */
+export type Form = Map<string, string | undefined>;
+
+/** Adds the text values of a query or form to `out`: the last of a repeated key wins, as Django's QueryDict.get does. */
+export function addTextParams(out: Record<string, string>, source: URLSearchParams | Form | undefined): void {
+  if (source instanceof URLSearchParams) {
+    source.forEach((v, k) => (out[k] = v));
+  } else if (source) {
+    for (const [k, v] of source) {
+      if (v !== undefined) out[k] = v;
+    }
+  }
+}
+
+/** A request's body that could not be read: 4xx with the reader's status and message, else 400. */
+export class BodyError extends Error {
+  /** The refusal from the catalog (chat/errors), answered as it is. */
+  readonly refusal: ChatError;
+  constructor(refusal: ChatError) {
+    super(refusal.message);
+    this.refusal = refusal;
+  }
+}
+
+/** The media type of a Content-Type header, lower-cased; undefined when it is no `type/subtype`. */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+\/[!#$%&'*+.^_`|~0-9a-z-]+$/;
+export function mediaType(header: string): string | undefined {
+  const semi = header.indexOf(';');
+  const type = (semi < 0 ? header : header.slice(0, semi)).trim().toLowerCase();
+  return TOKEN.test(type) ? type : undefined;
+}
+
+/**
+ * A multipart body's fields, streamed through busboy: text fields by name (a JSON part is parsed
+ * and, being no text, not a parameter), files read and dropped. Refusals keep the texts and statuses
+ * clients have had: 413 at 1000 parts or fields or a file over BODY_LIMIT, 400 for a field named
+ * after an Object.prototype member, 406 for a JSON part that does not parse, 400 for a broken body.
+ */
+export function readMultipart(req: IncomingMessage): Promise<ReadForm> {
+  return new Promise((resolve, reject) => {
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: req.headers, limits: { fileSize: BODY_LIMIT, fields: 1000, parts: 1000 } });
+    } catch (err) {
+      reject(new BodyError(malformedBody({ reason: (err as Error).message })));
+      return;
+    }
+    const form: Form = new Map();
+    const length = req.headers['content-length'];
+    const expected = length === undefined || req.headers['transfer-encoding'] !== undefined ? -1 : Number(length);
+    let received = 0;
+    let failed: BodyError | undefined;
+    let settled = false;
+    const count = (c: Buffer) => (received += c.length);
+    const finish = (err?: Error) => {
+      if (settled) return;
+      settled = true;
+      req.unpipe(parser);
+      req.off('data', count);
+      if (err) reject(err);
+      // The parser may finish before the request does (bytes after the closing boundary). The
+      // parser's `complete` can lag the last bytes, so an announced length is checked as well.
+      else resolve({ params: form, whole: req.complete || (expected >= 0 && received >= expected) });
+    };
+    // The first refusal is answered; the body goes on being parsed to its end (or is dropped after the answer).
+    const fail = (err: BodyError) => {
+      failed ??= err;
+      finish(failed);
+    };
+    parser.on('field', (name, value, info) => {
+      if (name in Object.prototype) return fail(new BodyError(prototypeFieldName()));
+      if (info.mimeType.startsWith('application/json')) {
+        if (info.valueTruncated) return fail(new BodyError(invalidJsonPart()));
+        try {
+          JSON.parse(value);
+        } catch {
+          return fail(new BodyError(invalidJsonPart()));
+        }
+        form.set(name, undefined);
+        return;
+      }
+      form.set(name, value);
+    });
+    parser.on('file', (name, file) => {
+      if (name in Object.prototype) {
+        file.resume();
+        return fail(new BodyError(prototypeFieldName()));
+      }
+      file.on('limit', () => fail(new BodyError(fileTooLarge())));
+      file.on('error', () => {});
+      file.resume();
+      form.set(name, undefined);
+    });
+    parser.on('partsLimit', () => fail(new BodyError(partsLimit({ what: 'parts' }))));
+    parser.on('filesLimit', () => fail(new BodyError(partsLimit({ what: 'files' }))));
+    parser.on('fieldsLimit', () => fail(new BodyError(partsLimit({ what: 'fields' }))));
+    parser.on('error', (err: Error) => {
+      // An empty body is an empty form, not truncated multipart data.
+      if (received === 0 && err.message === 'Unexpected end of multipart data') finish();
+      else fail(new BodyError(malformedBody({ reason: err.message })));
+    });
+    parser.on('close', () => finish());
+    req.on('data', count);
+    req.on('close', () => {
+      if (!req.complete) finish(new ClientGone());
+    });
+    req.pipe(parser);
+  });
+}
+
+/**
+ * The body's form, read as its Content-Type says: a urlencoded form, multipart fields, or anything
+ * else read and set aside (Zulip reads parameters only from forms). GET and HEAD bodies are not
+ * read (Zulip reads their parameters from the query): node drops them after the answer.
+ */
+export async function readForm(req: IncomingMessage): Promise<ReadForm> {
+  if (req.method === 'GET' || req.method === 'HEAD') return NO_FORM;
+  const header = req.headers['content-type'];
+  const type = header === undefined ? '' : mediaType(header);
+  if (type === undefined) throw new BodyError(unsupportedMediaType());
+  if (type === 'multipart/form-data') return readMultipart(req);
+  // Read to its announced length or its end: whole.
+  const body = await readBody(req, BODY_LIMIT);
+  return type === 'application/x-www-form-urlencoded' ? { params: new URLSearchParams(body.toString('utf8')), whole: true } : NO_FORM;
+}
