@@ -10,10 +10,7 @@
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  BARE_BODY, describeLoad, load, note, rssKiB, startBareServer, startKeel, withServers,
-  type Benchmark, type Figure, type LoadResult, type Server,
-} from './lib.js';
+import { BARE_BODY, describeLoad, load, note, rssKiB, startBareServer, startKeel, withServers, type Benchmark, type Figure, type LoadResult, type Server } from './lib.js';
 import { buildConfig } from '../src/config/config.js';
 import { readOptions } from '../src/config/env.js';
 import { openCore } from '../src/app.js';
@@ -156,28 +153,43 @@ export const benchmark: Benchmark = {
   summary: `Chat on SQLite with ${USERS} users and ${MESSAGES} messages: sends/s (100 and 10 subscribers), fetches/s, searches/s, RSS`,
   async run() {
     const s = await seed();
-    note(`seeded ${USERS} users, channels of 100 and 10 subscribers, ${MESSAGES} messages (${BIG_SHARE * 100}% / ${SMALL_SHARE * 100}% to them, the rest direct) in ${s.seconds.toFixed(1)} s, in-process`);
+    note(
+      `seeded ${USERS} users, channels of 100 and 10 subscribers, ${MESSAGES} messages (${BIG_SHARE * 100}% / ${SMALL_SHARE * 100}% to them, the rest direct) in ${s.seconds.toFixed(1)} s, in-process`,
+    );
     const chatOf = (k: Server & { chatUrl?: string }) => ({ ...k, url: k.chatUrl! });
     return withServers([startBareServer, () => startKeel({ dataDir: s.dataDir })], async (bare, keel) => {
       const chat = chatOf(keel);
       const sender = s.users[1];
       const reader = s.users[2];
-      const sendBody = (to: number) => new URLSearchParams({ type: 'stream', to: String(to), topic: 'bench sends', content: 'Load test message: the quick brown fox jumps over the lazy dog.' }).toString();
+      const sendBody = (to: number) =>
+        new URLSearchParams({ type: 'stream', to: String(to), topic: 'bench sends', content: 'Load test message: the quick brown fox jumps over the lazy dog.' }).toString();
       const send = (to: number) => ({
-        path: '/api/v1/messages', method: 'POST' as const, expect: '"id":',
-        headers: { authorization: auth(sender), 'content-type': 'application/x-www-form-urlencoded' }, body: sendBody(to),
+        path: '/api/v1/messages',
+        method: 'POST' as const,
+        expect: '"id":',
+        headers: { authorization: auth(sender), 'content-type': 'application/x-www-form-urlencoded' },
+        body: sendBody(to),
       });
       const fetchQuery = new URLSearchParams({
-        anchor: 'newest', num_before: String(FETCH_SIZE), num_after: '0',
-        narrow: JSON.stringify([{ operator: 'channel', operand: s.bigId }, { operator: 'topic', operand: 'topic 7' }]),
+        anchor: 'newest',
+        num_before: String(FETCH_SIZE),
+        num_after: '0',
+        narrow: JSON.stringify([
+          { operator: 'channel', operand: s.bigId },
+          { operator: 'topic', operand: 'topic 7' },
+        ]),
       });
       const searchQuery = new URLSearchParams({
-        anchor: 'newest', num_before: String(SEARCH_SIZE), num_after: '0', narrow: JSON.stringify([{ operator: 'search', operand: COMMON }]),
+        anchor: 'newest',
+        num_before: String(SEARCH_SIZE),
+        num_after: '0',
+        narrow: JSON.stringify([{ operator: 'search', operand: COMMON }]),
       });
       const get = (query: URLSearchParams) => ({ path: `/api/v1/messages?${query}`, headers: { authorization: auth(reader) }, expect: OK });
 
       // What one fetch and one search return, so the figures say what was measured.
-      const probe = async (q: URLSearchParams) => ((await (await fetch(`${chat.url}/api/v1/messages?${q}`, { headers: { authorization: auth(reader) } })).json()) as { messages: unknown[] }).messages.length;
+      const probe = async (q: URLSearchParams) =>
+        ((await (await fetch(`${chat.url}/api/v1/messages?${q}`, { headers: { authorization: auth(reader) } })).json()) as { messages: unknown[] }).messages.length;
       note(`a fetch returns ${await probe(fetchQuery)} messages, a search for "${COMMON}" ${await probe(searchQuery)}`);
       const rssSeeded = mib(keel.pid);
 

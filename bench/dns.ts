@@ -8,10 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import dnsPacket from 'dns-packet';
-import {
-  basicAuth, cpuSeconds, freePort, missingCommand, note, percentile, startKeel, withServers, withTempPostgres,
-  type Benchmark, type Figure, type KeelServer, type Server,
-} from './lib.js';
+import { basicAuth, cpuSeconds, freePort, missingCommand, note, percentile, startKeel, withServers, withTempPostgres, type Benchmark, type Figure, type KeelServer, type Server } from './lib.js';
 
 const ZONE = 'example.net';
 const JSON_PHP = '/api/rest/v2.10/json.php';
@@ -25,7 +22,12 @@ const UPDATE_TARGET = 1000;
 
 // ---- the zone -------------------------------------------------------------------------------------
 
-interface RecordSpec { lookup: string; type: string; data: string; ttl?: number }
+interface RecordSpec {
+  lookup: string;
+  type: string;
+  data: string;
+  ttl?: number;
+}
 
 /** A zone shaped like a small company's: mail, web, verification TXTs, a wildcard, a delegation, hosts. */
 function zoneRecords(): RecordSpec[] {
@@ -109,14 +111,19 @@ async function createZone(keel: KeelServer): Promise<Map<string, number>> {
 
 async function infraCall(keel: KeelServer, body: Record<string, unknown>): Promise<{ code?: string; data?: unknown; message?: string }> {
   const res = await fetch(keel.url + JSON_PHP, {
-    method: 'POST', headers: { authorization: basicAuth(keel.apiUuid, keel.apiSecret), 'content-type': 'application/json' }, body: JSON.stringify(body),
+    method: 'POST',
+    headers: { authorization: basicAuth(keel.apiUuid, keel.apiSecret), 'content-type': 'application/json' },
+    body: JSON.stringify(body),
   });
   return (await res.json()) as { code?: string };
 }
 
 // ---- DNS over UDP for the checks ------------------------------------------------------------------
 
-interface DnsAt { host: string; port: number }
+interface DnsAt {
+  host: string;
+  port: number;
+}
 
 function query(at: DnsAt, name: string, type: string, timeoutMs = 1000): Promise<dnsPacket.DecodedPacket | null> {
   const socket = dgram.createSocket('udp4');
@@ -137,7 +144,10 @@ function query(at: DnsAt, name: string, type: string, timeoutMs = 1000): Promise
 /** What a client sees, without what legitimately differs between servers: id, OPT, order, additional data. */
 function comparable(p: dnsPacket.DecodedPacket): string {
   const norm = (rrs: dnsPacket.Answer[] | undefined) =>
-    (rrs ?? []).filter((r) => r.type !== 'OPT').map((r) => JSON.stringify({ ...r, name: r.name.toLowerCase() })).sort();
+    (rrs ?? [])
+      .filter((r) => r.type !== 'OPT')
+      .map((r) => JSON.stringify({ ...r, name: r.name.toLowerCase() }))
+      .sort();
   // dns-packet's rcode lives in the low bits of `flags`.
   return JSON.stringify({ rcode: (p.flags ?? 0) & 0xf, aa: p.flag_aa, answers: norm(p.answers), authorities: norm(p.authorities) });
 }
@@ -167,14 +177,18 @@ async function zoneFile(keel: DnsAt): Promise<string> {
   ].join('\n');
 }
 
-interface NsdServer extends Server { dns: DnsAt }
+interface NsdServer extends Server {
+  dns: DnsAt;
+}
 
 /** NSD in the foreground (-d) on a free loopback port, one server process, no rate limiting, all in a temp dir. */
 async function startNsd(zoneText: string): Promise<NsdServer> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'keel-bench-nsd-'));
   const port = await freePort();
   writeFileSync(path.join(dir, `${ZONE}.zone`), zoneText);
-  writeFileSync(path.join(dir, 'nsd.conf'), `
+  writeFileSync(
+    path.join(dir, 'nsd.conf'),
+    `
 server:
     ip-address: 127.0.0.1@${port}
     port: ${port}
@@ -196,7 +210,8 @@ remote-control:
 zone:
     name: ${ZONE}
     zonefile: "${ZONE}.zone"
-`);
+`,
+  );
   const child = spawn('nsd', ['-d', '-c', path.join(dir, 'nsd.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   child.stderr!.on('data', (c) => (log += c));
@@ -219,7 +234,13 @@ zone:
 
 // ---- dnsperf --------------------------------------------------------------------------------------
 
-interface Perf { qps: number; completed: number; lost: number; rcodes: string; cpuMicros?: number }
+interface Perf {
+  qps: number;
+  completed: number;
+  lost: number;
+  rcodes: string;
+  cpuMicros?: number;
+}
 
 /**
  * dnsperf against one server, in one thread with 4 clients (so it takes one core and leaves the other
@@ -244,7 +265,7 @@ async function dnsperf(at: DnsAt, pid: number, file: string, seconds: number): P
     rcodes: /Response codes:\s+(.*)/.exec(out)?.[1] ?? '',
   };
   if (!Number.isFinite(r.qps)) throw new Error(`could not read dnsperf's output: ${out}`);
-  if (cpuBefore !== undefined && cpuAfter !== undefined && r.completed > 0) r.cpuMicros = Math.round(((cpuAfter - cpuBefore) * 1e6) / r.completed * 10) / 10;
+  if (cpuBefore !== undefined && cpuAfter !== undefined && r.completed > 0) r.cpuMicros = Math.round((((cpuAfter - cpuBefore) * 1e6) / r.completed) * 10) / 10;
   return r;
 }
 
@@ -276,7 +297,9 @@ const queryBenchmark: Benchmark = {
         else nsd = await startNsd(await zoneFile(keelAt));
         try {
           note(`keel DNS at ${keelAt.host}:${keelAt.port}${nsd ? `, NSD 4 at ${nsd.dns.host}:${nsd.dns.port} (server-count 1, like Keel's single process; rrl off, minimal-responses)` : ''}`);
-          note(`${mix.length} questions looped (${new Set(mix).size} distinct: names, NODATA, NXDOMAIN, wildcard, CNAME, referral); dnsperf -T 1 -c 4 -q 100, ${QUERY_SECONDS} s each after a ${WARMUP_SECONDS} s warm-up`);
+          note(
+            `${mix.length} questions looped (${new Set(mix).size} distinct: names, NODATA, NXDOMAIN, wildcard, CNAME, referral); dnsperf -T 1 -c 4 -q 100, ${QUERY_SECONDS} s each after a ${WARMUP_SECONDS} s warm-up`,
+          );
           if (nsd) {
             // Both must answer alike, or the ratio compares different work.
             const differ: string[] = [];
@@ -321,7 +344,14 @@ const queryBenchmark: Benchmark = {
 
 // ---- record updates through the API ----------------------------------------------------------------
 
-interface UpdateRun { updates: number; failures: number; firstFailure?: string; seconds: number; latencies: number[]; last: string[] }
+interface UpdateRun {
+  updates: number;
+  failures: number;
+  firstFailure?: string;
+  seconds: number;
+  latencies: number[];
+  last: string[];
+}
 
 /**
  * `clients` loops, each changing its own A record with `dns.record.update` (flat form: id and the new
@@ -332,32 +362,35 @@ async function updateLoad(keel: KeelServer, ids: number[], seconds: number, roun
   const run: UpdateRun = { updates: 0, failures: 0, seconds, latencies: [], last: ids.map(() => '') };
   const started = performance.now();
   const end = started + seconds * 1000;
-  await Promise.all(ids.map(async (id, client) => {
-    for (let n = 0; performance.now() < end; n++) {
-      const value = `10.${round * 16 + client}.${(n >> 8) & 255}.${n & 255}`;
-      const t0 = performance.now();
-      let failure: string | undefined;
-      try {
-        const res = await fetch(keel.url + JSON_PHP, {
-          method: 'POST', headers: { authorization, 'content-type': 'application/json' },
-          body: JSON.stringify({ cmd: 'dns.record.update', id, data: value }),
-        });
-        const text = await res.text();
-        if (!res.ok) failure = `HTTP ${res.status} ${text.slice(0, 200)}`;
-        else if (!text.includes('"code":"OK"')) failure = text.slice(0, 200);
-      } catch (err) {
-        failure = (err as Error).message;
+  await Promise.all(
+    ids.map(async (id, client) => {
+      for (let n = 0; performance.now() < end; n++) {
+        const value = `10.${round * 16 + client}.${(n >> 8) & 255}.${n & 255}`;
+        const t0 = performance.now();
+        let failure: string | undefined;
+        try {
+          const res = await fetch(keel.url + JSON_PHP, {
+            method: 'POST',
+            headers: { authorization, 'content-type': 'application/json' },
+            body: JSON.stringify({ cmd: 'dns.record.update', id, data: value }),
+          });
+          const text = await res.text();
+          if (!res.ok) failure = `HTTP ${res.status} ${text.slice(0, 200)}`;
+          else if (!text.includes('"code":"OK"')) failure = text.slice(0, 200);
+        } catch (err) {
+          failure = (err as Error).message;
+        }
+        run.latencies.push(performance.now() - t0);
+        if (failure) {
+          run.failures++;
+          run.firstFailure ??= failure;
+        } else {
+          run.updates++;
+          run.last[client] = value;
+        }
       }
-      run.latencies.push(performance.now() - t0);
-      if (failure) {
-        run.failures++;
-        run.firstFailure ??= failure;
-      } else {
-        run.updates++;
-        run.last[client] = value;
-      }
-    }
-  }));
+    }),
+  );
   run.seconds = (performance.now() - started) / 1000;
   run.latencies.sort((a, b) => a - b);
   return run;
@@ -384,11 +417,16 @@ async function updateFigures(engine: string, keel: KeelServer): Promise<Figure[]
   if (wrong.length) throw new Error(`${engine}: DNS does not serve the last update:\n${wrong.join('\n')}`);
   const rate = Math.round(r.updates / r.seconds);
   const cpu = cpuBefore !== undefined && cpuAfter !== undefined && r.updates > 0 ? `, server CPU ${Math.round(((cpuAfter - cpuBefore) * 1e6) / r.updates)} us/update` : '';
-  note(`${engine}: ${rate} updates/s, ${r.failures} failed, p50 ${percentile(r.latencies, 50).toFixed(2)} ms, p99 ${percentile(r.latencies, 99).toFixed(2)} ms; DNS serves the last value of all ${served} records`);
+  note(
+    `${engine}: ${rate} updates/s, ${r.failures} failed, p50 ${percentile(r.latencies, 50).toFixed(2)} ms, p99 ${percentile(r.latencies, 99).toFixed(2)} ms; DNS serves the last value of all ${served} records`,
+  );
   if (r.firstFailure) note(`${engine}: first failure: ${r.firstFailure}`);
   return [
     {
-      name: engine, value: rate, unit: 'updates/s', atLeast: UPDATE_TARGET,
+      name: engine,
+      value: rate,
+      unit: 'updates/s',
+      atLeast: UPDATE_TARGET,
       detail: `p50 ${percentile(r.latencies, 50).toFixed(2)} ms, p99 ${percentile(r.latencies, 99).toFixed(2)} ms${cpu}, ${r.updates} updates, DNS answered the last value of ${served}/${UPDATE_CLIENTS} records`,
     },
     { name: `${engine}-failed`, value: r.failures, unit: 'failed', atMost: 0, detail: r.firstFailure ? `first: ${r.firstFailure}` : undefined },

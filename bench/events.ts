@@ -10,8 +10,26 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import {
-  basicAuth, chatCall, cpuSeconds, createChatUsers, ensureFdLimit, fdLimit, inParallel, isMain, note, openFiles, percentile, rssMiB, startKeel, startRole,
-  withServers, type Benchmark, type Child, type ChatUser, type Figure, type KeelServer,
+  basicAuth,
+  chatCall,
+  cpuSeconds,
+  createChatUsers,
+  ensureFdLimit,
+  fdLimit,
+  inParallel,
+  isMain,
+  note,
+  openFiles,
+  percentile,
+  rssMiB,
+  startKeel,
+  startRole,
+  withServers,
+  type Benchmark,
+  type Child,
+  type ChatUser,
+  type Figure,
+  type KeelServer,
 } from './lib.js';
 
 const FILE = fileURLToPath(import.meta.url);
@@ -44,7 +62,10 @@ const RSS_TARGET_MIB = 300;
 /** Wall-clock milliseconds with sub-millisecond resolution, comparable between processes. */
 const wallMs = () => performance.timeOrigin + performance.now();
 
-interface PollSpec { chatUrl: string; queues: { id: string; authorization: string; receives: boolean }[] }
+interface PollSpec {
+  chatUrl: string;
+  queues: { id: string; authorization: string; receives: boolean }[];
+}
 
 /** From a poll process to the benchmark. */
 type PollerMessage =
@@ -77,7 +98,8 @@ export const benchmark: Benchmark = {
  */
 export async function measure(keel: KeelServer, owner: string, receivers: ChatUser[], outsiders: ChatUser[]): Promise<Figure[]> {
   await chatCall(keel.chat.url, owner, '/users/me/subscriptions', {
-    subscriptions: JSON.stringify([{ name: CHANNEL }]), principals: JSON.stringify(receivers.map((u) => u.id)),
+    subscriptions: JSON.stringify([{ name: CHANNEL }]),
+    principals: JSON.stringify(receivers.map((u) => u.id)),
   });
 
   let started = Date.now();
@@ -116,7 +138,9 @@ export async function measure(keel: KeelServer, owner: string, receivers: ChatUs
     await sleep(2_000);
     const fds = openFiles(keel.pid);
     const rssParked = rssMiB(keel.pid);
-    note(`${QUEUES.toLocaleString('en')} polls parked from ${POLLERS} processes in ${((Date.now() - started) / 1000).toFixed(1)} s; server holds ${fds ?? '?'} open files, RSS ${rssParked ?? '?'} MiB`);
+    note(
+      `${QUEUES.toLocaleString('en')} polls parked from ${POLLERS} processes in ${((Date.now() - started) / 1000).toFixed(1)} s; server holds ${fds ?? '?'} open files, RSS ${rssParked ?? '?'} MiB`,
+    );
 
     // WARMUP unmeasured messages first: the code paths warm, and every receiver is shown to be parked.
     const expected = slices.map((s) => s.queues.filter((q) => q.receives).length);
@@ -145,16 +169,19 @@ export async function measure(keel: KeelServer, owner: string, receivers: ChatUs
     }
     const cpuAfter = cpuSeconds(keel.pid);
     const clientCpuMs = clientCpuBefore !== undefined ? Math.round(((clientCpu() - clientCpuBefore) * 1000) / MESSAGES) : NaN;
-    const cpuPerMessage = cpuBefore !== undefined && cpuAfter !== undefined
-      ? `, server CPU ${Math.round(((cpuAfter - cpuBefore) * 1000) / MESSAGES)} ms per message (1,000 answers and re-polls), poll processes ${clientCpuMs} ms`
-      : '';
+    const cpuPerMessage =
+      cpuBefore !== undefined && cpuAfter !== undefined
+        ? `, server CPU ${Math.round(((cpuAfter - cpuBefore) * 1000) / MESSAGES)} ms per message (1,000 answers and re-polls), poll processes ${clientCpuMs} ms`
+        : '';
     const rssAfter = rssMiB(keel.pid);
 
-    const reports = await Promise.all(pollers.map(async (c) => {
-      const r = nextMessage(c, (m) => 'report' in m, 10_000);
-      c.process.send!('report');
-      return ((await r) as Extract<PollerMessage, { report: unknown }>).report;
-    }));
+    const reports = await Promise.all(
+      pollers.map(async (c) => {
+        const r = nextMessage(c, (m) => 'report' in m, 10_000);
+        c.process.send!('report');
+        return ((await r) as Extract<PollerMessage, { report: unknown }>).report;
+      }),
+    );
     const latencies: number[] = [];
     // From the first answer carrying a message to each other one: the fan-out alone, without the
     // send's own work before its commit (parsing, rendering, storing), which the sender waits for anyway.
@@ -164,7 +191,15 @@ export async function measure(keel: KeelServer, owner: string, receivers: ChatUs
     let delivered = 0;
     const coldP99: number[] = [];
     for (let i = 0; i < WARMUP; i++) {
-      coldP99.push(percentile(reports.flatMap((r) => r.times[i] ?? []).map((t) => t - sendTimes[i]!).sort((a, b) => a - b), 99));
+      coldP99.push(
+        percentile(
+          reports
+            .flatMap((r) => r.times[i] ?? [])
+            .map((t) => t - sendTimes[i]!)
+            .sort((a, b) => a - b),
+          99,
+        ),
+      );
     }
     for (let i = WARMUP; i < WARMUP + MESSAGES; i++) {
       const arrivals = reports.flatMap((r) => r.times[i] ?? []);
@@ -174,7 +209,12 @@ export async function measure(keel: KeelServer, owner: string, receivers: ChatUs
       latencies.push(...mine);
       spreads.push(...arrivals.map((t) => t - first));
       firstAnswers.push(first - sendTimes[i]!);
-      perMessageP99.push(percentile(mine.sort((a, b) => a - b), 99));
+      perMessageP99.push(
+        percentile(
+          mine.sort((a, b) => a - b),
+          99,
+        ),
+      );
     }
     latencies.sort((a, b) => a - b);
     spreads.sort((a, b) => a - b);
@@ -185,14 +225,24 @@ export async function measure(keel: KeelServer, owner: string, receivers: ChatUs
     const want = MESSAGES * RECEIVERS;
     note(`cold p99 (ms) of the ${WARMUP} warm-up messages, not counted: ${coldP99.join(' ')}`);
     note(`per-message p99 (ms): ${perMessageP99.join(' ')}`);
-    note(`POST /messages answered in p50 ${percentile(sendMs.sort((a, b) => a - b), 50).toFixed(1)} ms; ${heartbeats} heartbeats, ${errors} poll errors`);
+    note(
+      `POST /messages answered in p50 ${percentile(
+        sendMs.sort((a, b) => a - b),
+        50,
+      ).toFixed(1)} ms; ${heartbeats} heartbeats, ${errors} poll errors`,
+    );
     note(`send to first answer p50 ${percentile(firstAnswers, 50)} ms; first answer to each other one (the fan-out) p50 ${percentile(spreads, 50)} ms, p99 ${percentile(spreads, 99)} ms`);
     if (missing.length || delivered !== want) throw new Error(`deliveries missing (${delivered} of ${want}): ${missing.join('; ')}`);
     if (unexpected) throw new Error(`${unexpected} deliveries reached queues that must not receive the channel's messages`);
     if (errors) throw new Error(`${errors} polls failed (socket errors or non-200 answers)`);
     const rounded = (ms: number) => Math.round(ms * 100) / 100;
     return [
-      { name: 'p50', value: percentile(latencies, 50), unit: 'ms', detail: `send to answer, ${delivered.toLocaleString('en')} deliveries (${MESSAGES} x ${RECEIVERS}), max ${rounded(latencies.at(-1) ?? 0)} ms` },
+      {
+        name: 'p50',
+        value: percentile(latencies, 50),
+        unit: 'ms',
+        detail: `send to answer, ${delivered.toLocaleString('en')} deliveries (${MESSAGES} x ${RECEIVERS}), max ${rounded(latencies.at(-1) ?? 0)} ms`,
+      },
       { name: 'p99', value: percentile(latencies, 99), unit: 'ms', atMost: P99_TARGET_MS, detail: `${QUEUES.toLocaleString('en')} polls parked${cpuPerMessage}` },
       { name: 'delivered', value: delivered, unit: 'polls', atLeast: want, detail: `every receiving poll answered with each message, none elsewhere` },
       ...(rssParked !== undefined ? [{ name: 'rss', value: rssParked, unit: 'MiB', atMost: RSS_TARGET_MIB, detail: `server RSS with ${QUEUES.toLocaleString('en')} polls parked` }] : []),
@@ -226,7 +276,13 @@ function nextMessage(c: Child, accept: (m: PollerMessage) => boolean, timeoutMs:
 // ---- the poll process ----------------------------------------------------------------------------
 
 /** One answer read off a socket, timed on arrival and looked at after the burst it came in. */
-interface Arrival { q: PollSpec['queues'][number]; status: number; body: Buffer; at: number; lastEventId: number }
+interface Arrival {
+  q: PollSpec['queues'][number];
+  status: number;
+  body: Buffer;
+  at: number;
+  lastEventId: number;
+}
 
 const HEADER_END = Buffer.from('\r\n\r\n');
 
@@ -310,10 +366,7 @@ function runPolls(specFile: string): void {
 
     poll(lastEventId: number, onWritten?: () => void): void {
       this.lastEventId = lastEventId;
-      this.socket.write(
-        `GET /api/v1/events?queue_id=${this.q.id}&last_event_id=${lastEventId} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: ${this.q.authorization}\r\n\r\n`,
-        onWritten,
-      );
+      this.socket.write(`GET /api/v1/events?queue_id=${this.q.id}&last_event_id=${lastEventId} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: ${this.q.authorization}\r\n\r\n`, onWritten);
     }
 
     private onData(c: Buffer): void {

@@ -65,7 +65,9 @@ async function bodies(keel: KeelServer, what: string, url: string, size: number,
   });
   const statuses = [...new Set(results.map((r) => r.status))].join(', ');
   const sent = results.map((r) => r.sent).sort((a, b) => a - b);
-  note(`${what}: ${BODIES} x ${(size / MB).toFixed(1)} MB without credentials answered ${statuses}; clients sent ${(sent[0] / MB).toFixed(1)}-${(sent.at(-1)! / MB).toFixed(1)} MB each before the answer (kernel buffers included); server RSS +${grew} MiB`);
+  note(
+    `${what}: ${BODIES} x ${(size / MB).toFixed(1)} MB without credentials answered ${statuses}; clients sent ${(sent[0] / MB).toFixed(1)}-${(sent.at(-1)! / MB).toFixed(1)} MB each before the answer (kernel buffers included); server RSS +${grew} MiB`,
+  );
   return [{ name: `${what}-rss`, value: grew, unit: 'MiB RSS growth', atMost: 64, detail: `${BODIES} x ${(size / MB).toFixed(1)} MB, answered ${statuses}` }];
 }
 
@@ -83,10 +85,12 @@ async function idleConnections(keel: KeelServer): Promise<Figure[]> {
     }
     const started = Date.now();
     const status = await new Promise<number>((resolve) => {
-      http.get(`${keel.chatUrl}/api/v1/server_settings`, { agent: false }, (res) => {
-        res.resume();
-        resolve(res.statusCode!);
-      }).on('error', () => resolve(0));
+      http
+        .get(`${keel.chatUrl}/api/v1/server_settings`, { agent: false }, (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        })
+        .on('error', () => resolve(0));
     });
     const ms = Date.now() - started;
     await new Promise((r) => setTimeout(r, 200));

@@ -2,8 +2,20 @@
 // style and REST, against bare node:http measured in the same run: the cost of the HTTP layer (plain node:http), credentials,
 // the API key lookup, kysely + SQLite and the envelope, as a ratio that survives a noisy machine.
 import {
-  BARE_BODY, basicAuth, DEFAULT_LOAD, describeLoad, load, note, startBareServer, startKeel, withServers,
-  type Benchmark, type Figure, type LoadResult, type LoadSpec, type Server,
+  BARE_BODY,
+  basicAuth,
+  DEFAULT_LOAD,
+  describeLoad,
+  load,
+  note,
+  startBareServer,
+  startKeel,
+  withServers,
+  type Benchmark,
+  type Figure,
+  type LoadResult,
+  type LoadSpec,
+  type Server,
 } from './lib.js';
 
 const API = '/api/rest/v2.10';
@@ -25,9 +37,7 @@ const ROUND_SECONDS = 4;
 function pooled(runs: LoadResult[]): LoadResult {
   const total = runs.reduce((n, r) => n + r.total, 0);
   const p50s = runs.map((r) => r.p50).sort((a, b) => a - b);
-  const cpu = runs.every((r) => r.cpuMicros !== undefined) && total > 0
-    ? Math.round(runs.reduce((n, r) => n + r.cpuMicros! * r.total, 0) / total)
-    : undefined;
+  const cpu = runs.every((r) => r.cpuMicros !== undefined) && total > 0 ? Math.round(runs.reduce((n, r) => n + r.cpuMicros! * r.total, 0) / total) : undefined;
   return {
     rps: runs.reduce((n, r) => n + r.rps, 0) / runs.length,
     total,
@@ -56,13 +66,17 @@ export const benchmark: Benchmark = {
       note(`bare node:http at ${bare.url}, keel at ${keel.url}, apiuser id ${id}`);
       const loads: [string, Server, LoadSpec][] = [
         ['bare', bare, { path: '/', expect: BARE_BODY }],
-        ['cmd', keel, {
-          path: `${API}/json.php`,
-          method: 'POST',
-          headers: { authorization, 'content-type': 'application/json' },
-          body: JSON.stringify({ cmd: 'apiuser.get', id }),
-          expect: OK,
-        }],
+        [
+          'cmd',
+          keel,
+          {
+            path: `${API}/json.php`,
+            method: 'POST',
+            headers: { authorization, 'content-type': 'application/json' },
+            body: JSON.stringify({ cmd: 'apiuser.get', id }),
+            expect: OK,
+          },
+        ],
         ['rest', keel, { path: `${API}/apiusers/${id}`, headers: { authorization }, expect: OK }],
       ];
       const runs = new Map<string, LoadResult[]>(loads.map(([name]) => [name, []]));

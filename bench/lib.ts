@@ -224,7 +224,19 @@ export async function startKeel(o: KeelOptions = {}): Promise<KeelServer> {
       [
         ...(PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : []),
         // API rate limits off: a benchmark is a flood of requests by design (password budgets stay on).
-        KEEL_BIN, 'serve', '--json', '--infra-listen', '127.0.0.1:0', '--chat-listen', '127.0.0.1:0', '--dns-listen', '127.0.0.1:0', '--rate-limits', 'off', '--data-dir', dataDir,
+        KEEL_BIN,
+        'serve',
+        '--json',
+        '--infra-listen',
+        '127.0.0.1:0',
+        '--chat-listen',
+        '127.0.0.1:0',
+        '--dns-listen',
+        '127.0.0.1:0',
+        '--rate-limits',
+        'off',
+        '--data-dir',
+        dataDir,
         ...(o.databaseUrl ? ['--database-url', o.databaseUrl] : []),
         ...(o.args ?? []),
       ],
@@ -251,8 +263,13 @@ export async function startKeel(o: KeelOptions = {}): Promise<KeelServer> {
   }
   const chatInit = c.lines.find((m) => m.chat && typeof m.chat === 'object')?.chat as { email: string; apiKey: string } | undefined;
   return {
-    url: listeningUrl(c, 'infra'), pid: c.process.pid!, apiUuid: init?.apiUuid ?? '', apiSecret: init?.apiSecret ?? '',
-    dns: { host: dnsAt[1], port: Number(dnsAt[2]) }, chatUrl: listeningUrl(c, 'chat'), stop,
+    url: listeningUrl(c, 'infra'),
+    pid: c.process.pid!,
+    apiUuid: init?.apiUuid ?? '',
+    apiSecret: init?.apiSecret ?? '',
+    dns: { host: dnsAt[1], port: Number(dnsAt[2]) },
+    chatUrl: listeningUrl(c, 'chat'),
+    stop,
     chat: { url: listeningUrl(c, 'chat'), email: chatInit?.email ?? '', apiKey: chatInit?.apiKey ?? '' },
   };
 }
@@ -279,7 +296,6 @@ export async function withTempPostgres<R>(body: (url: string) => Promise<R>): Pr
 }
 
 export const POSTGRES_URL = process.env.KEEL_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-
 
 /** Whether `command` can be run (`--version`-style probe); the reason when not. */
 export function missingCommand(command: string, probeArgs: string[], debianPackage: string): string | undefined {
@@ -440,7 +456,11 @@ export async function chatCall(chatUrl: string, authorization: string | undefine
   return body;
 }
 
-export interface ChatUser { id: number; email: string; authorization: string }
+export interface ChatUser {
+  id: number;
+  email: string;
+  authorization: string;
+}
 
 /**
  * Creates users `${prefix}${i}@bench.test` as the first-run owner, each with their API key (two password
@@ -449,11 +469,15 @@ export interface ChatUser { id: number; email: string; authorization: string }
 export async function createChatUsers(keel: KeelServer, prefix: string, count: number, concurrency = 1): Promise<ChatUser[]> {
   const owner = basicAuth(keel.chat.email, keel.chat.apiKey);
   const password = 'bench-pass-1';
-  return inParallel(Array.from({ length: count }, (_, i) => `${prefix}${i}@bench.test`), concurrency, async (email, i) => {
-    await chatCall(keel.chat.url, owner, '/users', { email, password, full_name: `User ${prefix} ${i}` });
-    const k = (await chatCall(keel.chat.url, undefined, '/fetch_api_key', { username: email, password })) as { email: string; api_key: string; user_id: number };
-    return { id: k.user_id, email: k.email, authorization: basicAuth(k.email, k.api_key) };
-  });
+  return inParallel(
+    Array.from({ length: count }, (_, i) => `${prefix}${i}@bench.test`),
+    concurrency,
+    async (email, i) => {
+      await chatCall(keel.chat.url, owner, '/users', { email, password, full_name: `User ${prefix} ${i}` });
+      const k = (await chatCall(keel.chat.url, undefined, '/fetch_api_key', { username: email, password })) as { email: string; api_key: string; user_id: number };
+      return { id: k.user_id, email: k.email, authorization: basicAuth(k.email, k.api_key) };
+    },
+  );
 }
 
 export function describeLoad(r: LoadResult): string {
@@ -484,9 +508,11 @@ async function runLoad(arg: string): Promise<void> {
     method: spec.method ?? 'GET',
     headers: spec.headers,
     body: spec.body,
-    ...(rotate?.length ? {
-      requests: [{ setupRequest: (req: { headers?: Record<string, string> }) => ({ ...req, headers: { ...req.headers, ...rotate[turn++ % rotate.length] } }) }],
-    } : {}),
+    ...(rotate?.length
+      ? {
+          requests: [{ setupRequest: (req: { headers?: Record<string, string> }) => ({ ...req, headers: { ...req.headers, ...rotate[turn++ % rotate.length] } }) }],
+        }
+      : {}),
     connections,
     pipelining,
     duration: seconds,

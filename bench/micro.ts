@@ -106,13 +106,22 @@ export async function withSqlite<R>(body: (store: Database<BenchTables>, raw: Be
   const store = openSqlite<BenchTables>(file);
   let raw: BetterSqlite3.Database | undefined;
   try {
-    await sql`create table items (id integer primary key, realm_id integer not null, name text not null, email text not null, role integer not null, active integer not null, created text not null, note text not null, score real not null)`.execute(store.kysely);
+    await sql`create table items (id integer primary key, realm_id integer not null, name text not null, email text not null, role integer not null, active integer not null, created text not null, note text not null, score real not null)`.execute(
+      store.kysely,
+    );
     await sql`create index items_realm on items (realm_id, id)`.execute(store.kysely);
     await store.transaction(async (trx) => {
       for (let i = 1; i <= ITEM_COUNT; i += 500) {
         const rows = Array.from({ length: 500 }, (_, k) => ({
-          id: i + k, realm_id: (i + k) % 10, name: `user ${i + k}`, email: `user${i + k}@example.com`, role: (i + k) % 4, active: 1,
-          created: new Date(1_700_000_000_000 + (i + k) * 1000).toISOString(), note: 'x'.repeat(40), score: (i + k) / 7,
+          id: i + k,
+          realm_id: (i + k) % 10,
+          name: `user ${i + k}`,
+          email: `user${i + k}@example.com`,
+          role: (i + k) % 4,
+          active: 1,
+          created: new Date(1_700_000_000_000 + (i + k) * 1000).toISOString(),
+          note: 'x'.repeat(40),
+          score: (i + k) / 7,
         }));
         await trx.insertInto('items').values(rows).execute();
       }

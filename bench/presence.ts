@@ -28,7 +28,12 @@ export const benchmark: Benchmark = {
       const bareRun = await load(bare, { path: '/', expect: BARE_BODY });
       note(`bare ${Math.round(bareRun.rps)} req/s`);
       const spec = (body: string, expect: string) => ({
-        path: '/api/v1/users/me/presence', method: 'POST' as const, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body, expect, rotateHeaders: users,
+        path: '/api/v1/users/me/presence',
+        method: 'POST' as const,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body,
+        expect,
+        rotateHeaders: users,
       });
       const full = await load(chat, spec('status=active&new_user_input=true', 'user199@bench.test'), { connections: USERS, pipelining: 1, warmupSeconds: 2, seconds: 8 });
       note(`full ${Math.round(full.rps)} req/s`);
@@ -38,7 +43,10 @@ export const benchmark: Benchmark = {
       note(`ping_only ${Math.round(ping.rps)} req/s`);
       const rss = rssMiB(keel.pid);
       return [
-        figure('bare', bareRun), figure('full', full, 'bare'), figure('modern', slim, 'bare'), figure('ping', ping, 'bare'),
+        figure('bare', bareRun),
+        figure('full', full, 'bare'),
+        figure('modern', slim, 'bare'),
+        figure('ping', ping, 'bare'),
         ...(rss !== undefined ? [{ name: 'rss', value: rss, unit: 'MiB', detail: `server RSS after the load (${rssBefore ?? '?'} MiB before)` }] : []),
       ];
     });

@@ -41,8 +41,11 @@ export const benchmark: Benchmark = {
       const idle = await settledRss(server);
 
       const started = Date.now();
-      const registered = await inParallel(Array.from({ length: QUEUES }), 8, async () =>
-        ((await chatCall(chatUrl, abuser, '/register', { event_types: '["message"]', fetch_event_types: '[]' })) as { queue_id: string }).queue_id);
+      const registered = await inParallel(
+        Array.from({ length: QUEUES }),
+        8,
+        async () => ((await chatCall(chatUrl, abuser, '/register', { event_types: '["message"]', fetch_event_types: '[]' })) as { queue_id: string }).queue_id,
+      );
       note(`${QUEUES} registrations in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       const afterRegs = await settledRss(server);
 

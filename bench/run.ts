@@ -22,7 +22,9 @@ async function discover(): Promise<Found[]> {
   const out: Found[] = [];
   for (const group of [undefined, ...GROUPS]) {
     const dir = group ? path.join(DIR, group) : DIR;
-    const files = readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !NOT_BENCHMARKS.has(f)).sort();
+    const files = readdirSync(dir)
+      .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !NOT_BENCHMARKS.has(f))
+      .sort();
     for (const f of files) {
       // A module exports one `benchmark`, or several related ones as `benchmarks`.
       const mod = (await import(pathToFileURL(path.join(dir, f)).href)) as { benchmark?: Benchmark; benchmarks?: Benchmark[] };

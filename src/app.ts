@@ -177,11 +177,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     infra: new InfraLimits(clock, config.rateLimits, config.trustedProxies),
     chat: new ChatLimits(clock, config.rateLimits, config.trustedProxies),
   };
-  const infraServer = createInfraServer(
-    { db: core.db, jwt: core.jwt, clock, log, zoneWriter: core.zoneWriter, nameserverDomain: config.nameserverDomain, limits: limits.infra },
-    allCommands(),
-    http,
-  );
+  const infraServer = createInfraServer({ db: core.db, jwt: core.jwt, clock, log, zoneWriter: core.zoneWriter, nameserverDomain: config.nameserverDomain, limits: limits.infra }, allCommands(), http);
 
   // Port 0 picks a free port: realm URLs name the port actually chosen (noted once the listener is up).
   let chatAt = config.chatListen;

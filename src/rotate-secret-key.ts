@@ -27,12 +27,17 @@ export async function runRotateSecretKey(argv: string[], out: (line: string) => 
   } finally {
     await db.close();
   }
-  const how = current === undefined ? `set KEEL_SECRET_KEY to the contents of ${newFile}`
-    : config.secretKeyFile ? `use --secret-key-file ${newFile} (or copy it over ${current})`
-    : `move it into place (mv ${newFile} ${current})${config.databaseUrl ? ' on every node' : ''}`;
+  const how =
+    current === undefined
+      ? `set KEEL_SECRET_KEY to the contents of ${newFile}`
+      : config.secretKeyFile
+        ? `use --secret-key-file ${newFile} (or copy it over ${current})`
+        : `move it into place (mv ${newFile} ${current})${config.databaseUrl ? ' on every node' : ''}`;
   if (options.json) out(JSON.stringify({ newKeyFile: newFile, createdKeyFile: result.createdFile, resealedApiKeys: result.resealed }));
   else {
-    out(`${result.createdFile ? `Made a new secret key in ${newFile} (mode 0600). ` : ''}The database now uses the key in ${newFile}: ${result.resealed} chat API keys sealed again under it (they still work).`);
+    out(
+      `${result.createdFile ? `Made a new secret key in ${newFile} (mode 0600). ` : ''}The database now uses the key in ${newFile}: ${result.resealed} chat API keys sealed again under it (they still work).`,
+    );
     out(`Now start every Keel node with the new key: ${how}. Nodes given the old key refuse to start.`);
     out('JWTs issued under the old key no longer verify: their holders must log in again. Keep the new key file safe and delete copies of the old one.');
   }

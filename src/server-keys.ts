@@ -32,8 +32,10 @@ export interface ServerKeys {
 
 /** What to tell the operator of a key file just made, with the first-run secrets. */
 export function keepTheKeyFile(file: string, postgres: boolean): string {
-  return `the secret key that signs tokens and seals chat API keys is in ${file} (mode 0600): back it up apart from the database, which cannot be used without it`
-    + (postgres ? `; ${SAME_KEY_ON_EVERY_NODE} (copy this file to each, or use --secret-key-file or KEEL_SECRET_KEY)` : '');
+  return (
+    `the secret key that signs tokens and seals chat API keys is in ${file} (mode 0600): back it up apart from the database, which cannot be used without it` +
+    (postgres ? `; ${SAME_KEY_ON_EVERY_NODE} (copy this file to each, or use --secret-key-file or KEEL_SECRET_KEY)` : '')
+  );
 }
 
 /** The key file this configuration reads (absent when the key comes from KEEL_SECRET_KEY). */
@@ -42,11 +44,14 @@ export function secretKeyFile(config: Config): string | undefined {
   return config.secretKeyFile ?? path.join(config.dataDir, DEFAULT_KEY_FILE);
 }
 
-interface StoredKeys { check?: string; legacySeal?: string; legacy: boolean }
+interface StoredKeys {
+  check?: string;
+  legacySeal?: string;
+  legacy: boolean;
+}
 
 async function storedKeys(db: Queryable<ChatTables>): Promise<StoredKeys> {
-  const rows = await db.selectFrom('server_secrets').select(['name', 'value'])
-    .where('name', 'in', [KEY_CHECK_NAME, LEGACY_KEY_NAMES.jwt, LEGACY_KEY_NAMES.seal]).execute();
+  const rows = await db.selectFrom('server_secrets').select(['name', 'value']).where('name', 'in', [KEY_CHECK_NAME, LEGACY_KEY_NAMES.jwt, LEGACY_KEY_NAMES.seal]).execute();
   const value = (name: string) => rows.find((r) => r.name === name)?.value;
   return { check: value(KEY_CHECK_NAME), legacySeal: value(LEGACY_KEY_NAMES.seal), legacy: rows.some((r) => r.name !== KEY_CHECK_NAME) };
 }
@@ -82,8 +87,8 @@ function masterKey(config: Config, stored: StoredKeys): { key: Buffer; source: s
 
 function wrongKey(config: Config, source: string): SecretKeyError {
   return new SecretKeyError(
-    `the secret key from ${source} is not the one this database uses (a database copied without its key, the wrong key, or an old key rotated away): give Keel the key the database uses`
-    + (config.databaseUrl ? `; ${SAME_KEY_ON_EVERY_NODE}` : ''),
+    `the secret key from ${source} is not the one this database uses (a database copied without its key, the wrong key, or an old key rotated away): give Keel the key the database uses` +
+      (config.databaseUrl ? `; ${SAME_KEY_ON_EVERY_NODE}` : ''),
   );
 }
 
@@ -128,8 +133,10 @@ export async function bindServerKeys<S>(store: Database<S>, config: Config, log?
     return stored.legacy ? resealed : undefined;
   });
   if (moved !== undefined) {
-    log?.warn(`moved the JWT signing key and the chat API key seal key out of the database: both now derive from the secret key in ${source}; `
-      + `${moved} chat API keys sealed again (they still work); JWTs issued before this start no longer verify, so their holders must log in again`);
+    log?.warn(
+      `moved the JWT signing key and the chat API key seal key out of the database: both now derive from the secret key in ${source}; ` +
+        `${moved} chat API keys sealed again (they still work); JWTs issued before this start no longer verify, so their holders must log in again`,
+    );
   }
   return keys;
 }

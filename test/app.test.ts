@@ -24,11 +24,23 @@ const FIXTURE = {
 
 /** The versions and names that database recorded, one per migration, in the order they ran. */
 const RECORDED = [
-  [1, 'infra core'], [2, 'dns zones and records'], [3, 'chat core'], [4, 'chat default channels'], [5, 'chat message search'],
-  [6, 'chat presence and status'], [7, 'chat topic index'], [8, 'chat subscription spans'], [9, 'chat event queues kept across a restart'],
-  [10, 'chat alert words'], [11, 'chat user settings defaults, drafts, muted users and user topics'], [12, 'chat message edits and reactions'],
-  [13, 'chat user group settings, linkifiers, custom emoji'], [14, 'chat realm settings'], [15, 'chat spectator access'],
-  [16, 'chat channel creation settings'], [17, 'chat realm deactivation'],
+  [1, 'infra core'],
+  [2, 'dns zones and records'],
+  [3, 'chat core'],
+  [4, 'chat default channels'],
+  [5, 'chat message search'],
+  [6, 'chat presence and status'],
+  [7, 'chat topic index'],
+  [8, 'chat subscription spans'],
+  [9, 'chat event queues kept across a restart'],
+  [10, 'chat alert words'],
+  [11, 'chat user settings defaults, drafts, muted users and user topics'],
+  [12, 'chat message edits and reactions'],
+  [13, 'chat user group settings, linkifiers, custom emoji'],
+  [14, 'chat realm settings'],
+  [15, 'chat spectator access'],
+  [16, 'chat channel creation settings'],
+  [17, 'chat realm deactivation'],
 ];
 
 async function oldDataDir(): Promise<Storage> {

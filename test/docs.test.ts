@@ -26,7 +26,12 @@ function tableRows(text: string): string[][] {
   return text
     .split('\n')
     .filter((line) => line.startsWith('|') && !/^\|[-| ]+\|$/.test(line))
-    .map((line) => line.slice(1, -1).split('|').map((cell) => cell.trim().replace(/^`(.*)`$/, '$1')));
+    .map((line) =>
+      line
+        .slice(1, -1)
+        .split('|')
+        .map((cell) => cell.trim().replace(/^`(.*)`$/, '$1')),
+    );
 }
 
 /** KEEL_* names a file reads: written as a string or as process.env.NAME (constants named KEEL_* are not variables). */
@@ -121,7 +126,11 @@ it('has relative links in the README and docs/ that lead to a file and heading t
   for (const { from, target, hash } of links) {
     assert.ok(existsSync(path.join(ROOT, target)), `${from} links to ${target}, which does not exist`);
     if (!hash || !target.endsWith('.md')) continue;
-    const headings = [...read(target).replace(/```[\s\S]*?```/g, '').matchAll(/^#+ (.*)$/gm)].map((m) => anchor(m[1]));
+    const headings = [
+      ...read(target)
+        .replace(/```[\s\S]*?```/g, '')
+        .matchAll(/^#+ (.*)$/gm),
+    ].map((m) => anchor(m[1]));
     assert.ok(headings.includes(hash), `${from} links to ${target}#${hash}, a heading ${target} does not have`);
   }
 });

@@ -47,7 +47,14 @@ export const benchmark: Benchmark = {
     const comma = Buffer.from(',');
     const close = Buffer.from(']');
     const envelope = (messages: unknown) => ({
-      result: 'success', msg: '', anchor: 1099, found_anchor: true, found_oldest: false, found_newest: true, history_limited: false, messages,
+      result: 'success',
+      msg: '',
+      anchor: 1099,
+      found_anchor: true,
+      found_oldest: false,
+      found_newest: true,
+      history_limited: false,
+      messages,
     });
     return compare({
       unit: 'answers',

@@ -29,9 +29,17 @@ export const ADMIN_USAGE = `  admin create-realm --name N --subdomain S --owner-
             deactivate a chat realm (every request to it refused; its users and data kept), or reactivate it`;
 
 const OWN = {
-  email: { type: 'string' }, 'full-name': { type: 'string' }, role: { type: 'string' }, password: { type: 'string' },
-  'owner-email': { type: 'string' }, 'short-name': { type: 'string' },
-  name: { type: 'string' }, subdomain: { type: 'string' }, 'owner-full-name': { type: 'string' }, 'owner-password': { type: 'string' }, realm: { type: 'string' },
+  email: { type: 'string' },
+  'full-name': { type: 'string' },
+  role: { type: 'string' },
+  password: { type: 'string' },
+  'owner-email': { type: 'string' },
+  'short-name': { type: 'string' },
+  name: { type: 'string' },
+  subdomain: { type: 'string' },
+  'owner-full-name': { type: 'string' },
+  'owner-password': { type: 'string' },
+  realm: { type: 'string' },
 } as const;
 
 const ALLOWED: Record<string, string[]> = {
@@ -66,12 +74,19 @@ async function createRealmCommand(config: Config, open: OpenStore, own: Record<s
   const password = own['owner-password'] ?? randomPassword();
   const rootDomain = chatRootDomain(config);
   const realmUrl = realmUrlFor(chatUrl(config.chatListen, config.chatRootDomain), rootDomain, checked.subdomain);
-  const made = await withStore(config, open, (db, sealer) => db.transaction(async (trx) => {
-    if (!(await realmBySubdomain(trx, ROOT_SUBDOMAIN))) throw new UsageError('Keel is not set up yet: run keel init first');
-    return createRealm(trx, { stringId: checked.subdomain, name, emailHost: `${checked.subdomain}.${rootDomain}`, owner: { email, fullName: ownerName, password } }, Date.now(), sealer);
-  }));
+  const made = await withStore(config, open, (db, sealer) =>
+    db.transaction(async (trx) => {
+      if (!(await realmBySubdomain(trx, ROOT_SUBDOMAIN))) throw new UsageError('Keel is not set up yet: run keel init first');
+      return createRealm(trx, { stringId: checked.subdomain, name, emailHost: `${checked.subdomain}.${rootDomain}`, owner: { email, fullName: ownerName, password } }, Date.now(), sealer);
+    }),
+  );
   return {
-    realmId: made.realm.id, subdomain: made.realm.string_id, realmUrl, userId: made.owner.id, email: made.owner.email, apiKey: made.apiKey,
+    realmId: made.realm.id,
+    subdomain: made.realm.string_id,
+    realmUrl,
+    userId: made.owner.id,
+    email: made.owner.email,
+    apiKey: made.apiKey,
     ...(generated ? { password } : {}),
   };
 }

@@ -32,8 +32,7 @@ export function readBasic(header: string | undefined): { email: string; apiKey: 
 // Keys are unique across realms (as in Zulip), so the key finds its user wherever it belongs.
 // Prepared: every cached principal expires within READ_CACHE_TTL_MS, and a thousand clients
 // re-polling their queues then read their rows again at once.
-const userByKeyHash = preparedQuery((db: Kysely<ChatTables>, hash: string) =>
-  db.selectFrom('chat_users').selectAll().where('api_key_hash', '=', hash));
+const userByKeyHash = preparedQuery((db: Kysely<ChatTables>, hash: string) => db.selectFrom('chat_users').selectAll().where('api_key_hash', '=', hash));
 
 /** Whether the realm of this id is deactivated, read from the store (a key of another realm than the one addressed). */
 async function realmIsDeactivated(db: Kysely<ChatTables>, realmId: number): Promise<boolean> {
@@ -102,10 +101,15 @@ export class RequestCache {
       this.subdomains.set(key, sub);
     }
     const subdomain = sub;
-    return this.realms.peek(subdomain) ?? this.realms.get(subdomain, () => this.readRealm(subdomain)).then((realm) => {
-      if (!realm) throw invalidSubdomain();
-      return realm;
-    });
+    return (
+      this.realms.peek(subdomain) ??
+      this.realms
+        .get(subdomain, () => this.readRealm(subdomain))
+        .then((realm) => {
+          if (!realm) throw invalidSubdomain();
+          return realm;
+        })
+    );
   }
 
   private async readRealm(subdomain: string): Promise<Realm | undefined> {

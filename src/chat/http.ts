@@ -5,9 +5,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { LATER, type ChatCall, type ChatResult, type ChatServices, type Endpoint, type LateAnswer } from './endpoint.js';
 import type { ChatUser, Realm } from './tables.js';
-import {
-  bodyTooLarge, bodyTooLargeWithKey, ChatError, internalServerError, invalidRequestTarget, lengthRequired, malformedBody, malformedHttp, methodNotAllowed, routeNotFound,
-} from './errors.js';
+import { bodyTooLarge, bodyTooLargeWithKey, ChatError, internalServerError, invalidRequestTarget, lengthRequired, malformedBody, malformedHttp, methodNotAllowed, routeNotFound } from './errors.js';
 import { serializeWithText } from '../platform/db/fast/json-text.js';
 import { decodeParams } from './params.js';
 import { rerunAfterRace } from './store-races.js';

@@ -6,8 +6,21 @@ import type { TObject, TSchema } from 'typebox';
 import Value from 'typebox/value';
 import { Compile } from 'typebox/compile';
 import {
-  type ChatError, missingArgument, paramBadValue, paramFieldMissing, paramInvalid, paramNestedTooDeeply, paramNotBoolean, paramNotDict,
-  paramNotInteger, paramNotJson, paramNotList, paramNotNumber, paramNotString, paramNullBytes, paramTooLong,
+  type ChatError,
+  missingArgument,
+  paramBadValue,
+  paramFieldMissing,
+  paramInvalid,
+  paramNestedTooDeeply,
+  paramNotBoolean,
+  paramNotDict,
+  paramNotInteger,
+  paramNotJson,
+  paramNotList,
+  paramNotNumber,
+  paramNotString,
+  paramNullBytes,
+  paramTooLong,
 } from './errors.js';
 
 /** Parameters every endpoint accepts because the transport reads them (Zulip's client name). */
@@ -35,23 +48,34 @@ function onlyString(s: JsonSchemaLike): boolean {
 function typeProblem(where: string, varName: string, type: string | undefined): ChatError {
   const a = { name: where, var_name: varName };
   switch (type) {
-    case 'integer': return paramNotInteger(a);
-    case 'number': return paramNotNumber(a);
-    case 'boolean': return paramNotBoolean(a);
-    case 'array': return paramNotList(a);
-    case 'object': return paramNotDict(a);
-    case 'string': return paramNotString(a);
-    default: return paramInvalid(a);
+    case 'integer':
+      return paramNotInteger(a);
+    case 'number':
+      return paramNotNumber(a);
+    case 'boolean':
+      return paramNotBoolean(a);
+    case 'array':
+      return paramNotList(a);
+    case 'object':
+      return paramNotDict(a);
+    case 'string':
+      return paramNotString(a);
+    default:
+      return paramInvalid(a);
   }
 }
 
 /** Names the first nested problem the way Zulip does: subscriptions[0]["name"] is not a string. */
 function nestedProblem(name: string, schema: TSchema, value: unknown): ChatError {
-  const first = [...Value.Errors(schema, value)][0] as
-    | { keyword: string; instancePath: string; params: Record<string, unknown> }
-    | undefined;
+  const first = [...Value.Errors(schema, value)][0] as { keyword: string; instancePath: string; params: Record<string, unknown> } | undefined;
   if (!first) return paramInvalid({ name, var_name: name });
-  const where = name + first.instancePath.split('/').slice(1).map((p) => (/^\d+$/.test(p) ? `[${p}]` : `["${p}"]`)).join('');
+  const where =
+    name +
+    first.instancePath
+      .split('/')
+      .slice(1)
+      .map((p) => (/^\d+$/.test(p) ? `[${p}]` : `["${p}"]`))
+      .join('');
   if (first.keyword === 'required') {
     const missing = (first.params.requiredProperties as string[] | undefined)?.[0];
     return missing ? paramFieldMissing({ name: where, field: missing, var_name: name }) : paramInvalid({ name: where, var_name: name });

@@ -6,7 +6,10 @@ import { parseSecretKey } from '../platform/auth/secret-key.js';
 import { parseRateLimits, type RateLimits } from './rate-limits.js';
 import { parseTrustedProxies } from '../platform/client-address.js';
 
-export interface ListenAddress { host: string; port: number }
+export interface ListenAddress {
+  host: string;
+  port: number;
+}
 
 export interface Config {
   dataDir: string;

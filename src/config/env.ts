@@ -7,7 +7,10 @@ export const OPTIONS = {
   'database-url': { env: 'KEEL_DATABASE_URL', help: 'postgres://... to use PostgreSQL; absent = SQLite file in the data dir' },
   'infra-listen': { env: 'KEEL_INFRA_LISTEN', help: 'HOST:PORT of the Infra HTTP API (port 0 picks a free port)', default: '127.0.0.1:8080' },
   'chat-listen': { env: 'KEEL_CHAT_LISTEN', help: 'HOST:PORT of the Chat HTTP API', default: '127.0.0.1:9991' },
-  'chat-root-domain': { env: 'KEEL_CHAT_ROOT_DOMAIN', help: 'domain whose subdomains are chat realms; the first realm answers on the domain itself (default: the chat listen host if it is a name, else localhost)' },
+  'chat-root-domain': {
+    env: 'KEEL_CHAT_ROOT_DOMAIN',
+    help: 'domain whose subdomains are chat realms; the first realm answers on the domain itself (default: the chat listen host if it is a name, else localhost)',
+  },
   'dns-listen': { env: 'KEEL_DNS_LISTEN', help: 'HOST:PORT of the DNS server (UDP and TCP)', default: '127.0.0.1:5353' },
   'nameserver-domain': { env: 'KEEL_NAMESERVER_DOMAIN', help: 'domain of the nameservers ns1..ns4 named in every zone', default: 'keel.localhost' },
   'nameserver-addresses': { env: 'KEEL_NAMESERVER_ADDRESSES', help: 'comma-separated IPv4/IPv6 addresses of ns1..ns4 (default: the DNS listen host)' },
@@ -17,7 +20,10 @@ export const OPTIONS = {
   'trusted-proxies': { env: 'KEEL_TRUSTED_PROXIES', help: 'comma-separated addresses or CIDR blocks of reverse proxies whose X-Forwarded-For names the client' },
   'log-level': { env: 'KEEL_LOG_LEVEL', help: 'error, warn, info or debug', default: 'info' },
   'max-connections': { env: 'KEEL_MAX_CONNECTIONS', help: 'most open HTTP connections, Infra and Chat together (default: from the open-files limit)' },
-  'secret-key-file': { env: 'KEEL_SECRET_KEY_FILE', help: 'file holding the secret key (64 hex characters) that signs tokens and seals chat API keys (default: <data-dir>/secret.key, made on first start)' },
+  'secret-key-file': {
+    env: 'KEEL_SECRET_KEY_FILE',
+    help: 'file holding the secret key (64 hex characters) that signs tokens and seals chat API keys (default: <data-dir>/secret.key, made on first start)',
+  },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

@@ -11,7 +11,7 @@ const TRANSFER_MESSAGE_SIZE = 16_384;
 
 /** RFC 1982 serial arithmetic: is `a` the same as or newer than `b`? */
 export function serialAtLeast(a: number, b: number): boolean {
-  return a === b || ((a - b) >>> 0) < 0x80000000;
+  return a === b || (a - b) >>> 0 < 0x80000000;
 }
 
 /** The serial a client put in its IXFR query's authority section (RFC 1995 3), if it is readable. */

@@ -6,7 +6,10 @@ import type { Logger } from '../platform/log.js';
 import type { Authority } from './answer.js';
 import { FLAG, MessageWriter, OPCODE, SECTION, TYPE } from './wire.js';
 
-export interface Secondary { host: string; port: number }
+export interface Secondary {
+  host: string;
+  port: number;
+}
 
 export interface NotifierOptions {
   authority: Authority;
@@ -19,7 +22,14 @@ export interface NotifierOptions {
   attempts?: number;
 }
 
-interface Pending { zone: string; to: Secondary; id: number; attempt: number; timer: NodeJS.Timeout; message: Buffer }
+interface Pending {
+  zone: string;
+  to: Secondary;
+  id: number;
+  attempt: number;
+  timer: NodeJS.Timeout;
+  message: Buffer;
+}
 
 function normalise(address: string): string {
   return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;

@@ -3,10 +3,7 @@
 // path to a hash look-up and a copy. Zone transfers are handed back to the caller (TCP only).
 import type { Authority, Entry, Resolution } from './answer.js';
 import type { ZoneIndex } from './zone-index.js';
-import {
-  EXTENDED_BADVERS, FLAG, CLASS_IN, MessageWriter, RCODE, SECTION, TYPE,
-  headerOnlyReply, parseQuery, questionNameEnd, type ParsedQuery,
-} from './wire.js';
+import { EXTENDED_BADVERS, FLAG, CLASS_IN, MessageWriter, RCODE, SECTION, TYPE, headerOnlyReply, parseQuery, questionNameEnd, type ParsedQuery } from './wire.js';
 
 /** RFC 9715 / DNS flag day 2020: answers above this over UDP risk fragmentation; clients then use TCP. */
 export const DEFAULT_MAX_UDP_PAYLOAD = 1232;

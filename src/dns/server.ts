@@ -27,7 +27,11 @@ export interface DnsServerOptions {
   notifyAttempts?: number;
 }
 
-export interface DnsAddress { address: string; port: number; family: string }
+export interface DnsAddress {
+  address: string;
+  port: number;
+  family: string;
+}
 
 export interface DnsServer {
   udpAddress: DnsAddress;
@@ -81,7 +85,12 @@ export function sourceOf(address: string): string {
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
   const groups = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
-  return groups.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':') + '::/64';
+  return (
+    groups
+      .slice(0, 4)
+      .map((g) => parseInt(g, 16).toString(16))
+      .join(':') + '::/64'
+  );
 }
 
 /** One accepted TCP connection, as the limits see it. */
@@ -229,7 +238,12 @@ export async function startDnsServer(o: DnsServerOptions): Promise<DnsServer> {
   });
 
   const notifier = new Notifier({
-    authority, secondaries, sourceHost: o.listen.host, log, retryMs: o.notifyRetryMs, attempts: o.notifyAttempts,
+    authority,
+    secondaries,
+    sourceHost: o.listen.host,
+    log,
+    retryMs: o.notifyRetryMs,
+    attempts: o.notifyAttempts,
   });
   await notifier.start();
   // Subscribed after the Authority, whose listener rebuilds the index first, so NOTIFY carries the new serial.

@@ -4,8 +4,22 @@
 // fit 512 bytes and be produced tens of thousands of times a second, so the message level lives here.
 
 export const TYPE = {
-  A: 1, NS: 2, CNAME: 5, SOA: 6, PTR: 12, MX: 15, TXT: 16, AAAA: 28, SRV: 33, OPT: 41,
-  IXFR: 251, AXFR: 252, MAILB: 253, MAILA: 254, ANY: 255, CAA: 257,
+  A: 1,
+  NS: 2,
+  CNAME: 5,
+  SOA: 6,
+  PTR: 12,
+  MX: 15,
+  TXT: 16,
+  AAAA: 28,
+  SRV: 33,
+  OPT: 41,
+  IXFR: 251,
+  AXFR: 252,
+  MAILB: 253,
+  MAILA: 254,
+  ANY: 255,
+  CAA: 257,
 } as const;
 
 export const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5, NOTAUTH: 9 } as const;
@@ -17,7 +31,11 @@ export const FLAG = { QR: 0x8000, AA: 0x0400, TC: 0x0200, RD: 0x0100 } as const;
 export const CLASS_IN = 1;
 const MAX_NAME_WIRE = 255;
 
-export interface Edns { size: number; version: number; do: boolean }
+export interface Edns {
+  size: number;
+  version: number;
+  do: boolean;
+}
 
 export interface ParsedQuery {
   id: number;

@@ -41,7 +41,15 @@ export interface ZoneIndex {
 }
 
 const TYPE_CODES: Record<ZoneRecord['type'], number> = {
-  A: TYPE.A, AAAA: TYPE.AAAA, CNAME: TYPE.CNAME, NS: TYPE.NS, PTR: TYPE.PTR, MX: TYPE.MX, TXT: TYPE.TXT, SRV: TYPE.SRV, CAA: TYPE.CAA,
+  A: TYPE.A,
+  AAAA: TYPE.AAAA,
+  CNAME: TYPE.CNAME,
+  NS: TYPE.NS,
+  PTR: TYPE.PTR,
+  MX: TYPE.MX,
+  TXT: TYPE.TXT,
+  SRV: TYPE.SRV,
+  CAA: TYPE.CAA,
 };
 
 export function nameserverNames(ns: NameserverSettings): string[] {
@@ -144,7 +152,14 @@ function addRecord(index: ZoneIndex, owner: string, type: number, ttl: number, r
   }
 }
 
-interface Prepared { owner: string; validOwner: boolean; type: number | undefined; rdata?: Rdata; error?: string; key: string }
+interface Prepared {
+  owner: string;
+  validOwner: boolean;
+  type: number | undefined;
+  rdata?: Rdata;
+  error?: string;
+  key: string;
+}
 
 // What a record needs in every index of its zone, kept with the record: versions of a zone share the
 // records they did not change (zone records are never changed in place), so a change re-encodes only its own.
@@ -186,8 +201,14 @@ export function buildZoneIndex(apex: string, zone: Zone | undefined, ns: Nameser
     rdatas: [[`ns1.${ns.domain}`, apex ? `hostmaster.${apex}` : 'hostmaster', soaFixed]],
   };
   const index: ZoneIndex = {
-    apex, serial, nodes: new Map(), names: new Set(), cuts: new Set(), soa,
-    negativeSoa: { ...soa, ttl: Math.min(SOA_TIMERS.ttl, SOA_TIMERS.minimum) }, problems: [],
+    apex,
+    serial,
+    nodes: new Map(),
+    names: new Set(),
+    cuts: new Set(),
+    soa,
+    negativeSoa: { ...soa, ttl: Math.min(SOA_TIMERS.ttl, SOA_TIMERS.minimum) },
+    problems: [],
   };
   const seen = new Set<string>();
   index.nodes.set(apex, new Map([[TYPE.SOA, soa]]));

@@ -87,7 +87,13 @@ export interface InitResult {
 }
 
 /** `passwordHash` is hashPassword(password), made before the transaction: hashing is slow on purpose. */
-export interface NewCustomer { companyName: string; username: string; password: string; passwordHash: string; email?: string }
+export interface NewCustomer {
+  companyName: string;
+  username: string;
+  password: string;
+  passwordHash: string;
+  email?: string;
+}
 
 /**
  * A customer, its owner login and an API key holding every permission, in the caller's transaction.
@@ -96,7 +102,18 @@ export interface NewCustomer { companyName: string; username: string; password: 
 export async function createCustomer(trx: Queryable<InfraTables>, c: NewCustomer, now: number): Promise<InitResult> {
   const customer = await trx
     .insertInto('customers')
-    .values({ company_name: c.companyName, std_name: c.companyName.toUpperCase(), first_name: '', last_name: '', email: c.email ?? '', status: 'ACTIVE', parent_id: null, currency: 'AUD', date_created: now, date_modified: now })
+    .values({
+      company_name: c.companyName,
+      std_name: c.companyName.toUpperCase(),
+      first_name: '',
+      last_name: '',
+      email: c.email ?? '',
+      status: 'ACTIVE',
+      parent_id: null,
+      currency: 'AUD',
+      date_created: now,
+      date_modified: now,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   await trx

@@ -30,7 +30,11 @@ type DomainRow = Selectable<DnsDomainRow>;
 type RecordRow = Selectable<DnsRecordRow>;
 
 /** What a change's writes did: its answer, the record rows it wrote (as stored) and deleted. */
-export interface ZoneEffect<T> { value: T; upserts?: RecordRow[]; deletes?: number[] }
+export interface ZoneEffect<T> {
+  value: T;
+  upserts?: RecordRow[];
+  deletes?: number[];
+}
 
 /**
  * One change of a zone's records: its checks run with the zone locked (its serial already bumped) and
@@ -160,8 +164,12 @@ export class ZoneWriter {
         if (done === 0) throw NOTHING_DONE;
         if (done === 1) return row;
         // The serial moves on by one per change, as if each had been its own transaction.
-        return await trx.updateTable('dns_domains').set({ serial: sql<number>`serial + ${done - 1}` })
-          .where('id', '=', domainId).returningAll().executeTakeFirstOrThrow();
+        return await trx
+          .updateTable('dns_domains')
+          .set({ serial: sql<number>`serial + ${done - 1}` })
+          .where('id', '=', domainId)
+          .returningAll()
+          .executeTakeFirstOrThrow();
       });
     } catch (err) {
       if (err === NOTHING_DONE) {

@@ -46,12 +46,7 @@ export function shapeOf(params: object): RecordShape {
  * bounded by the rules (TXT 4000 bytes, names 253 characters, TTL 60 to 604800), not by params.ts's
  * defaults, so that a long name or a huge TTL gets the rules' own answer.
  */
-const scalars = () => [
-  Type.String({ maxLength: 16 * 1024 * 1024 }),
-  Type.Number({ minimum: -Number.MAX_VALUE, maximum: Number.MAX_VALUE }),
-  Type.Boolean(),
-  Type.Null(),
-];
+const scalars = () => [Type.String({ maxLength: 16 * 1024 * 1024 }), Type.Number({ minimum: -Number.MAX_VALUE, maximum: Number.MAX_VALUE }), Type.Boolean(), Type.Null()];
 function scalar(description: string, problem: string): TSchema {
   return Type.Union(scalars(), { description, [PROBLEM_KEY]: problem });
 }
@@ -90,11 +85,7 @@ const DeleteId = Type.Object({ id: Type.Optional(RECORD_ID) });
 
 /** The accepted forms of a record list: a list, a map keyed by index or record id, or one record object. */
 function recordForms(record: TObject, mapKeys: string): TSchema[] {
-  return [
-    Type.Array(record, { description: 'a list of records' }),
-    Type.Object({}, { additionalProperties: record, description: `a map of records keyed ${mapKeys}` }),
-    record,
-  ];
+  return [Type.Array(record, { description: 'a list of records' }), Type.Object({}, { additionalProperties: record, description: `a map of records keyed ${mapKeys}` }), record];
 }
 
 /** Canonical: what the handlers get. */
@@ -120,39 +111,55 @@ export const ZoneRecordsParam = Type.Optional(Type.Array(ZoneRecord, { descripti
 
 /** What a client may send: documented in the OpenAPI document. */
 const CreateInput = Type.Object({
-  data: Type.Optional(Type.Union([...recordForms(NewRecord, '"0", "1" ...'), ...scalars()], {
-    description: 'the records (a list, a map keyed "0", "1" ..., or one record object); or, in the flat form, the value of the one record the request itself describes with the fields below',
-  })),
+  data: Type.Optional(
+    Type.Union([...recordForms(NewRecord, '"0", "1" ...'), ...scalars()], {
+      description: 'the records (a list, a map keyed "0", "1" ..., or one record object); or, in the flat form, the value of the one record the request itself describes with the fields below',
+    }),
+  ),
   domainId: Type.Optional(DOMAIN_ID),
   name: Type.Optional(ZONE),
   ...opt({ type: FIELDS.type, lookup: FIELDS.lookup, ttl: FIELDS.ttl, priority: FIELDS.priority, weight: FIELDS.weight, port: FIELDS.port, caaflag: FIELDS.caaflag, caatag: FIELDS.caatag }),
 });
 const UpdateInput = Type.Object({
   id: Type.Optional(scalar('record id, when the request changes one record (flat form, or one record object in data)', P.recordId())),
-  data: Type.Optional(Type.Union([...recordForms(RecordChange, 'by record id'), ...scalars()], {
-    description: 'the changes (a map keyed by record id, a list of changes carrying id, or one change object); or, in the flat form, the new value of record `id`',
-  })),
+  data: Type.Optional(
+    Type.Union([...recordForms(RecordChange, 'by record id'), ...scalars()], {
+      description: 'the changes (a map keyed by record id, a list of changes carrying id, or one change object); or, in the flat form, the new value of record `id`',
+    }),
+  ),
   domainId: Type.Optional(DOMAIN_ID),
   ...opt({ type: FIELDS.type, lookup: FIELDS.lookup, ttl: FIELDS.ttl, priority: FIELDS.priority, weight: FIELDS.weight, port: FIELDS.port, caaflag: FIELDS.caaflag, caatag: FIELDS.caatag }),
 });
-const DeleteInput = Type.Object({
-  id: Type.Optional(RECORD_ID),
-  data: Type.Optional(Type.Union([
-    Type.Array(Type.Union([RECORD_ID, DeleteId]), { description: 'a list of record ids (or objects carrying id)' }),
-    Type.Object({}, { additionalProperties: DeleteId, description: 'a map keyed by record id' }),
-    ...scalars(),
-  ], { description: 'the records to delete by id (a list, or a map keyed by record id); or, deleting by match (no id), the record value' })),
-  domainId: Type.Optional(DOMAIN_ID),
-  name: Type.Optional(ZONE),
-  type: Type.Optional(FIELDS.type),
-  lookup: Type.Optional(FIELDS.lookup),
-}, { description: 'by id, or by match: the zone (domainId or name), type, lookup and optionally data' });
+const DeleteInput = Type.Object(
+  {
+    id: Type.Optional(RECORD_ID),
+    data: Type.Optional(
+      Type.Union(
+        [
+          Type.Array(Type.Union([RECORD_ID, DeleteId]), { description: 'a list of record ids (or objects carrying id)' }),
+          Type.Object({}, { additionalProperties: DeleteId, description: 'a map keyed by record id' }),
+          ...scalars(),
+        ],
+        { description: 'the records to delete by id (a list, or a map keyed by record id); or, deleting by match (no id), the record value' },
+      ),
+    ),
+    domainId: Type.Optional(DOMAIN_ID),
+    name: Type.Optional(ZONE),
+    type: Type.Optional(FIELDS.type),
+    lookup: Type.Optional(FIELDS.lookup),
+  },
+  { description: 'by id, or by match: the zone (domainId or name), type, lookup and optionally data' },
+);
 
 // ---- the forms -----------------------------------------------------------------------------------
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-interface Entry { at: string; key: string; raw: Record<string, unknown> }
+interface Entry {
+  at: string;
+  key: string;
+  raw: Record<string, unknown>;
+}
 
 /**
  * The records a request carries under `root`: a list or a map of records, or one record object (an
@@ -272,7 +279,7 @@ export const deleteRecordsInput: Normaliser = {
     } else if (Array.isArray(data) || isObject(data)) {
       const list: [string, unknown][] = Array.isArray(data) ? data.map((v, i) => [String(i), v]) : Object.entries(data);
       entries = list.map(([key]) => ({ at: `data.${key}`, key, raw: {} }));
-      ids = list.map(([key, v]) => (isObject(v) ? pick(v, 'id') ?? (Array.isArray(data) ? undefined : key) : v));
+      ids = list.map(([key, v]) => (isObject(v) ? (pick(v, 'id') ?? (Array.isArray(data) ? undefined : key)) : v));
       if (list.length === 0) problems.add('data', P.noRecordIds());
     }
     // A list or map in data names records by id, never a value to match.

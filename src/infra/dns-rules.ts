@@ -176,42 +176,63 @@ export function checkRecord(input: Record<string, unknown>, zone: string, prefix
   };
   const type = field('type', () => recordType(pick(input, 'type')), undefined);
   const lookupRaw = pick(input, 'lookup');
-  const lookup = field('lookup', () => {
-    if (lookupRaw === undefined || lookupRaw === null) throw new Bad(P.lookupRequired());
-    return lookupIn(lookupRaw, zone);
-  }, '');
+  const lookup = field(
+    'lookup',
+    () => {
+      if (lookupRaw === undefined || lookupRaw === null) throw new Bad(P.lookupRequired());
+      return lookupIn(lookupRaw, zone);
+    },
+    '',
+  );
   const ttlRaw = pick(input, 'ttl');
   const ttl = field('ttl', () => (given(ttlRaw) ? integer(ttlRaw, TTL_MIN, TTL_MAX) : TTL_DEFAULT), TTL_DEFAULT);
   const dataRaw = pick(input, 'data');
-  let data = field('data', () => {
-    if (!given(dataRaw)) throw new Bad(P.valueRequired());
-    return text(dataRaw);
-  }, '');
+  let data = field(
+    'data',
+    () => {
+      if (!given(dataRaw)) throw new Bad(P.valueRequired());
+      return text(dataRaw);
+    },
+    '',
+  );
   let priority = 0;
   let weight = 0;
   let port = 0;
   let caaFlag = 0;
   let tag = '';
-  const num = (name: string, min: number, max: number, dflt: number | undefined): number => field(name, () => {
-    const v = pick(input, name);
-    if (given(v)) return integer(v, min, max);
-    if (dflt === undefined) throw new Bad(P.requiredFor({ type: String(type), min, max }));
-    return dflt;
-  }, 0);
+  const num = (name: string, min: number, max: number, dflt: number | undefined): number =>
+    field(
+      name,
+      () => {
+        const v = pick(input, name);
+        if (given(v)) return integer(v, min, max);
+        if (dflt === undefined) throw new Bad(P.requiredFor({ type: String(type), min, max }));
+        return dflt;
+      },
+      0,
+    );
   if (type !== undefined && data !== '') {
     switch (type) {
       case 'A':
-        data = field('data', () => {
-          if (!isIPv4(data.trim())) throw new Bad(P.ipv4({ value: data }));
-          return data.trim();
-        }, '');
+        data = field(
+          'data',
+          () => {
+            if (!isIPv4(data.trim())) throw new Bad(P.ipv4({ value: data }));
+            return data.trim();
+          },
+          '',
+        );
         break;
       case 'AAAA':
-        data = field('data', () => {
-          const a = data.trim().toLowerCase();
-          if (!isIPv6(a) || a.includes('%')) throw new Bad(P.ipv6({ value: data }));
-          return a;
-        }, '');
+        data = field(
+          'data',
+          () => {
+            const a = data.trim().toLowerCase();
+            if (!isIPv6(a) || a.includes('%')) throw new Bad(P.ipv6({ value: data }));
+            return a;
+          },
+          '',
+        );
         break;
       case 'CNAME':
       case 'NS':
@@ -254,22 +275,34 @@ export function checkRecord(input: Record<string, unknown>, zone: string, prefix
           data = unquote(m[3]);
         } else {
           caaFlag = num('caaflag', 0, 255, 0);
-          tag = field('caatag', () => {
-            const v = pick(input, 'caatag');
-            if (!given(v)) throw new Bad(P.caaTagRequired());
-            return caaTag(v);
-          }, '');
+          tag = field(
+            'caatag',
+            () => {
+              const v = pick(input, 'caatag');
+              if (!given(v)) throw new Bad(P.caaTagRequired());
+              return caaTag(v);
+            },
+            '',
+          );
         }
-        field('data', () => {
-          if (data === '') throw new Bad(P.caaValueRequired());
-          if (Buffer.byteLength(data) > CAA_VALUE_MAX_BYTES) throw new Bad(P.bytes({ max: CAA_VALUE_MAX_BYTES }));
-        }, undefined);
+        field(
+          'data',
+          () => {
+            if (data === '') throw new Bad(P.caaValueRequired());
+            if (Buffer.byteLength(data) > CAA_VALUE_MAX_BYTES) throw new Bad(P.bytes({ max: CAA_VALUE_MAX_BYTES }));
+          },
+          undefined,
+        );
         break;
       }
       case 'TXT':
-        field('data', () => {
-          if (Buffer.byteLength(data) > TXT_MAX_BYTES) throw new Bad(P.bytes({ max: TXT_MAX_BYTES }));
-        }, undefined);
+        field(
+          'data',
+          () => {
+            if (Buffer.byteLength(data) > TXT_MAX_BYTES) throw new Bad(P.bytes({ max: TXT_MAX_BYTES }));
+          },
+          undefined,
+        );
         break;
     }
   }
@@ -345,7 +378,10 @@ export function checkLookup(raw: unknown, zone: string, field: string, problems:
 }
 
 /** A record of the zone being changed, with where it came from when it is new or changed. */
-export interface ZoneEntry { values: RecordValues; field?: string }
+export interface ZoneEntry {
+  values: RecordValues;
+  field?: string;
+}
 
 /**
  * The rules between records of one zone: no CNAME at the apex, a CNAME alone at its name (RFC 1034

@@ -14,9 +14,7 @@ type Placeholders<T extends string> = T extends `${string}{${infer N}}${infer R}
 export type TemplateValues<T extends string> = Record<Placeholders<T>, string | number>;
 
 /** An entry's arguments: its placeholder values (none for a fixed text), then, for FAULTs, the per-parameter problems. */
-type EntryArgs<T extends string> = [Placeholders<T>] extends [never]
-  ? [values?: Record<string, never>, fields?: Record<string, string>]
-  : [values: TemplateValues<T>, fields?: Record<string, string>];
+type EntryArgs<T extends string> = [Placeholders<T>] extends [never] ? [values?: Record<string, never>, fields?: Record<string, string>] : [values: TemplateValues<T>, fields?: Record<string, string>];
 
 export interface ErrorEntry<T extends string = string> {
   (...args: EntryArgs<T>): InfraError;
@@ -139,8 +137,11 @@ const E = {
   bodyNotObject: entry('bodyNotObject', 'ERROR', 'Malformed request body: expected a JSON object'),
   bodyTooLarge: entry('bodyTooLarge', 'ERROR', 'Request body too large: the limit is {limit} bytes'),
   /** Before the headers showed valid credentials, the smaller limit applies. */
-  bodyTooLargeOpen: entry('bodyTooLargeOpen', 'ERROR',
-    'Request body too large: the limit is {limit} bytes without valid credentials in the headers (HTTP Basic, a Bearer JWT or the session cookie), {credentialedLimit} bytes with them'),
+  bodyTooLargeOpen: entry(
+    'bodyTooLargeOpen',
+    'ERROR',
+    'Request body too large: the limit is {limit} bytes without valid credentials in the headers (HTTP Basic, a Bearer JWT or the session cookie), {credentialedLimit} bytes with them',
+  ),
   /**
    * Bytes node's HTTP parser refused: written by the HTTP core before any request exists, with its
    * status (400, or 408 for a request timeout, 431 for oversized headers) and the status text as reason.
@@ -161,8 +162,7 @@ export interface ProblemText<T extends string = string> {
 }
 
 function problem<const T extends string>(key: string, template: T): ProblemText<T> {
-  const text = (values: Record<string, string | number> = {}) =>
-    template.replace(PLACEHOLDER, (whole, name: string) => (values[name] === undefined ? whole : String(values[name])));
+  const text = (values: Record<string, string | number> = {}) => template.replace(PLACEHOLDER, (whole, name: string) => (values[name] === undefined ? whole : String(values[name])));
   return Object.assign(text, { key, template }) as unknown as ProblemText<T>;
 }
 

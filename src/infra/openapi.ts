@@ -60,7 +60,8 @@ export function openApiDocument(commands: Command[]): Record<string, unknown> {
     post: {
       operationId: 'post_cmd',
       summary: 'Command style: run any command',
-      description: 'The body carries `cmd` (a command name such as `apiuser.getall`) and that command\'s parameters. Answers put the result under the command\'s resource-named top-level keys and `data`.',
+      description:
+        "The body carries `cmd` (a command name such as `apiuser.getall`) and that command's parameters. Answers put the result under the command's resource-named top-level keys and `data`.",
       tags: ['cmd'],
       'x-vendor-cmd': 'cmd',
       requestBody: {

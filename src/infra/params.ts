@@ -39,13 +39,20 @@ export function describe(schema: TSchema): string {
   if (Array.isArray(s.enum)) return `one of ${(s.enum as unknown[]).join(', ')}`;
   if ('const' in s) return JSON.stringify(s.const);
   switch (s.type) {
-    case 'integer': return 'an integer';
-    case 'number': return 'a number';
-    case 'string': return 'a string';
-    case 'boolean': return 'true or false';
-    case 'array': return 'a list';
-    case 'object': return 'an object';
-    default: return 'a valid value';
+    case 'integer':
+      return 'an integer';
+    case 'number':
+      return 'a number';
+    case 'string':
+      return 'a string';
+    case 'boolean':
+      return 'true or false';
+    case 'array':
+      return 'a list';
+    case 'object':
+      return 'an object';
+    default:
+      return 'a valid value';
   }
 }
 
@@ -94,8 +101,15 @@ function kindOf(schema: TSchema): Kind {
   const s = schema as Record<string, unknown>;
   if (Array.isArray(s.anyOf)) return 'union';
   switch (s.type) {
-    case 'integer': case 'number': case 'boolean': case 'string': case 'array': case 'object': return s.type;
-    default: return 'other';
+    case 'integer':
+    case 'number':
+    case 'boolean':
+    case 'string':
+    case 'array':
+    case 'object':
+      return s.type;
+    default:
+      return 'other';
   }
 }
 

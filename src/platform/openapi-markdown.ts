@@ -24,8 +24,10 @@ export function schemaText(schema: unknown, depth = 0): string {
       const required = new Set((schema.required as string[] | undefined) ?? []);
       return `object {${props.map((p) => (required.has(p) ? p : `${p}?`)).join(', ')}}`;
     }
-    case undefined: return 'any';
-    default: return String(schema.type);
+    case undefined:
+      return 'any';
+    default:
+      return String(schema.type);
   }
 }
 
@@ -38,7 +40,13 @@ function limits(schema: Node): string[] {
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n+/g, ' ');
 
-interface Row { name: string; where: string; type: string; required: boolean; notes: string[] }
+interface Row {
+  name: string;
+  where: string;
+  type: string;
+  required: boolean;
+  notes: string[];
+}
 
 function parameterRows(op: Node): Row[] {
   const rows: Row[] = [];
@@ -76,7 +84,11 @@ function authText(doc: Node, op: Node): string {
   return schemes.length === 1 ? `authentication: ${schemes[0]}` : `authentication: ${schemes.join(' or ')}`;
 }
 
-const anchor = (text: string) => text.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-');
+const anchor = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/[^a-z0-9 -]/g, '')
+    .replace(/ /g, '-');
 
 /** The whole reference; `intro` comes after the title (where the document is served, how it was made). */
 export function openApiMarkdown(doc: Node, intro: string): string {
@@ -120,5 +132,8 @@ export function openApiMarkdown(doc: Node, intro: string): string {
       out.push('');
     }
   }
-  return `${out.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
+  return `${out
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd()}\n`;
 }

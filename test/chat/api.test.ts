@@ -65,22 +65,29 @@ await forEachEngine('chat API', (engine) => {
   // A GET with a body passes the body checks (admission, then left unread) before the dispatcher,
   // one without goes straight to it (chat/http.ts). Both must answer alike, successes and refusals.
   it('answers a GET alike with and without a body', async () => {
-    const get = (path: string, auth: string | null, body?: string) => new Promise<{ status: number; json: unknown; headers: Record<string, unknown> }>((resolve, reject) => {
-      const headers: Record<string, string> = auth === null ? {} : { authorization: 'Basic ' + Buffer.from(auth).toString('base64') };
-      if (body !== undefined) Object.assign(headers, { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)) });
-      const req = request(`${server.chatUrl}/api/v1${path}`, { method: 'GET', headers, agent: false }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode!, json: JSON.parse(text), headers: res.headers }));
+    const get = (path: string, auth: string | null, body?: string) =>
+      new Promise<{ status: number; json: unknown; headers: Record<string, unknown> }>((resolve, reject) => {
+        const headers: Record<string, string> = auth === null ? {} : { authorization: 'Basic ' + Buffer.from(auth).toString('base64') };
+        if (body !== undefined) Object.assign(headers, { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)) });
+        const req = request(`${server.chatUrl}/api/v1${path}`, { method: 'GET', headers, agent: false }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode!, json: JSON.parse(text), headers: res.headers }));
+        });
+        req.on('error', reject);
+        req.end(body);
       });
-      req.on('error', reject);
-      req.end(body);
-    });
     const me = `${owner.email}:${owner.apiKey}`;
     for (const [path, auth] of [
-      ['/users/me', me], ['/users/me?client=x&unknown_param=1', me], ['/users/me', null], ['/users/me', `${owner.email}:${'A'.repeat(32)}`],
-      ['/no_such_endpoint', me], ['/register', me], ['/events?queue_id=nope', me], ['/events', me],
+      ['/users/me', me],
+      ['/users/me?client=x&unknown_param=1', me],
+      ['/users/me', null],
+      ['/users/me', `${owner.email}:${'A'.repeat(32)}`],
+      ['/no_such_endpoint', me],
+      ['/register', me],
+      ['/events?queue_id=nope', me],
+      ['/events', me],
     ] as const) {
       const bare = await get(path, auth);
       const formed = await get(path, auth, '');
@@ -144,8 +151,22 @@ await forEachEngine('chat API', (engine) => {
     assert.deepEqual(me.body.ignored_parameters_unsupported, ['frobnicate']);
     const one = await alice.get(`/users/${aliceId}`, { include_custom_profile_fields: true });
     assert.deepEqual(Object.keys(one.body.user).sort(), [
-      'avatar_url', 'avatar_version', 'bot_type', 'date_joined', 'delivery_email', 'email', 'full_name', 'is_active', 'is_admin',
-      'is_bot', 'is_guest', 'is_owner', 'profile_data', 'role', 'timezone', 'user_id',
+      'avatar_url',
+      'avatar_version',
+      'bot_type',
+      'date_joined',
+      'delivery_email',
+      'email',
+      'full_name',
+      'is_active',
+      'is_admin',
+      'is_bot',
+      'is_guest',
+      'is_owner',
+      'profile_data',
+      'role',
+      'timezone',
+      'user_id',
     ]);
     assert.equal(one.body.user.avatar_url, null, 'client_gravatar defaults to true');
     const ownerUser = (await alice.get('/users', { client_gravatar: false })).body.members.find((m: any) => m.email === owner.email);
@@ -205,7 +226,10 @@ await forEachEngine('chat API', (engine) => {
     await owner.post('/users/me/subscriptions', { subscriptions: [{ name: 'secret' }], principals: ['bob@example.com'] });
     await owner.post('/messages', { type: 'stream', to: 'secret', topic: 'plans', content: 'after bob' });
     const seen = await bob.get('/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [['stream', 'secret']] });
-    assert.deepEqual(seen.body.messages.map((m: any) => m.content), ['<p>after bob</p>']);
+    assert.deepEqual(
+      seen.body.messages.map((m: any) => m.content),
+      ['<p>after bob</p>'],
+    );
   });
 
   let firstId: number;
@@ -250,9 +274,20 @@ await forEachEngine('chat API', (engine) => {
   });
 
   it('fetches with narrows in both forms, anchors and the message object', async () => {
-    const pair = await alice.get('/messages', { anchor: 10000000000000000, num_before: 10, num_after: 0, narrow: JSON.stringify([['stream', 'general'], ['topic', 'greetings']]) });
+    const pair = await alice.get('/messages', {
+      anchor: 10000000000000000,
+      num_before: 10,
+      num_after: 0,
+      narrow: JSON.stringify([
+        ['stream', 'general'],
+        ['topic', 'greetings'],
+      ]),
+    });
     assert.equal(pair.status, 200, JSON.stringify(pair.body));
-    assert.deepEqual(pair.body.messages.map((m: any) => m.content), ['<p>hello _world_ <strong>bold</strong></p>', '<p>second</p>']);
+    assert.deepEqual(
+      pair.body.messages.map((m: any) => m.content),
+      ['<p>hello _world_ <strong>bold</strong></p>', '<p>second</p>'],
+    );
     assert.deepEqual([pair.body.found_newest, pair.body.found_oldest, pair.body.found_anchor, pair.body.history_limited], [true, true, false, false]);
     assert.equal(pair.body.anchor, 10000000000000000);
     const m = pair.body.messages[0];
@@ -266,27 +301,59 @@ await forEachEngine('chat API', (engine) => {
     assert.equal(m.sender_email, 'alice@example.com');
     assert.equal(m.avatar_url, null);
     const obj = await alice.get('/messages', { anchor: firstId, num_before: 0, num_after: 1, narrow: [{ operator: 'channel', operand: 'general' }], apply_markdown: false, client_gravatar: false });
-    assert.deepEqual(obj.body.messages.map((x: any) => x.content), ['hello _world_ **bold**', 'second']);
+    assert.deepEqual(
+      obj.body.messages.map((x: any) => x.content),
+      ['hello _world_ **bold**', 'second'],
+    );
     assert.equal(obj.body.messages[0].content_type, 'text/x-markdown');
     assert.equal(obj.body.found_anchor, true);
     assert.match(obj.body.messages[0].avatar_url, /^https:/);
     const excl = await alice.get('/messages', { anchor: firstId, include_anchor: false, num_before: 0, num_after: 1, narrow: [{ operator: 'channel', operand: 'general' }] });
     assert.deepEqual([excl.body.found_anchor, excl.body.messages.length, excl.body.messages[0].content], [false, 1, '<p>second</p>']);
-    const emptyTopic = await alice.get('/messages', { anchor: 'newest', num_before: 5, num_after: 0, narrow: [['stream', 'general'], ['topic', '']] });
-    assert.deepEqual(emptyTopic.body.messages.map((x: any) => x.subject), ['general chat']);
-    const allowEmpty = await alice.get('/messages', { anchor: 'newest', num_before: 5, num_after: 0, narrow: [['stream', 'general'], ['topic', 'general chat']], allow_empty_topic_name: true });
-    assert.deepEqual(allowEmpty.body.messages.map((x: any) => x.subject), ['']);
+    const emptyTopic = await alice.get('/messages', {
+      anchor: 'newest',
+      num_before: 5,
+      num_after: 0,
+      narrow: [
+        ['stream', 'general'],
+        ['topic', ''],
+      ],
+    });
+    assert.deepEqual(
+      emptyTopic.body.messages.map((x: any) => x.subject),
+      ['general chat'],
+    );
+    const allowEmpty = await alice.get('/messages', {
+      anchor: 'newest',
+      num_before: 5,
+      num_after: 0,
+      narrow: [
+        ['stream', 'general'],
+        ['topic', 'general chat'],
+      ],
+      allow_empty_topic_name: true,
+    });
+    assert.deepEqual(
+      allowEmpty.body.messages.map((x: any) => x.subject),
+      [''],
+    );
     const long = await alice.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: [['stream', 'general']] });
     assert.equal(long.body.messages[0].subject, 'x'.repeat(57) + '...');
     const bySender = await alice.get('/messages', { anchor: 'oldest', num_before: 0, num_after: 100, narrow: [{ operator: 'sender', operand: bobId }] });
-    assert.deepEqual(bySender.body.messages.map((x: any) => x.content), ['<p>hi back</p>', '<p>third</p>']);
+    assert.deepEqual(
+      bySender.body.messages.map((x: any) => x.content),
+      ['<p>hi back</p>', '<p>third</p>'],
+    );
     assert.equal(bySender.body.found_oldest, true);
     const dms = await alice.get('/messages', { anchor: 'newest', num_before: 100, num_after: 0, narrow: [['is', 'private']] });
     assert.equal(dms.body.messages.length, 3);
     const dm = dms.body.messages[0];
     assert.equal(dm.type, 'private');
     assert.equal(dm.subject, '');
-    assert.deepEqual(dm.display_recipient.map((u: any) => u.id), [aliceId, bobId].sort((a, b) => a - b));
+    assert.deepEqual(
+      dm.display_recipient.map((u: any) => u.id),
+      [aliceId, bobId].sort((a, b) => a - b),
+    );
     assert.deepEqual(Object.keys(dm.display_recipient[0]).sort(), ['email', 'full_name', 'id', 'is_mirror_dummy']);
     const pmWith = await alice.get('/messages', { anchor: 'newest', num_before: 100, num_after: 0, narrow: [['pm-with', 'bob@example.com']] });
     assert.equal(pmWith.body.messages.length, 3);
@@ -309,7 +376,10 @@ await forEachEngine('chat API', (engine) => {
     const hist = await bob.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: [['stream', 'general']] });
     assert.deepEqual(hist.body.messages[0].flags.sort(), ['historical', 'read']);
     const home = await bob.get('/messages', { anchor: 'newest', num_before: 100, num_after: 0 });
-    assert.ok(home.body.messages.every((x: any) => x.display_recipient !== 'general'), 'not in his own history');
+    assert.ok(
+      home.body.messages.every((x: any) => x.display_recipient !== 'general'),
+      'not in his own history',
+    );
   });
 
   it('rejects bad narrows and windows with Zulip errors', async () => {
@@ -326,7 +396,10 @@ await forEachEngine('chat API', (engine) => {
     const clash = await alice.get('/messages', { message_ids: [firstId], anchor: 'newest' });
     assert.equal(clash.body.parameters, 'message_ids, anchor');
     const byIds = await alice.get('/messages', { message_ids: [firstId, 999999] });
-    assert.deepEqual(byIds.body.messages.map((x: any) => x.id), [firstId]);
+    assert.deepEqual(
+      byIds.body.messages.map((x: any) => x.id),
+      [firstId],
+    );
     assert.equal(byIds.body.anchor, undefined);
   });
 });

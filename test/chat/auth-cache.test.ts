@@ -47,7 +47,13 @@ await forEachEngine('chat authentication cache', (engine) => {
     const { client: bob, id } = await chat.member('bob@example.com', 'Bob');
     assert.equal((await me(bob)).status, 200);
     const fresh = newApiKey();
-    await chat.ctx.chatDb.transaction((trx) => trx.updateTable('chat_users').set({ api_key_hash: apiKeyHash(fresh) }).where('id', '=', id).execute());
+    await chat.ctx.chatDb.transaction((trx) =>
+      trx
+        .updateTable('chat_users')
+        .set({ api_key_hash: apiKeyHash(fresh) })
+        .where('id', '=', id)
+        .execute(),
+    );
     const refused = await me(bob);
     assert.equal(refused.status, 401);
     assert.equal(refused.body.code, 'INVALID_API_KEY');
@@ -86,10 +92,14 @@ await forEachEngine('chat authentication cache', (engine) => {
     const queues = chat.events.size;
     let commit!: () => void;
     // A write holds the gate: the registration authenticates, then waits for the write to publish.
-    const write = chat.events.write(async () => {
-      await new Promise<void>((resolve) => (commit = resolve));
-      await chat.ctx.chatDb.kysely.updateTable('chat_users').set({ is_active: 0 }).where('id', '=', id).execute();
-    }, () => [], () => [id]);
+    const write = chat.events.write(
+      async () => {
+        await new Promise<void>((resolve) => (commit = resolve));
+        await chat.ctx.chatDb.kysely.updateTable('chat_users').set({ is_active: 0 }).where('id', '=', id).execute();
+      },
+      () => [],
+      () => [id],
+    );
     const registration = fern.call('POST', '/register', { fetch_event_types: [] });
     await new Promise((resolve) => setTimeout(resolve, 100));
     commit();
@@ -99,7 +109,7 @@ await forEachEngine('chat authentication cache', (engine) => {
     assert.equal(chat.events.size, queues, 'no queue was made');
   });
 
-  it('refuses a wrong key or another user\'s email even while the right ones are cached', async () => {
+  it("refuses a wrong key or another user's email even while the right ones are cached", async () => {
     const { client: erin } = await chat.member('erin@example.com', 'Erin');
     assert.equal((await me(erin)).status, 200);
     assert.equal((await me(chat.client(erin.email, newApiKey()))).body.code, 'INVALID_API_KEY');

@@ -51,7 +51,10 @@ await forEachEngine('chat connection cap', (engine) => {
     assert.equal(answer, 200);
     await until('the cap to be kept', () => idle.filter((h) => !h.closed).length <= CAP - POLLS);
     assert.equal(cap.refused, 0);
-    assert.ok(polls.every((p) => !p.closed), 'no parked poll was closed');
+    assert.ok(
+      polls.every((p) => !p.closed),
+      'no parked poll was closed',
+    );
 
     await ok(chat.owner, 'POST', '/messages', { type: 'direct', to: [ownerId], content: 'still delivered' });
     await until('every poll to get the message', () => polls.every((p) => p.got.includes('still delivered')));

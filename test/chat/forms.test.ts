@@ -7,21 +7,18 @@ import { addTextParams, BodyError, readForm } from '../../src/chat/forms.js';
 import { Listener } from '../../src/platform/http/listener.js';
 import { createLogger } from '../../src/platform/log.js';
 
-const listener: Listener = new Listener(
-  { name: 'forms', log: createLogger('error', () => {}), store: { durable: () => true, synced: () => Promise.resolve() }, malformed: () => '{}' },
-  (req, res) => {
-    readForm(req).then(
-      (form) => {
-        assert.ok(form.whole, 'read to its end');
-        const out: Record<string, string> = {};
-        addTextParams(out, new URLSearchParams('q=query&kept=from-query'));
-        addTextParams(out, form.params);
-        void listener.answer(res, 200, {}, JSON.stringify(out), () => '');
-      },
-      (err: Error) => void listener.answer(res, err instanceof BodyError ? err.refusal.status : 500, {}, err.message, () => ''),
-    );
-  },
-);
+const listener: Listener = new Listener({ name: 'forms', log: createLogger('error', () => {}), store: { durable: () => true, synced: () => Promise.resolve() }, malformed: () => '{}' }, (req, res) => {
+  readForm(req).then(
+    (form) => {
+      assert.ok(form.whole, 'read to its end');
+      const out: Record<string, string> = {};
+      addTextParams(out, new URLSearchParams('q=query&kept=from-query'));
+      addTextParams(out, form.params);
+      void listener.answer(res, 200, {}, JSON.stringify(out), () => '');
+    },
+    (err: Error) => void listener.answer(res, err instanceof BodyError ? err.refusal.status : 500, {}, err.message, () => ''),
+  );
+});
 
 const B = 'b0undary';
 const part = (name: string, value: string, extra = '') => `--${B}\r\nContent-Disposition: form-data; name="${name}"${extra}\r\n\r\n${value}\r\n`;
@@ -34,7 +31,10 @@ it('reads a urlencoded form over the query, the last of a repeated key winning',
 
 it('reads multipart text fields; a file or a JSON part is no text parameter', async () => {
   const r = await multipart(
-    part('a', '1') + part('a', '2') + part('q', 'body') + part('upload', 'file bytes', '; filename="x.txt"\r\nContent-Type: text/plain') +
+    part('a', '1') +
+      part('a', '2') +
+      part('q', 'body') +
+      part('upload', 'file bytes', '; filename="x.txt"\r\nContent-Type: text/plain') +
       part('kept', '{"x":1}', '\r\nContent-Type: application/json'),
   );
   assert.deepEqual(r.json(), { q: 'body', kept: 'from-query', a: '2' });

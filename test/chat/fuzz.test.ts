@@ -20,18 +20,77 @@ const REQUESTS = Number(process.env.KEEL_FUZZ_REQUESTS ?? 1500);
 const WORKERS = 6;
 console.log(`# chat fuzz: seed ${SEED} (KEEL_FUZZ_SEED), ${REQUESTS} requests per engine (KEEL_FUZZ_REQUESTS)`);
 
+interface Schema {
+  type?: string;
+  anyOf?: Schema[];
+  items?: Schema;
+  properties?: Record<string, Schema>;
+  enum?: unknown[];
+  const?: unknown;
+}
 
-interface Schema { type?: string; anyOf?: Schema[]; items?: Schema; properties?: Record<string, Schema>; enum?: unknown[]; const?: unknown }
-
-interface FuzzRequest { method: string; target: string; headers: Record<string, string>; body?: Buffer; what: string }
-interface Answer { status: number; text: string }
+interface FuzzRequest {
+  method: string;
+  target: string;
+  headers: Record<string, string>;
+  body?: Buffer;
+  what: string;
+}
+interface Answer {
+  status: number;
+  text: string;
+}
 
 /** Ids that exist in the fixture, so that some requests get past the lookups. */
-interface Fixture { ids: number[]; channel: string; ownerAuth: string; memberAuth: string }
+interface Fixture {
+  ids: number[];
+  channel: string;
+  ownerAuth: string;
+  memberAuth: string;
+}
 
-const HUGE_INTS = ['100000000000000000000000000', '-9223372036854775809', '9223372036854775808', '9007199254740993', '18446744073709551616', '1e400', '-1e400', '1e308', '2147483648', '-1', '0', '1.5', '0x10'];
-const NUL_TEXTS = ['a\u0000b', '\u0000', 'stream\u0000', '"a\\u0000b"', '["x\\u0000"]', '{"name":"\\u0000"}', '[{"name":"a\\u0000"}]', '[{"operator":"stream","operand":"a\\u0000"}]', '{"a\\u0000":1}'];
-const BAD_JSON = ['[', '{', '{"a":', '[1,', '"unterminated', 'nul', 'tru', '[1]]', '{"a":1,}', "['a']", '['.repeat(5000), '['.repeat(50_000) + ']'.repeat(50_000), `{"a":${'['.repeat(50_000)}${']'.repeat(50_000)}}`, '[{"name":'];
+const HUGE_INTS = [
+  '100000000000000000000000000',
+  '-9223372036854775809',
+  '9223372036854775808',
+  '9007199254740993',
+  '18446744073709551616',
+  '1e400',
+  '-1e400',
+  '1e308',
+  '2147483648',
+  '-1',
+  '0',
+  '1.5',
+  '0x10',
+];
+const NUL_TEXTS = [
+  'a\u0000b',
+  '\u0000',
+  'stream\u0000',
+  '"a\\u0000b"',
+  '["x\\u0000"]',
+  '{"name":"\\u0000"}',
+  '[{"name":"a\\u0000"}]',
+  '[{"operator":"stream","operand":"a\\u0000"}]',
+  '{"a\\u0000":1}',
+];
+const BAD_JSON = [
+  '[',
+  '{',
+  '{"a":',
+  '[1,',
+  '"unterminated',
+  'nul',
+  'tru',
+  '[1]]',
+  '{"a":1,}',
+  "['a']",
+  '['.repeat(5000),
+  '['.repeat(50_000) + ']'.repeat(50_000),
+  `{"a":${'['.repeat(50_000)}${']'.repeat(50_000)}}`,
+  '[{"name":',
+];
 const WRONG_TYPES = ['true', 'null', '{}', '[]', '""', '"str"', 'abc', '[null]', '[[1]]', '[{}]', '{"x":[1]}', '[true]', '-0', ''];
 const LONG_TEXTS = ['x'.repeat(70_000), 'é'.repeat(20_000), '😀'.repeat(5_000), '%'.repeat(1000)];
 const PATH_SEGMENTS = ['%zz', '%', '%E0%A4%A', '%00', 'a%00b', '%C0%AF', '%FF', '%ED%A0%80', '99999999999999999999999', '-1', '0', 'me', 'x'.repeat(3000), '%25', 'a@b', '%F0%9F%98%80'];
@@ -42,11 +101,22 @@ function b64(s: string | Buffer): string {
 }
 
 const BAD_AUTH = [
-  'Basic', 'Basic !!!!', `Basic ${b64('no-colon')}`, `Basic ${b64('a:b:c')}`, `Basic ${b64('\u0000@example.com:key')}`, `Basic ${b64('alice@example.com:k\u0000')}`,
-  `Basic ${b64(Buffer.from([0xff, 0xfe, 0x3a, 0x00, 0xc0]))}`, 'Bearer abc', `Basic ${'A'.repeat(10_000)}`, `Basic ${b64(`${'x'.repeat(300)}@e.com:key`)}`,
-  'Basic  ', `Basic ${b64(':')}`, `Basic ${b64('%zz@example.com:%00')}`, 'Digest x', `basic ${b64('a:b')} extra`,
+  'Basic',
+  'Basic !!!!',
+  `Basic ${b64('no-colon')}`,
+  `Basic ${b64('a:b:c')}`,
+  `Basic ${b64('\u0000@example.com:key')}`,
+  `Basic ${b64('alice@example.com:k\u0000')}`,
+  `Basic ${b64(Buffer.from([0xff, 0xfe, 0x3a, 0x00, 0xc0]))}`,
+  'Bearer abc',
+  `Basic ${'A'.repeat(10_000)}`,
+  `Basic ${b64(`${'x'.repeat(300)}@e.com:key`)}`,
+  'Basic  ',
+  `Basic ${b64(':')}`,
+  `Basic ${b64('%zz@example.com:%00')}`,
+  'Digest x',
+  `basic ${b64('a:b')} extra`,
 ];
-
 
 // Every endpoint but those that end the fuzzer's own credentials: with the owner's key, replacing
 // that key or deactivating the realm would lock the fuzzer out (credentials-revoke.test.ts and
@@ -81,17 +151,23 @@ class Fuzzer {
     if (s.enum) return this.pick(s.enum);
     if (s.anyOf?.length) return this.validish(this.pick(s.anyOf), depth);
     switch (s.type) {
-      case 'integer': return this.chance(0.8) ? this.pick(this.fixture.ids) : this.pick([-1, 0, 2 ** 31, 2 ** 53 - 1, -(2 ** 53) + 1]);
-      case 'number': return this.pick([0, 1.5, 1e12, -3]);
-      case 'boolean': return this.chance(0.5);
-      case 'string': return this.word();
-      case 'array': return depth > 3 ? [] : Array.from({ length: Math.floor(this.rand() * 3) }, () => this.validish(s.items ?? {}, depth + 1));
+      case 'integer':
+        return this.chance(0.8) ? this.pick(this.fixture.ids) : this.pick([-1, 0, 2 ** 31, 2 ** 53 - 1, -(2 ** 53) + 1]);
+      case 'number':
+        return this.pick([0, 1.5, 1e12, -3]);
+      case 'boolean':
+        return this.chance(0.5);
+      case 'string':
+        return this.word();
+      case 'array':
+        return depth > 3 ? [] : Array.from({ length: Math.floor(this.rand() * 3) }, () => this.validish(s.items ?? {}, depth + 1));
       case 'object': {
         const out: Record<string, unknown> = {};
         for (const [k, v] of Object.entries(s.properties ?? {})) if (depth < 3 && this.chance(0.8)) out[k] = this.validish(v, depth + 1);
         return out;
       }
-      default: return this.pick([1, 'x', true, null, [], {}]);
+      default:
+        return this.pick([1, 'x', true, null, [], {}]);
     }
   }
 
@@ -143,10 +219,16 @@ class Fuzzer {
       { type: `multipart/form-data; boundary=${boundary}x`, body: good },
       { type: `multipart/form-data; boundary=${boundary}`, body: `--${boundary}\r\nGarbage\r\n\r\nx\r\n--${boundary}--\r\n` },
       { type: `multipart/form-data; boundary=${boundary}`, body: `--${boundary}\r\nContent-Disposition: form-data\r\n\r\nx\r\n--${boundary}--\r\n` },
-      { type: `multipart/form-data; boundary=${boundary}`, body: `--${boundary}\r\nContent-Disposition: form-data; name="f"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nhello\r\n--${boundary}--\r\n` },
+      {
+        type: `multipart/form-data; boundary=${boundary}`,
+        body: `--${boundary}\r\nContent-Disposition: form-data; name="f"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nhello\r\n--${boundary}--\r\n`,
+      },
       { type: `multipart/form-data; boundary=${boundary}`, body: `--${boundary}\r\nContent-Disposition: form-data; name="a\u0000"\r\n\r\nx\u0000\r\n--${boundary}--\r\n` },
       { type: `multipart/form-data; boundary=${boundary}`, body: 'not multipart at all' },
-      { type: `multipart/form-data; boundary=${boundary}`, body: Array.from({ length: 1200 }, (_, i) => `--${boundary}\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\nx\r\n`).join('') + `--${boundary}--\r\n` },
+      {
+        type: `multipart/form-data; boundary=${boundary}`,
+        body: Array.from({ length: 1200 }, (_, i) => `--${boundary}\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\nx\r\n`).join('') + `--${boundary}--\r\n`,
+      },
       { type: `multipart/mixed; boundary=${boundary}`, body: good },
     ];
     const b = this.pick(broken);
@@ -198,7 +280,12 @@ class Fuzzer {
         body = Buffer.from(this.chance(0.5) ? JSON.stringify(Object.fromEntries(fields)) : this.pick(BAD_JSON));
       } else {
         how = 'bad content-type';
-        headers['content-type'] = this.pick(['application/x-www-form-urlencoded; charset=nonesuch', 'multipart/form-data; boundary="unterminated', ';;;', 'application/x-www-form-urlencoded; charset=utf-16']);
+        headers['content-type'] = this.pick([
+          'application/x-www-form-urlencoded; charset=nonesuch',
+          'multipart/form-data; boundary="unterminated',
+          ';;;',
+          'application/x-www-form-urlencoded; charset=utf-16',
+        ]);
         body = Buffer.from(form);
       }
     }
@@ -220,12 +307,15 @@ function sendOnce(agent: http.Agent | false, base: URL, r: FuzzRequest): Promise
   return new Promise((resolve) => {
     let req: http.ClientRequest;
     try {
-      req = http.request({ host: base.hostname, port: base.port, method: r.method, path: r.target, headers: r.body ? { ...r.headers, 'content-length': String(r.body.length) } : r.headers, agent }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode!, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', () => resolve('reset'));
-      });
+      req = http.request(
+        { host: base.hostname, port: base.port, method: r.method, path: r.target, headers: r.body ? { ...r.headers, 'content-length': String(r.body.length) } : r.headers, agent },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode!, text: Buffer.concat(chunks).toString('utf8') }));
+          res.on('error', () => resolve('reset'));
+        },
+      );
     } catch {
       resolve('unsendable');
       return;
@@ -280,7 +370,12 @@ await forEachEngine('chat fuzz', (engine) => {
     await ok(owner, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'race-home' }], principals: [ownerId, memberId] });
     const homeId = (await ok(owner, 'GET', '/get_stream_id', { stream: 'race-home' })).stream_id as number;
     const homeMessage = (await ok(member, 'POST', '/messages', { type: 'stream', to: 'race-home', topic: 'start', content: 'go' })).id as number;
-    interface Call { who: InProcessClient; method: string; path: string; params: Record<string, unknown> }
+    interface Call {
+      who: InProcessClient;
+      method: string;
+      path: string;
+      params: Record<string, unknown>;
+    }
     const identical: Call[] = [
       { who: owner, method: 'POST', path: '/users/me/subscriptions', params: { subscriptions: [{ name: 'race-channel' }] } },
       { who: owner, method: 'POST', path: '/users', params: { email: 'racer@example.com', password: 'pass-word-1', full_name: 'Racer' } },
@@ -310,12 +405,30 @@ await forEachEngine('chat fuzz', (engine) => {
     await ok(owner, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'race-public' }] });
     const publicMessage = (await ok(owner, 'POST', '/messages', { type: 'stream', to: 'race-public', topic: 't', content: 'x' })).id as number;
     const sameKey: Call[][] = [
-      [{ who: owner, method: 'PATCH', path: `/streams/${renameA}`, params: { new_name: 'renamed' } }, { who: owner, method: 'PATCH', path: `/streams/${renameB}`, params: { new_name: 'Renamed' } }],
-      [{ who: owner, method: 'PATCH', path: `/user_groups/${groupA}`, params: { name: 'one name' } }, { who: owner, method: 'PATCH', path: `/user_groups/${groupB}`, params: { name: 'one name' } }],
-      [{ who: owner, method: 'POST', path: `/user_groups/${groupA}/members`, params: { add: [memberId] } }, { who: owner, method: 'POST', path: `/user_groups/${groupA}/members`, params: { add: [memberId] } }],
-      [{ who: owner, method: 'POST', path: `/user_groups/${groupB}/subgroups`, params: { add: [groupA] } }, { who: owner, method: 'POST', path: `/user_groups/${groupB}/subgroups`, params: { add: [groupA] } }],
-      [{ who: owner, method: 'POST', path: '/users', params: { email: 'twin@example.com', password: 'pass-word-1', full_name: 'Twin' } }, { who: owner, method: 'POST', path: '/users', params: { email: 'TWIN@example.com', password: 'pass-word-2', full_name: 'Other twin' } }],
-      [{ who: member, method: 'POST', path: '/messages/flags', params: { messages: [publicMessage], op: 'add', flag: 'starred' } }, { who: member, method: 'POST', path: '/messages/flags', params: { messages: [publicMessage], op: 'add', flag: 'read' } }],
+      [
+        { who: owner, method: 'PATCH', path: `/streams/${renameA}`, params: { new_name: 'renamed' } },
+        { who: owner, method: 'PATCH', path: `/streams/${renameB}`, params: { new_name: 'Renamed' } },
+      ],
+      [
+        { who: owner, method: 'PATCH', path: `/user_groups/${groupA}`, params: { name: 'one name' } },
+        { who: owner, method: 'PATCH', path: `/user_groups/${groupB}`, params: { name: 'one name' } },
+      ],
+      [
+        { who: owner, method: 'POST', path: `/user_groups/${groupA}/members`, params: { add: [memberId] } },
+        { who: owner, method: 'POST', path: `/user_groups/${groupA}/members`, params: { add: [memberId] } },
+      ],
+      [
+        { who: owner, method: 'POST', path: `/user_groups/${groupB}/subgroups`, params: { add: [groupA] } },
+        { who: owner, method: 'POST', path: `/user_groups/${groupB}/subgroups`, params: { add: [groupA] } },
+      ],
+      [
+        { who: owner, method: 'POST', path: '/users', params: { email: 'twin@example.com', password: 'pass-word-1', full_name: 'Twin' } },
+        { who: owner, method: 'POST', path: '/users', params: { email: 'TWIN@example.com', password: 'pass-word-2', full_name: 'Other twin' } },
+      ],
+      [
+        { who: member, method: 'POST', path: '/messages/flags', params: { messages: [publicMessage], op: 'add', flag: 'starred' } },
+        { who: member, method: 'POST', path: '/messages/flags', params: { messages: [publicMessage], op: 'add', flag: 'read' } },
+      ],
     ];
     // Ten at once of each identical create; five of each request of the others.
     const races: Call[][] = [...identical.map((c) => Array.from({ length: 10 }, () => c)), ...sameKey.map((calls) => calls.flatMap((c) => [c, c, c, c, c]))];
@@ -341,10 +454,17 @@ await forEachEngine('chat fuzz', (engine) => {
     console.log(`# chat fuzz [${engine}]: ${sent} racing creates, ${fiveHundreds} answered 5xx`);
     for (const p of problems) console.log(`#   ${p}`);
     assert.deepEqual(problems, []);
-    assert.equal(errorLogs.length, 0, `logged at error level: ${errorLogs.slice(0, 3).map((l) => l.slice(0, 300)).join('\n')}`);
+    assert.equal(
+      errorLogs.length,
+      0,
+      `logged at error level: ${errorLogs
+        .slice(0, 3)
+        .map((l) => l.slice(0, 300))
+        .join('\n')}`,
+    );
   });
 
-  it('answers random and mutated requests to every endpoint without a 5xx, in Zulip\'s envelope, logging none at error level', async () => {
+  it("answers random and mutated requests to every endpoint without a 5xx, in Zulip's envelope, logging none at error level", async () => {
     const fuzzer = new Fuzzer(prng(SEED), { ids: [ownerId, memberId, messageId, channelId, 1, 2, 3], channel: 'fuzz', ownerAuth: basic(owner), memberAuth: basic(member) });
     const requests = Array.from({ length: REQUESTS }, () => fuzzer.request());
     const byClass = new Map<string, number>();
@@ -352,36 +472,45 @@ await forEachEngine('chat fuzz', (engine) => {
     const notEnvelope: string[] = [];
     let next = 0;
     const started = Date.now();
-    await Promise.all(Array.from({ length: WORKERS }, async () => {
-      while (next < requests.length) {
-        const r = requests[next++];
-        const a = await send(agent, base, r);
-        const cls = typeof a === 'string' ? a : `${Math.floor(a.status / 100)}xx`;
-        byClass.set(cls, (byClass.get(cls) ?? 0) + 1);
-        if (typeof a === 'string') {
-          // All of it: enough to send the same request again by hand.
-          if (a !== 'unsendable') console.log(`#   ${a}: ${r.what}: ${r.method} ${r.target.slice(0, 200)} headers ${JSON.stringify(Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k, v.length > 100 ? `${v.slice(0, 20)}... (${v.length} chars)` : v])))} body (${r.body?.length ?? 0} bytes) ${JSON.stringify(r.body?.toString('utf8').slice(0, 300) ?? '')}`);
-          continue;
+    await Promise.all(
+      Array.from({ length: WORKERS }, async () => {
+        while (next < requests.length) {
+          const r = requests[next++];
+          const a = await send(agent, base, r);
+          const cls = typeof a === 'string' ? a : `${Math.floor(a.status / 100)}xx`;
+          byClass.set(cls, (byClass.get(cls) ?? 0) + 1);
+          if (typeof a === 'string') {
+            // All of it: enough to send the same request again by hand.
+            if (a !== 'unsendable')
+              console.log(
+                `#   ${a}: ${r.what}: ${r.method} ${r.target.slice(0, 200)} headers ${JSON.stringify(Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k, v.length > 100 ? `${v.slice(0, 20)}... (${v.length} chars)` : v])))} body (${r.body?.length ?? 0} bytes) ${JSON.stringify(r.body?.toString('utf8').slice(0, 300) ?? '')}`,
+              );
+            continue;
+          }
+          const sample = `${a.status} ${r.what}: ${r.method} ${r.target.slice(0, 200)} ${r.body?.toString('utf8').slice(0, 200) ?? ''} -> ${a.text.slice(0, 200)}`;
+          if (a.status >= 500) failures.push(sample);
+          let body: { result?: unknown } | undefined;
+          try {
+            body = JSON.parse(a.text);
+          } catch {
+            body = undefined;
+          }
+          // 431 included: node's HTTP parser refuses a header section over its limit, answered in the envelope too.
+          if (body?.result !== 'success' && body?.result !== 'error') notEnvelope.push(sample);
         }
-        const sample = `${a.status} ${r.what}: ${r.method} ${r.target.slice(0, 200)} ${r.body?.toString('utf8').slice(0, 200) ?? ''} -> ${a.text.slice(0, 200)}`;
-        if (a.status >= 500) failures.push(sample);
-        let body: { result?: unknown } | undefined;
-        try {
-          body = JSON.parse(a.text);
-        } catch {
-          body = undefined;
-        }
-        // 431 included: node's HTTP parser refuses a header section over its limit, answered in the envelope too.
-        if (body?.result !== 'success' && body?.result !== 'error') notEnvelope.push(sample);
-      }
-    }));
+      }),
+    );
     console.log(`# chat fuzz [${engine}]: ${requests.length} requests in ${Date.now() - started} ms: ${JSON.stringify(Object.fromEntries([...byClass].sort()))}`);
     for (const f of failures.slice(0, 20)) console.log(`#   ${f.replace(/\n/g, '\\n')}`);
     // What the server logged at error level, by its first lines (the cause of each 5xx).
     const causes = new Map<string, number>();
     for (const line of errorLogs) {
       const entry = JSON.parse(line) as { msg: string; error?: string };
-      const cause = String(entry.error ?? entry.msg).split('\n').slice(0, 2).join(' | ').slice(0, 200);
+      const cause = String(entry.error ?? entry.msg)
+        .split('\n')
+        .slice(0, 2)
+        .join(' | ')
+        .slice(0, 200);
       causes.set(cause, (causes.get(cause) ?? 0) + 1);
     }
     for (const [cause, n] of causes) console.log(`#   logged ${n} x: ${cause}`);
@@ -389,7 +518,14 @@ await forEachEngine('chat fuzz', (engine) => {
     assert.equal(byClass.get('reset') ?? 0, 0, 'no connection is dropped without an answer');
     assert.equal(failures.length, 0, `${failures.length} answers were 5xx (listed above)`);
     assert.equal(notEnvelope.length, 0, `not Zulip's JSON envelope: ${notEnvelope.slice(0, 5).join('\n')}`);
-    assert.equal(errorLogs.length, 0, `logged at error level: ${errorLogs.slice(0, 3).map((l) => l.slice(0, 300)).join('\n')}`);
+    assert.equal(
+      errorLogs.length,
+      0,
+      `logged at error level: ${errorLogs
+        .slice(0, 3)
+        .map((l) => l.slice(0, 300))
+        .join('\n')}`,
+    );
   });
 
   it('still answers normally afterwards', async () => {

@@ -147,7 +147,9 @@ await forEachEngine('chat request bodies before authentication', (engine) => {
   it('still reads credentials sent in a small body (fetch_api_key)', async () => {
     const member = await chat.member('bodies@chat.keel.test', 'Bodies');
     const form = `username=${encodeURIComponent(member.client.email)}&password=pass-word-1`;
-    const r = await sendLargeBody(port, readAtAnswer, post('/fetch_api_key', `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${form.length}`), form.length, { prefix: Buffer.from(form) });
+    const r = await sendLargeBody(port, readAtAnswer, post('/fetch_api_key', `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${form.length}`), form.length, {
+      prefix: Buffer.from(form),
+    });
     assert.match(r.response, /^HTTP\/1\.1 200 /, r.response.slice(0, 300));
     assert.equal(jsonBody(r.response).api_key, member.client.apiKey);
   });

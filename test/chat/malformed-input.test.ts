@@ -19,7 +19,11 @@ import { BAD_PATH_ESCAPE } from '../../src/chat/router.js';
 import { EventHub } from '../../src/chat/events/hub.js';
 import { PresenceStore } from '../../src/chat/domain/presence.js';
 
-interface Answer { status: number; body: Record<string, any>; headers?: http.IncomingHttpHeaders }
+interface Answer {
+  status: number;
+  body: Record<string, any>;
+  headers?: http.IncomingHttpHeaders;
+}
 
 function raw(base: string, method: string, target: string, headers: Record<string, string>, body?: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
@@ -78,7 +82,10 @@ await forEachEngine('chat malformed input', (engine) => {
     refused(await raw(base, 'POST', '/api/v1/messages', { ...auth, 'content-type': 'multipart/form-data' }, whole), /^Malformed request body: /);
     assert.equal(await newest(), before, 'nothing was sent');
     assert.deepEqual(errorsLogged(), []);
-    assert.ok(logged.some((l) => l.level === 'debug' && l.msg === 'chat request refused' && !String(l.error).includes('\n')), 'at debug, without a stack');
+    assert.ok(
+      logged.some((l) => l.level === 'debug' && l.msg === 'chat request refused' && !String(l.error).includes('\n')),
+      'at debug, without a stack',
+    );
   });
 
   it('answers a broken %-escape in a path 400, whatever the method and the body', async () => {
@@ -130,10 +137,30 @@ await forEachEngine('chat malformed input', (engine) => {
 
   it('still logs a real server fault at error level, with its stack, and answers 500', async () => {
     logged.length = 0;
-    const boom = defineEndpoint({ method: 'GET', path: '/boom', summary: 'fails', auth: 'none', params: Type.Object({}), handler: async () => { throw new Error('boom'); } });
+    const boom = defineEndpoint({
+      method: 'GET',
+      path: '/boom',
+      summary: 'fails',
+      auth: 'none',
+      params: Type.Object({}),
+      handler: async () => {
+        throw new Error('boom');
+      },
+    });
     const log = createLogger('debug', (line) => logged.push(JSON.parse(line)));
     const app = createChatServer(
-      { db: chat.ctx.chatDb, clock: chat.clock, log, realmUrl: () => 'http://chat.keel.test', rootDomain: 'chat.keel.test', limits: new ChatLimits(chat.clock, parseRateLimits('off')), apiKeySeal: chat.ctx.apiKeySeal, events: new EventHub(chat.clock, log, { sweepEveryMs: 0 }), presence: new PresenceStore(chat.ctx.chatDb, chat.clock, log, { flushEveryMs: 0 }), caches: chat.ctx.caches },
+      {
+        db: chat.ctx.chatDb,
+        clock: chat.clock,
+        log,
+        realmUrl: () => 'http://chat.keel.test',
+        rootDomain: 'chat.keel.test',
+        limits: new ChatLimits(chat.clock, parseRateLimits('off')),
+        apiKeySeal: chat.ctx.apiKeySeal,
+        events: new EventHub(chat.clock, log, { sweepEveryMs: 0 }),
+        presence: new PresenceStore(chat.ctx.chatDb, chat.clock, log, { flushEveryMs: 0 }),
+        caches: chat.ctx.caches,
+      },
       [boom],
     );
     try {

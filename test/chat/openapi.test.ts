@@ -75,7 +75,12 @@ describe('GET /api/v1/openapi.json', () => {
 describe('the Chat OpenAPI document', () => {
   it('has every registered endpoint, once', () => {
     const operations = Object.entries(doc.paths as Record<string, Node>).flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`));
-    assert.deepEqual(operations.sort(), allEndpoints().map((e) => `${e.method} ${e.path}`).sort());
+    assert.deepEqual(
+      operations.sort(),
+      allEndpoints()
+        .map((e) => `${e.method} ${e.path}`)
+        .sort(),
+    );
   });
 
   it('puts GET parameters in the query: strings and primitives as a schema, anything else JSON-encoded', () => {
@@ -92,7 +97,7 @@ describe('the Chat OpenAPI document', () => {
     assert.deepEqual(queryParam('GET', '/users/{email}', 'email'), { name: 'email', in: 'path', required: true, schema: { type: 'string' } });
   });
 
-  it('puts other methods\' parameters in a form, JSON-encoded unless declared a string, with enums and defaults', () => {
+  it("puts other methods' parameters in a form, JSON-encoded unless declared a string, with enums and defaults", () => {
     const send = form('POST', '/messages');
     assert.deepEqual(send.schema.properties.type, { type: 'string', enum: ['direct', 'channel', 'stream', 'private'] });
     assert.deepEqual(send.schema.required, ['type', 'to', 'content']);
@@ -143,7 +148,11 @@ describe('the Chat OpenAPI document', () => {
       assert.equal(Array.isArray(decodeParams(updateUserById.params, { user_id: '1', profile_data: `[{"id": 4, "value": ${value}}]` }).values.profile_data), true, value);
     }
     for (const value of ['true', '7', '{"a": 1}', '["x"]']) {
-      assert.throws(() => decodeParams(updateUserById.params, { user_id: '1', profile_data: `[{"id": 4, "value": ${value}}]` }), (e: unknown) => e instanceof ChatError && e.code === 'BAD_REQUEST', value);
+      assert.throws(
+        () => decodeParams(updateUserById.params, { user_id: '1', profile_data: `[{"id": 4, "value": ${value}}]` }),
+        (e: unknown) => e instanceof ChatError && e.code === 'BAD_REQUEST',
+        value,
+      );
     }
   });
 });
@@ -157,11 +166,11 @@ const KEEL_ONLY_OPERATIONS: Record<string, string> = {
 const KEEL_ONLY_PARAMETERS: Record<string, string> = {
   'POST /messages subject': "Zulip's server still takes `subject`, the topic's old name, which older clients send",
   'PATCH /messages/{message_id} subject': "Zulip's server still takes `subject`, the topic's old name, which older clients send",
-  'PATCH /realm/user_settings_defaults enable_marketing_emails': 'a realm default of a user setting (domain/settings.ts) that Zulip\'s document leaves out of this operation',
-  'PATCH /realm/user_settings_defaults enable_login_emails': 'a realm default of a user setting (domain/settings.ts) that Zulip\'s document leaves out of this operation',
+  'PATCH /realm/user_settings_defaults enable_marketing_emails': "a realm default of a user setting (domain/settings.ts) that Zulip's document leaves out of this operation",
+  'PATCH /realm/user_settings_defaults enable_login_emails': "a realm default of a user setting (domain/settings.ts) that Zulip's document leaves out of this operation",
 };
 
-describe('names compared with Zulip\'s document', { skip: referenceMissing() ?? false }, () => {
+describe("names compared with Zulip's document", { skip: referenceMissing() ?? false }, () => {
   let parsed: Node | undefined;
   const zulip = () => (parsed ??= parse(readFileSync(ZULIP_OPENAPI_PATH, 'utf8')) as Node);
   const deref = (z: Node, x: Node): Node => {
@@ -179,10 +188,12 @@ describe('names compared with Zulip\'s document', { skip: referenceMissing() ?? 
 
   it('every operation is one Zulip documents, or is listed with its reason', () => {
     const z = zulip();
-    const unknown = allEndpoints().map((e) => `${e.method} ${e.path}`).filter((id) => {
-      const [method, path] = id.split(' ');
-      return !zulipOperation(z, method, path) && !(id in UNDOCUMENTED) && !(id in KEEL_ONLY_OPERATIONS);
-    });
+    const unknown = allEndpoints()
+      .map((e) => `${e.method} ${e.path}`)
+      .filter((id) => {
+        const [method, path] = id.split(' ');
+        return !zulipOperation(z, method, path) && !(id in UNDOCUMENTED) && !(id in KEEL_ONLY_OPERATIONS);
+      });
     assert.deepEqual(unknown, []);
   });
 
@@ -198,7 +209,10 @@ describe('names compared with Zulip\'s document', { skip: referenceMissing() ?? 
         for (const media of Object.values<Node>(deref(z, zop.requestBody ?? {}).content ?? {})) for (const k of Object.keys(media.schema?.properties ?? {})) names.add(k);
         // Keel's /users/{email} is Zulip's template under the same name; a path parameter named otherwise is the same segment.
         const pathNames = new Set((o.parameters ?? []).filter((p: Node) => p.in === 'path').map((p: Node) => p.name));
-        const keel = [...(o.parameters ?? []).filter((p: Node) => p.in !== 'path').map((p: Node) => p.name), ...Object.keys(o.requestBody?.content['application/x-www-form-urlencoded'].schema.properties ?? {})];
+        const keel = [
+          ...(o.parameters ?? []).filter((p: Node) => p.in !== 'path').map((p: Node) => p.name),
+          ...Object.keys(o.requestBody?.content['application/x-www-form-urlencoded'].schema.properties ?? {}),
+        ];
         for (const name of keel) {
           const id = `${method.toUpperCase()} ${path} ${name}`;
           if (!names.has(name) && !pathNames.has(name) && !(id in KEEL_ONLY_PARAMETERS)) unknown.push(id);

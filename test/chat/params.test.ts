@@ -64,7 +64,13 @@ it('names the parameter and the problem for bad values', () => {
 
 it('refuses a NUL byte in any text parameter, naming it, whether sent raw or JSON-escaped', () => {
   // PostgreSQL cannot store U+0000: refused here for every parameter, on both engines.
-  const cases: Record<string, string>[] = [{ content: 'a\u0000b' }, { content: 'x', to: 'gen\u0000eral' }, { content: 'x', to: '["a\\u0000"]' }, { content: 'x', subs: '[{"name":"a\\u0000"}]' }, { content: 'x', subs: '[{"name":"a","\\u0000":1}]' }];
+  const cases: Record<string, string>[] = [
+    { content: 'a\u0000b' },
+    { content: 'x', to: 'gen\u0000eral' },
+    { content: 'x', to: '["a\\u0000"]' },
+    { content: 'x', subs: '[{"name":"a\\u0000"}]' },
+    { content: 'x', subs: '[{"name":"a","\\u0000":1}]' },
+  ];
   for (const raw of cases) {
     const e = fails(raw);
     const name = Object.keys(raw).at(-1)!;

@@ -50,8 +50,7 @@ await forEachEngine('chat rate limits', (engine) => {
     // one test makes, as fetch_api_key is charged to it too); the password budgets are the defaults
     // (5 and 30 in 30 minutes).
     const s = server(engine, ['--rate-limits', 'chat-user=20/3600,chat-ip=40/3600', '--trusted-proxies', PROXY]);
-    const login = (from: string, username: string, password: string) =>
-      requestFrom(from, `${s.server!.chatUrl}/api/v1/fetch_api_key`, { form: { username, password } });
+    const login = (from: string, username: string, password: string) => requestFrom(from, `${s.server!.chatUrl}/api/v1/fetch_api_key`, { form: { username, password } });
 
     it("locks an account after five wrong passwords from anyone, and no one else's", async () => {
       const a = await makeUser(s.owner!, s.server!.chatUrl, 'alpha');
@@ -136,8 +135,7 @@ await forEachEngine('chat rate limits', (engine) => {
     });
 
     it("charges each client behind a trusted proxy to its own address, and a forged header to the sender's", async () => {
-      const settings = (from: string, forwardedFor: string) =>
-        requestFrom(from, `${s.server!.chatUrl}/api/v1/server_settings`, { headers: { 'x-forwarded-for': forwardedFor } });
+      const settings = (from: string, forwardedFor: string) => requestFrom(from, `${s.server!.chatUrl}/api/v1/server_settings`, { headers: { 'x-forwarded-for': forwardedFor } });
       for (let i = 0; i < 3; i++) assert.equal((await settings(PROXY, '198.51.100.7')).headers['x-ratelimit-remaining'], String(39 - i));
       assert.equal((await settings(PROXY, '198.51.100.8')).headers['x-ratelimit-remaining'], '39');
       const liar = freshAddress();

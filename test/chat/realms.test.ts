@@ -112,7 +112,11 @@ await forEachEngine('chat realms', (engine) => {
     await beta.call('DELETE', '/events', { queue_id: reg.body.queue_id });
 
     // Unknown subdomains are Zulip's 404 for every API path, with or without credentials.
-    for (const [method, path, auth] of [['GET', '/server_settings', null], ['GET', '/users/me', [beta.email, beta.apiKey]], ['POST', '/fetch_api_key', null]] as const) {
+    for (const [method, path, auth] of [
+      ['GET', '/server_settings', null],
+      ['GET', '/users/me', [beta.email, beta.apiKey]],
+      ['POST', '/fetch_api_key', null],
+    ] as const) {
       const r = await on(`nosuch.${ROOT}:${port}`).call(method, path, { username: 'boss@beta.example', password: 'beta-pass-1' }, auth as [string, string] | null);
       assert.deepEqual([r.status, r.body.result, r.body.code, r.body.msg], [404, 'error', 'NONEXISTENT_SUBDOMAIN', 'Invalid subdomain'], path);
     }
@@ -180,7 +184,11 @@ await forEachEngine('chat realms', (engine) => {
     await looksMissing('principals by id', (id) => post('/users/me/subscriptions', { subscriptions: [{ name: 'alpha-chan' }], principals: [id] }), beaId);
     await looksMissing('principals by email', (e) => post('/users/me/subscriptions', { subscriptions: [{ name: 'alpha-chan' }], principals: [e] }), betaEmail, missingEmail);
     await looksMissing('unsubscribe principals', (id) => alpha.call('DELETE', '/users/me/subscriptions', { subscriptions: ['alpha-chan'], principals: [id] }), beaId);
-    await looksMissing('group setting member', (id) => post('/users/me/subscriptions', { subscriptions: [{ name: 'new-one' }], can_send_message_group: { direct_members: [id], direct_subgroups: [] } }), beaId);
+    await looksMissing(
+      'group setting member',
+      (id) => post('/users/me/subscriptions', { subscriptions: [{ name: 'new-one' }], can_send_message_group: { direct_members: [id], direct_subgroups: [] } }),
+      beaId,
+    );
     await looksMissing('group setting group', (id) => post('/users/me/subscriptions', { subscriptions: [{ name: 'new-one' }], can_send_message_group: id }), betaGroupId);
     await looksMissing('DM to a user id', (id) => post('/messages', { type: 'direct', to: [id], content: 'hi' }), beaId);
     await looksMissing('DM to an email', (e) => post('/messages', { type: 'direct', to: [e], content: 'hi' }), betaEmail, missingEmail);
@@ -267,9 +275,15 @@ await forEachEngine('chat realms', (engine) => {
     assert.equal((await beta.call('PATCH', `/users/${beaId}`, { full_name: 'Bea B' })).status, 200);
 
     const text = (evs: Record<string, any>[]) => JSON.stringify(evs);
-    for (const [name, c, q] of [['alpha all_public_streams', alpha, alphaAll], ['alpha', alpha, alphaPlain]] as const) {
+    for (const [name, c, q] of [
+      ['alpha all_public_streams', alpha, alphaAll],
+      ['alpha', alpha, alphaPlain],
+    ] as const) {
       const evs = await events(c, q);
-      assert.ok(evs.some((e) => e.type === 'message' && e.message.content.includes('alpha event')), name);
+      assert.ok(
+        evs.some((e) => e.type === 'message' && e.message.content.includes('alpha event')),
+        name,
+      );
       assert.ok(!text(evs).includes('beta'), `${name} got: ${text(evs)}`);
       assert.ok(!evs.some((e) => e.type === 'realm_user' || e.type === 'presence' || e.type === 'user_status' || e.type === 'typing' || e.type === 'stream'), `${name} got: ${text(evs)}`);
     }
@@ -293,6 +307,12 @@ await forEachEngine('chat realms', (engine) => {
     }
     // Still there for its owner.
     assert.equal((await beta.get('/events', { queue_id: betaAll, dont_block: true })).status, 200);
-    for (const [c, q] of [[alpha, alphaAll], [beta, betaAll], [alpha, alphaPlain], [bea, beaPlain]] as const) await c.call('DELETE', '/events', { queue_id: q });
+    for (const [c, q] of [
+      [alpha, alphaAll],
+      [beta, betaAll],
+      [alpha, alphaPlain],
+      [bea, beaPlain],
+    ] as const)
+      await c.call('DELETE', '/events', { queue_id: q });
   });
 });

@@ -7,8 +7,7 @@ import { BAD_PATH_ESCAPE, ChatRouter } from '../../src/chat/router.js';
 import { ChatError } from '../../src/chat/errors.js';
 import { defineEndpoint, type Endpoint } from '../../src/chat/endpoint.js';
 
-const endpoint = (method: 'GET' | 'POST' | 'DELETE', path: string): Endpoint =>
-  defineEndpoint({ method, path, summary: path, auth: 'user', params: Type.Object({}), handler: async () => ({}) });
+const endpoint = (method: 'GET' | 'POST' | 'DELETE', path: string): Endpoint => defineEndpoint({ method, path, summary: path, auth: 'user', params: Type.Object({}), handler: async () => ({}) });
 
 const events = endpoint('GET', '/events');
 const me = endpoint('GET', '/users/me');
@@ -35,7 +34,11 @@ it('reads path parameters, an id segment being digits', () => {
 
 it('refuses a broken %-escape in a path parameter as a client error, not an exception', () => {
   for (const bad of ['%zz', '%', 'a%E0%A4%A', '%FF', '%C0%AF', '%ED%A0%80']) {
-    assert.throws(() => router.find('GET', `/users/${bad}`), (e: unknown) => e instanceof ChatError && e.status === 400 && e.message === BAD_PATH_ESCAPE, bad);
+    assert.throws(
+      () => router.find('GET', `/users/${bad}`),
+      (e: unknown) => e instanceof ChatError && e.status === 400 && e.message === BAD_PATH_ESCAPE,
+      bad,
+    );
   }
   assert.deepEqual(router.find('GET', '/users/%F0%9F%98%80'), { kind: 'found', value: byEmail, params: { email: '😀' } });
 });

@@ -17,13 +17,27 @@ await forEachEngine('chat through zulip-js', (engine) => {
       assert.equal(sub.result, 'success', JSON.stringify(sub));
       const sent = await client.messages.send({ to: 'general', type: 'stream', topic: 'from js', content: 'Hello *from* zulip-js' });
       assert.equal(sent.result, 'success', JSON.stringify(sent));
-      const got = await client.messages.retrieve({ anchor: 'newest', num_before: 5, num_after: 0, narrow: [{ operator: 'channel', operand: 'general' }, { operator: 'topic', operand: 'from js' }] });
+      const got = await client.messages.retrieve({
+        anchor: 'newest',
+        num_before: 5,
+        num_after: 0,
+        narrow: [
+          { operator: 'channel', operand: 'general' },
+          { operator: 'topic', operand: 'from js' },
+        ],
+      });
       assert.equal(got.result, 'success', JSON.stringify(got));
-      assert.deepEqual(got.messages.map((m: { id: number }) => m.id), [sent.id]);
+      assert.deepEqual(
+        got.messages.map((m: { id: number }) => m.id),
+        [sent.id],
+      );
       assert.equal(got.messages[0].content, '<p>Hello <em>from</em> zulip-js</p>');
       assert.equal(got.messages[0].subject, 'from js');
       const streams = await client.streams.retrieve();
-      assert.deepEqual(streams.streams.map((s: { name: string }) => s.name), ['general']);
+      assert.deepEqual(
+        streams.streams.map((s: { name: string }) => s.name),
+        ['general'],
+      );
     } finally {
       await server.stop();
       await storage.dispose();

@@ -35,9 +35,24 @@ function documentedExamples(v: ZulipOpenApi): { method: string; path: string; ex
 }
 
 const me = {
-  result: 'success', msg: '', avatar_url: 'https://x/a.png', avatar_version: 1, email: 'a@example.com', delivery_email: 'a@example.com',
-  full_name: 'A', is_admin: false, is_owner: false, role: 400, is_guest: false, is_bot: false, is_active: true, timezone: '',
-  date_joined: '2024-01-01T00:00:00.000000+00:00', max_message_id: 1, user_id: 9, profile_data: {},
+  result: 'success',
+  msg: '',
+  avatar_url: 'https://x/a.png',
+  avatar_version: 1,
+  email: 'a@example.com',
+  delivery_email: 'a@example.com',
+  full_name: 'A',
+  is_admin: false,
+  is_owner: false,
+  role: 400,
+  is_guest: false,
+  is_bot: false,
+  is_active: true,
+  timezone: '',
+  date_joined: '2024-01-01T00:00:00.000000+00:00',
+  max_message_id: 1,
+  user_id: 9,
+  profile_data: {},
 };
 
 describe('Zulip OpenAPI response validator', { skip: why }, () => {
@@ -74,7 +89,10 @@ describe('Zulip OpenAPI response validator', { skip: why }, () => {
   });
 
   it('finds operations the way Zulip routes them', () => {
-    const op = (m: string, p: string) => { const o = api!.find(m, p); return o && `${o.method} ${o.template}`; };
+    const op = (m: string, p: string) => {
+      const o = api!.find(m, p);
+      return o && `${o.method} ${o.template}`;
+    };
     assert.equal(op('GET', '/users/me'), 'GET /users/me');
     assert.equal(op('GET', '/users/12'), 'GET /users/{user_id}');
     assert.equal(op('GET', '/users/a@example.com'), 'GET /users/{email}');
@@ -96,7 +114,11 @@ describe('a missing reference document', () => {
   const nowhere = '/nonexistent/shared/reference/zulip-openapi-10.2.yaml';
   it('fails the run in CI, naming the path looked for', () => {
     for (const env of [{ CI: 'true' }, { KEEL_TEST_REQUIRE_REFERENCE: '1' }]) {
-      assert.throws(() => referenceMissing(nowhere, env), (e: Error) => e.message.includes(nowhere) && /CI requires it/.test(e.message), JSON.stringify(env));
+      assert.throws(
+        () => referenceMissing(nowhere, env),
+        (e: Error) => e.message.includes(nowhere) && /CI requires it/.test(e.message),
+        JSON.stringify(env),
+      );
     }
   });
   it('is a printed reason to skip elsewhere', () => {

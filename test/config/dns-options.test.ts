@@ -26,7 +26,10 @@ describe('DNS options', () => {
     assert.equal(c.nameserverDomain, 'dns.example.net');
     assert.deepEqual(c.nameserverAddresses, ['192.0.2.1', '192.0.2.2', '2001:db8::3', '192.0.2.4']);
     assert.deepEqual(c.dnsSecondaries, [
-      { host: '192.0.2.53', port: 53 }, { host: '192.0.2.54', port: 5300 }, { host: '2001:db8::53', port: 53 }, { host: '2001:db8::54', port: 53 },
+      { host: '192.0.2.53', port: 53 },
+      { host: '192.0.2.54', port: 5300 },
+      { host: '2001:db8::53', port: 53 },
+      { host: '2001:db8::54', port: 53 },
     ]);
   });
 
@@ -40,7 +43,11 @@ describe('DNS options', () => {
       [['--dns-secondaries', '127.0.0.1,host.example'], /^--dns-secondaries must be .* got "host.example"$/],
     ];
     for (const [args, expected] of cases) {
-      assert.throws(() => config(args), (err: Error) => err instanceof UsageError && expected.test(err.message), args.join(' '));
+      assert.throws(
+        () => config(args),
+        (err: Error) => err instanceof UsageError && expected.test(err.message),
+        args.join(' '),
+      );
     }
   });
 });

@@ -14,7 +14,14 @@ describe('rate limit options', () => {
     const l = limits([]);
     assert.deepEqual(l, DEFAULT_RATE_LIMITS);
     assert.equal(l.api, true);
-    assert.deepEqual([l.chatUser, l.chatIp, l.passwordAccount], [{ count: 200, windowSeconds: 60 }, { count: 100, windowSeconds: 60 }, { count: 5, windowSeconds: 1800 }]);
+    assert.deepEqual(
+      [l.chatUser, l.chatIp, l.passwordAccount],
+      [
+        { count: 200, windowSeconds: 60 },
+        { count: 100, windowSeconds: 60 },
+        { count: 5, windowSeconds: 1800 },
+      ],
+    );
   });
 
   it('turn the API budgets off by flag or environment, keeping the password budgets', () => {
@@ -36,12 +43,15 @@ describe('rate limit options', () => {
 
   it('refuse anything else, naming the item and the accepted forms', () => {
     for (const bad of ['sometimes', 'chat-user=0/60', 'chat-user=10', 'chat-user=10/0', 'nope=1/1', 'chat-user=-1/60', '__proto__=1/1']) {
-      assert.throws(() => limits(['--rate-limits', bad]), (err: Error) => {
-        assert.ok(err instanceof UsageError);
-        assert.match(err.message, /^--rate-limits must be on, off, or a comma-separated list/);
-        assert.ok(err.message.endsWith(`got "${bad}"`), err.message);
-        return true;
-      });
+      assert.throws(
+        () => limits(['--rate-limits', bad]),
+        (err: Error) => {
+          assert.ok(err instanceof UsageError);
+          assert.match(err.message, /^--rate-limits must be on, off, or a comma-separated list/);
+          assert.ok(err.message.endsWith(`got "${bad}"`), err.message);
+          return true;
+        },
+      );
     }
   });
 });
@@ -52,6 +62,9 @@ describe('trusted proxies option', () => {
     assert.deepEqual(config([]).trustedProxies, []);
     assert.deepEqual(config(['--trusted-proxies', '10.0.0.0/8,::1']).trustedProxies, ['10.0.0.0/8', '::1']);
     assert.deepEqual(config([], { KEEL_TRUSTED_PROXIES: '192.0.2.1' }).trustedProxies, ['192.0.2.1']);
-    assert.throws(() => config(['--trusted-proxies', 'proxy.local']), (err: Error) => err instanceof UsageError && /^--trusted-proxies must be comma-separated IPv4 or IPv6 addresses or CIDR blocks \(10\.0\.0\.0\/8\), got "proxy\.local"$/.test(err.message));
+    assert.throws(
+      () => config(['--trusted-proxies', 'proxy.local']),
+      (err: Error) => err instanceof UsageError && /^--trusted-proxies must be comma-separated IPv4 or IPv6 addresses or CIDR blocks \(10\.0\.0\.0\/8\), got "proxy\.local"$/.test(err.message),
+    );
   });
 });

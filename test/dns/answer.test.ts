@@ -9,7 +9,12 @@ import { ZoneCatalog } from '../../src/zones/zone.js';
 import { makeQuery, rcodeOf, type QueryOptions, type QueryType } from '../helpers/dns-client.js';
 import { exampleZone, NS_ADDRESSES, NS_DOMAIN, orgZone } from './fixtures.js';
 
-const NOERROR = 0, FORMERR = 1, NXDOMAIN = 3, NOTIMP = 4, REFUSED = 5, NOTAUTH = 9;
+const NOERROR = 0,
+  FORMERR = 1,
+  NXDOMAIN = 3,
+  NOTIMP = 4,
+  REFUSED = 5,
+  NOTAUTH = 9;
 
 let catalog: ZoneCatalog;
 let responder: Responder;
@@ -45,9 +50,16 @@ describe('dns answers', () => {
     assert.equal(rcodeOf(a), NOERROR);
     assert.ok(a.flag_aa && a.flag_qr && !a.flag_tc);
     assert.deepEqual(data(a.answers).sort(), ['192.0.2.10', '192.0.2.11']);
-    assert.deepEqual(a.answers!.map((r) => (r as { ttl: number }).ttl), [300, 300], 'one TTL per RRset: the lowest');
+    assert.deepEqual(
+      a.answers!.map((r) => (r as { ttl: number }).ttl),
+      [300, 300],
+      'one TTL per RRset: the lowest',
+    );
     assert.deepEqual(data(ask('www.example.com', 'AAAA').answers), ['2001:db8::10']);
-    assert.deepEqual(data(ask('example.com', 'MX').answers), [{ preference: 10, exchange: 'mail.example.com' }, { preference: 20, exchange: 'mail2.example.com' }]);
+    assert.deepEqual(data(ask('example.com', 'MX').answers), [
+      { preference: 10, exchange: 'mail.example.com' },
+      { preference: 20, exchange: 'mail2.example.com' },
+    ]);
     assert.deepEqual(data(ask('example.com', 'TXT').answers), [[Buffer.from('v=spf1 -all')]]);
     const caa = data(ask('example.com', 'CAA').answers)[0] as dnsPacket.CaaData;
     assert.equal(caa.tag, 'issue');
@@ -65,10 +77,14 @@ describe('dns answers', () => {
     assert.equal(s.serial, 2024010101);
     assert.ok(s.refresh! > 0 && s.retry! > 0 && s.expire! > s.refresh! && s.minimum! > 0);
     const ns = ask('example.com', 'NS');
-    assert.deepEqual(data(ns.answers), [1, 2, 3, 4].map((i) => `ns${i}.${NS_DOMAIN}`));
-    assert.deepEqual(names(ns.additionals).filter((n) => !n.endsWith('OPT')), [
-      `ns1.${NS_DOMAIN} A`, `ns2.${NS_DOMAIN} A`, `ns3.${NS_DOMAIN} AAAA`, `ns4.${NS_DOMAIN} A`,
-    ]);
+    assert.deepEqual(
+      data(ns.answers),
+      [1, 2, 3, 4].map((i) => `ns${i}.${NS_DOMAIN}`),
+    );
+    assert.deepEqual(
+      names(ns.additionals).filter((n) => !n.endsWith('OPT')),
+      [`ns1.${NS_DOMAIN} A`, `ns2.${NS_DOMAIN} A`, `ns3.${NS_DOMAIN} AAAA`, `ns4.${NS_DOMAIN} A`],
+    );
   });
 
   it('answers for the nameserver domain itself though no zone of that name is hosted', () => {
@@ -150,7 +166,10 @@ describe('dns answers', () => {
       assert.equal(r.flag_aa, false, `${q}: referrals are not authoritative`);
       assert.equal(r.answers!.length, 0);
       assert.deepEqual(data(r.authorities, 'NS').sort(), ['ns.elsewhere.net', 'ns1.sub.example.com']);
-      assert.deepEqual(names(r.additionals).filter((n) => !n.endsWith('OPT')), ['ns1.sub.example.com A', 'ns1.sub.example.com AAAA']);
+      assert.deepEqual(
+        names(r.additionals).filter((n) => !n.endsWith('OPT')),
+        ['ns1.sub.example.com A', 'ns1.sub.example.com AAAA'],
+      );
     }
   });
 
@@ -166,7 +185,10 @@ describe('dns answers', () => {
   it('splits TXT strings into 255-byte character-strings', () => {
     const r = ask('long.example.com', 'TXT');
     const strings = data(r.answers)[0] as Buffer[];
-    assert.deepEqual(strings.map((s) => s.length), [255, 45, 5]);
+    assert.deepEqual(
+      strings.map((s) => s.length),
+      [255, 45, 5],
+    );
     assert.equal(Buffer.concat(strings.slice(0, 2)).toString(), 'a'.repeat(300));
   });
 
@@ -229,7 +251,9 @@ describe('dns answers', () => {
 
   it('answers BADVERS to an EDNS version it does not know', () => {
     const msg = dnsPacket.encode({
-      type: 'query', id: 9, questions: [{ name: 'example.com', type: 'A' }],
+      type: 'query',
+      id: 9,
+      questions: [{ name: 'example.com', type: 'A' }],
       additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 1232, extendedRcode: 0, ednsVersion: 1, flags: 0, flag_do: false, options: [] }],
     });
     const r = dnsPacket.decode(responder.udp(msg, '127.0.0.1')!);
@@ -245,7 +269,14 @@ describe('dns answers', () => {
     assert.equal(r.flag_qr, true);
     assert.equal((r.flags! >> 11) & 0xf, 4, 'opcode is echoed');
 
-    const twoQuestions = dnsPacket.encode({ type: 'query', id: 5, questions: [{ name: 'a.example.com', type: 'A' }, { name: 'b.example.com', type: 'A' }] });
+    const twoQuestions = dnsPacket.encode({
+      type: 'query',
+      id: 5,
+      questions: [
+        { name: 'a.example.com', type: 'A' },
+        { name: 'b.example.com', type: 'A' },
+      ],
+    });
     assert.equal(rcodeOf(dnsPacket.decode(responder.udp(twoQuestions, '127.0.0.1')!)), FORMERR);
     const cut = makeQuery('www.example.com', 'A').subarray(0, 20);
     const formerr = dnsPacket.decode(responder.udp(cut, '127.0.0.1')!);

@@ -44,7 +44,7 @@ await forEachEngine('API changes answered by DNS (keel serve)', (engine) => {
     const recordId = created.data[0].id;
     const udp = await udpQuery(server.dns, 'WWW.e2e.example', 'A');
     assert.ok(udp.packet.flag_aa);
-    assert.equal(udp.packet.answers![0].name, 'WWW.e2e.example', 'the question\'s case is echoed');
+    assert.equal(udp.packet.answers![0].name, 'WWW.e2e.example', "the question's case is echoed");
     assert.deepEqual(udp.packet.answers!.map(rdataOf), ['192.0.2.1']);
     assert.equal((udp.packet.answers![0] as { ttl?: number }).ttl, 300);
     assert.deepEqual((await tcpQuery(server.dns, 'www.e2e.example', 'A')).answers!.map(rdataOf), ['192.0.2.1']);
@@ -56,7 +56,10 @@ await forEachEngine('API changes answered by DNS (keel serve)', (engine) => {
 
     ok(await api.rest('POST', '/dns/records', { data: [{ domainId: zoneId, lookup: '_acme-challenge', type: 'TXT', data: 'token-1', ttl: 120 }] }));
     const txt = await tcpQuery(server.dns, '_acme-challenge.e2e.example', 'TXT');
-    assert.deepEqual(txt.answers!.map((a) => (rdataOf(a) as Buffer[]).map(String)), [['token-1']]);
+    assert.deepEqual(
+      txt.answers!.map((a) => (rdataOf(a) as Buffer[]).map(String)),
+      [['token-1']],
+    );
 
     ok(await api.cmd('dns.record.delete', { id: recordId }));
     const gone = await udpQuery(server.dns, 'www.e2e.example', 'A');

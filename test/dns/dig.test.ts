@@ -16,9 +16,7 @@ describe('dns seen by dig', { skip: missing }, () => {
 
   function dig(...args: string[]): Promise<string> {
     return new Promise((resolve, reject) => {
-      execFile('dig', ['@127.0.0.1', '-p', String(server.udpAddress.port), '+time=2', '+tries=1', ...args], { timeout: 10_000 }, (err, stdout) =>
-        err ? reject(err) : resolve(stdout),
-      );
+      execFile('dig', ['@127.0.0.1', '-p', String(server.udpAddress.port), '+time=2', '+tries=1', ...args], { timeout: 10_000 }, (err, stdout) => (err ? reject(err) : resolve(stdout)));
     });
   }
 
@@ -27,8 +25,13 @@ describe('dns seen by dig', { skip: missing }, () => {
     catalog.put(exampleZone());
     catalog.put(orgZone());
     server = await startDnsServer({
-      catalog, listen: { host: '127.0.0.1', port: 0 }, nameserverDomain: NS_DOMAIN, nameserverAddresses: NS_ADDRESSES,
-      secondaries: [{ host: '127.0.0.2', port: 9 }], log: createLogger('error'), notifyAttempts: 1,
+      catalog,
+      listen: { host: '127.0.0.1', port: 0 },
+      nameserverDomain: NS_DOMAIN,
+      nameserverAddresses: NS_ADDRESSES,
+      secondaries: [{ host: '127.0.0.2', port: 9 }],
+      log: createLogger('error'),
+      notifyAttempts: 1,
     });
   });
   after(async () => server?.close());
@@ -59,7 +62,10 @@ describe('dns seen by dig', { skip: missing }, () => {
     const records = ok.split('\n').filter((l) => l && !l.startsWith(';'));
     assert.match(records[0], /^example\.com\.\s+\d+\s+IN\s+SOA\s+ns1\.ns\.keel\.test\. hostmaster\.example\.com\. 2024010101 /);
     assert.match(records[records.length - 1], /\sSOA\s/);
-    assert.ok(records.some((l) => /^long\.example\.com\.\s.*TXT\s+"a{255}" "a{45}" "short"$/.test(l)), 'TXT split at 255 bytes');
+    assert.ok(
+      records.some((l) => /^long\.example\.com\.\s.*TXT\s+"a{255}" "a{45}" "short"$/.test(l)),
+      'TXT split at 255 bytes',
+    );
     assert.match(await dig('-b', '127.0.0.1', 'example.com', 'AXFR'), /Transfer failed/);
   });
 });

@@ -19,7 +19,6 @@ import { prng as rng } from '../helpers/prng.js';
 const SEED = Number(process.env.KEEL_FUZZ_SEED ?? Date.now() % 1_000_000);
 console.log(`# dns fuzz seed ${SEED} (set KEEL_FUZZ_SEED to replay)`);
 
-
 const NAMES = ['www.example.com', 'example.com', 'big.example.com', 'a.b.sub.example.com', 'x.cn.example.com', 'loop1.example.com', `ns1.${NS_DOMAIN}`, 'nope.example.net', ''];
 const TYPES: dnsPacket.RecordType[] = ['A', 'AAAA', 'MX', 'TXT', 'NS', 'SOA', 'CNAME', 'SRV', 'CAA', 'PTR', 'AXFR', 'IXFR', 'OPT', 'NULL'];
 
@@ -38,14 +37,16 @@ function fuzzCase(rand: () => number): Buffer {
     case 3: // counts rewritten: sections that are not there, or too many
       for (let i = 4; i < 12; i += 2) if (rand() < 0.5) b.writeUInt16BE(int(rand() < 0.5 ? 4 : 65536), i);
       return b;
-    case 4: { // name bytes replaced: bad label lengths, pointers (to themselves, forwards, loops)
+    case 4: {
+      // name bytes replaced: bad label lengths, pointers (to themselves, forwards, loops)
       const at = 12 + int(Math.max(1, b.length - 12));
       const v = [0xc0, 0xc0 | int(64), 63, 64, 255, 0][int(6)];
       b[at] = v;
       if (at + 1 < b.length) b[at + 1] = int(256);
       return b;
     }
-    default: { // random bytes inserted or appended
+    default: {
+      // random bytes inserted or appended
       const at = int(b.length + 1);
       return Buffer.concat([b.subarray(0, at), Buffer.from(Array.from({ length: 1 + int(40) }, () => int(256))), b.subarray(at)]);
     }
@@ -74,8 +75,14 @@ describe('dns fuzz', () => {
 
   before(async () => {
     server = await startDnsServer({
-      catalog: catalog(), listen: { host: '127.0.0.1', port: 0 }, nameserverDomain: NS_DOMAIN, nameserverAddresses: NS_ADDRESSES,
-      secondaries: [{ host: '127.0.0.1', port: 9 }], log, tcp: { idleTimeoutMs: 500, messageTimeoutMs: 500 }, notifyAttempts: 1,
+      catalog: catalog(),
+      listen: { host: '127.0.0.1', port: 0 },
+      nameserverDomain: NS_DOMAIN,
+      nameserverAddresses: NS_ADDRESSES,
+      secondaries: [{ host: '127.0.0.1', port: 9 }],
+      log,
+      tcp: { idleTimeoutMs: 500, messageTimeoutMs: 500 },
+      notifyAttempts: 1,
     });
     at = { address: '127.0.0.1', port: server.udpAddress.port };
   });
@@ -139,18 +146,20 @@ describe('dns fuzz', () => {
         chunks.push(head, msg);
       }
       const data = Buffer.concat(chunks);
-      streams.push(new Promise((resolve) => {
-        const s = net.connect(at.port, at.address, () => {
-          // Sometimes in pieces, sometimes cut off in the middle.
-          const cut = rand() < 0.3 ? Math.floor(rand() * data.length) : data.length;
-          s.write(data.subarray(0, cut));
-          if (rand() < 0.5) s.end();
-          else setTimeout(() => s.destroy(), 20);
-        });
-        s.on('data', () => {});
-        s.on('error', () => resolve());
-        s.on('close', () => resolve());
-      }));
+      streams.push(
+        new Promise((resolve) => {
+          const s = net.connect(at.port, at.address, () => {
+            // Sometimes in pieces, sometimes cut off in the middle.
+            const cut = rand() < 0.3 ? Math.floor(rand() * data.length) : data.length;
+            s.write(data.subarray(0, cut));
+            if (rand() < 0.5) s.end();
+            else setTimeout(() => s.destroy(), 20);
+          });
+          s.on('data', () => {});
+          s.on('error', () => resolve());
+          s.on('close', () => resolve());
+        }),
+      );
     }
     await Promise.all(streams);
 

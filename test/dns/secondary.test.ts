@@ -18,11 +18,13 @@ import { freePort } from '../helpers/ports.js';
 const missing = spawnSync('knotd', ['--version']).error ? 'knotd is not installed (Debian package knot)' : undefined;
 if (missing) console.log(`# skipping the secondary test: ${missing}`);
 
-
 /** What a client sees, without the parts that legitimately differ between servers (id, OPT, order). */
 function comparable(p: dnsPacket.DecodedPacket): unknown {
   const norm = (rrs: dnsPacket.Answer[] | undefined) =>
-    (rrs ?? []).filter((r) => r.type !== 'OPT').map((r) => JSON.stringify({ ...r, name: r.name.toLowerCase() })).sort();
+    (rrs ?? [])
+      .filter((r) => r.type !== 'OPT')
+      .map((r) => JSON.stringify({ ...r, name: r.name.toLowerCase() }))
+      .sort();
   return { rcode: (p.flags ?? 0) & 0xf, aa: p.flag_aa, answers: norm(p.answers), authorities: norm(p.authorities) };
 }
 
@@ -57,12 +59,19 @@ describe('a Knot secondary of Keel', { skip: missing }, () => {
     catalog = new ZoneCatalog();
     for (const z of [exampleZone(), orgZone(), bigZone(2000)]) catalog.put(z);
     keel = await startDnsServer({
-      catalog, listen: { host: '127.0.0.1', port: 0 }, nameserverDomain: NS_DOMAIN, nameserverAddresses: NS_ADDRESSES,
-      secondaries: [{ host: '127.0.0.1', port: knotPort }], log: createLogger('error'), notifyRetryMs: 500,
+      catalog,
+      listen: { host: '127.0.0.1', port: 0 },
+      nameserverDomain: NS_DOMAIN,
+      nameserverAddresses: NS_ADDRESSES,
+      secondaries: [{ host: '127.0.0.1', port: knotPort }],
+      log: createLogger('error'),
+      notifyRetryMs: 500,
     });
     keelAt = { address: '127.0.0.1', port: keel.udpAddress.port };
     dir = mkdtempSync(path.join(os.tmpdir(), 'keel-knot-'));
-    writeFileSync(path.join(dir, 'knot.conf'), `
+    writeFileSync(
+      path.join(dir, 'knot.conf'),
+      `
 server:
     rundir: "${dir}"
     listen: 127.0.0.1@${knotPort}
@@ -90,7 +99,8 @@ zone:
   - domain: example.com
   - domain: example.org
   - domain: big.test
-`);
+`,
+    );
     knot = spawn('knotd', ['-c', path.join(dir, 'knot.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
     knot.stderr!.on('data', (c) => (knotLog += c));
     try {
@@ -113,11 +123,27 @@ zone:
 
   it('answers the same as Keel after the transfer', async () => {
     const questions: [string, QueryType][] = [
-      ['www.example.com', 'A'], ['WWW.Example.com', 'AAAA'], ['example.com', 'MX'], ['example.com', 'TXT'], ['example.com', 'CAA'],
-      ['example.com', 'SOA'], ['example.com', 'NS'], ['long.example.com', 'TXT'], ['_sip._tcp.example.com', 'SRV'],
-      ['1.2.0.192.in-addr.example.com', 'PTR'], ['alias.example.com', 'A'], ['chain.example.com', 'AAAA'], ['random.example.com', 'A'],
-      ['a.b.random.example.com', 'TXT'], ['foo.cn.example.com', 'A'], ['ent.example.com', 'A'], ['nothing.deep.ent.example.com', 'A'],
-      ['www.example.com', 'MX'], ['host.example.org', 'A'], ['host-1999.big.test', 'A'], ['host-2000.big.test', 'A'],
+      ['www.example.com', 'A'],
+      ['WWW.Example.com', 'AAAA'],
+      ['example.com', 'MX'],
+      ['example.com', 'TXT'],
+      ['example.com', 'CAA'],
+      ['example.com', 'SOA'],
+      ['example.com', 'NS'],
+      ['long.example.com', 'TXT'],
+      ['_sip._tcp.example.com', 'SRV'],
+      ['1.2.0.192.in-addr.example.com', 'PTR'],
+      ['alias.example.com', 'A'],
+      ['chain.example.com', 'AAAA'],
+      ['random.example.com', 'A'],
+      ['a.b.random.example.com', 'TXT'],
+      ['foo.cn.example.com', 'A'],
+      ['ent.example.com', 'A'],
+      ['nothing.deep.ent.example.com', 'A'],
+      ['www.example.com', 'MX'],
+      ['host.example.org', 'A'],
+      ['host-1999.big.test', 'A'],
+      ['host-2000.big.test', 'A'],
     ];
     for (const [name, type] of questions) {
       const k = await udpQuery(keelAt, name, type);
@@ -137,7 +163,10 @@ zone:
     catalog.put(changed);
     await until('knot to pick up serial 2024010105', 15_000, async () => ((await serialAt(knotAt, 'example.com')) === 2024010105 ? true : undefined));
     const r = await udpQuery(knotAt, 'new.example.com', 'A');
-    assert.deepEqual(r.packet.answers!.map((a) => ('data' in a ? a.data : null)), ['203.0.113.5']);
+    assert.deepEqual(
+      r.packet.answers!.map((a) => ('data' in a ? a.data : null)),
+      ['203.0.113.5'],
+    );
     assert.equal(keel.pendingNotifies(), 0, 'Knot acknowledged the NOTIFY');
   });
 });

@@ -41,9 +41,15 @@ describe('dns server sockets', () => {
     catalog.put(orgZone());
     catalog.put(bigZone());
     server = await startDnsServer({
-      catalog, listen: { host: '127.0.0.1', port: 0 }, nameserverDomain: NS_DOMAIN, nameserverAddresses: NS_ADDRESSES,
-      secondaries: [{ host: SECONDARY, port: notifySocket.address().port }], log: createLogger('error'),
-      tcp: { idleTimeoutMs: 400, messageTimeoutMs: 400 }, notifyRetryMs: 100, notifyAttempts: 4,
+      catalog,
+      listen: { host: '127.0.0.1', port: 0 },
+      nameserverDomain: NS_DOMAIN,
+      nameserverAddresses: NS_ADDRESSES,
+      secondaries: [{ host: SECONDARY, port: notifySocket.address().port }],
+      log: createLogger('error'),
+      tcp: { idleTimeoutMs: 400, messageTimeoutMs: 400 },
+      notifyRetryMs: 100,
+      notifyAttempts: 4,
     });
     at = { address: '127.0.0.1', port: server.udpAddress.port };
   });
@@ -123,7 +129,10 @@ describe('dns server sockets', () => {
     const example = (await axfr(at, 'example.com', SECONDARY)).flatMap((m) => m.answers ?? []);
     const types = new Set(example.map((r) => r.type));
     for (const t of ['SOA', 'NS', 'A', 'AAAA', 'MX', 'TXT', 'CNAME', 'SRV', 'PTR', 'CAA']) assert.ok(types.has(t as dnsPacket.RecordType), t);
-    assert.ok(example.some((r) => r.name === 'ns1.sub.example.com' && r.type === 'A'), 'glue is part of the zone');
+    assert.ok(
+      example.some((r) => r.name === 'ns1.sub.example.com' && r.type === 'A'),
+      'glue is part of the zone',
+    );
   });
 
   it('answers SOA over UDP to secondaries', async () => {

@@ -16,8 +16,14 @@ async function start(tcp: Partial<TcpLimits> = {}): Promise<{ server: DnsServer;
   const catalog = new ZoneCatalog();
   catalog.put(exampleZone());
   const server = await startDnsServer({
-    catalog, listen: { host: '127.0.0.1', port: 0 }, nameserverDomain: NS_DOMAIN, nameserverAddresses: NS_ADDRESSES,
-    secondaries: [{ host: SECONDARY, port: 9 }], notifyAttempts: 1, log: createLogger('error'), tcp,
+    catalog,
+    listen: { host: '127.0.0.1', port: 0 },
+    nameserverDomain: NS_DOMAIN,
+    nameserverAddresses: NS_ADDRESSES,
+    secondaries: [{ host: SECONDARY, port: 9 }],
+    notifyAttempts: 1,
+    log: createLogger('error'),
+    tcp,
   });
   return { server, at: { address: '127.0.0.1', port: server.tcpAddress.port } };
 }
@@ -137,14 +143,20 @@ describe('dns tcp limits', () => {
     const fifth = await TcpClient.connect(at);
     clients.push(fifth);
     assert.equal(await fifth.waitClosed(1000), true, 'a fifth connection from the same address is refused');
-    assert.ok(busy.every((c) => !c.closed), 'the four busy ones stay');
+    assert.ok(
+      busy.every((c) => !c.closed),
+      'the four busy ones stay',
+    );
     assert.equal(await answered(at, '127.0.0.2'), true, 'another address is served');
     // Secondaries are not held to the per-source cap.
     const secondary = await hold(at, 6, [SECONDARY]);
     clients.push(...secondary);
     for (const c of secondary) c.socket.write(query.subarray(0, 5));
     await sleep(200);
-    assert.ok(secondary.every((c) => !c.closed), 'a secondary may open more');
+    assert.ok(
+      secondary.every((c) => !c.closed),
+      'a secondary may open more',
+    );
 
     // One of the four finishes its message and is answered: now idle, it is the one a new connection replaces.
     busy[0].socket.write(query.subarray(5));

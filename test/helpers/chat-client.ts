@@ -4,7 +4,11 @@
 import { request } from 'node:http';
 import { checkChatResponse } from './zulip-openapi.js';
 
-export interface ChatReply { status: number; body: Record<string, any>; headers: Headers }
+export interface ChatReply {
+  status: number;
+  body: Record<string, any>;
+  headers: Headers;
+}
 
 export function encodeParams(params: Record<string, unknown>): URLSearchParams {
   const form = new URLSearchParams();
@@ -71,6 +75,10 @@ export class ChatClient {
     return { status: res.status, body: json, headers: res.headers };
   }
 
-  get(path: string, params?: Record<string, unknown>) { return this.call('GET', path, params); }
-  post(path: string, params?: Record<string, unknown>) { return this.call('POST', path, params); }
+  get(path: string, params?: Record<string, unknown>) {
+    return this.call('GET', path, params);
+  }
+  post(path: string, params?: Record<string, unknown>) {
+    return this.call('POST', path, params);
+  }
 }

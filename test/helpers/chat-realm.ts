@@ -19,9 +19,14 @@ export interface RealmSpec {
   channel?: { name: string; subscribers: readonly string[]; by?: string };
 }
 
-export interface Member<C> { client: C; id: number }
+export interface Member<C> {
+  client: C;
+  id: number;
+}
 
-interface Caller { call(method: string, path: string, params?: Record<string, unknown>): Promise<{ status: number; body: Record<string, any> }> }
+interface Caller {
+  call(method: string, path: string, params?: Record<string, unknown>): Promise<{ status: number; body: Record<string, any> }>;
+}
 
 interface Realm<C extends Caller> {
   owner: C;
@@ -72,7 +77,9 @@ export async function servedRealm(engine: EngineName, spec: RealmSpec & { server
     const owner = new ChatClient(server.chatUrl, server.chatSecrets!.email, server.chatSecrets!.apiKey);
     const realm = await populate(owner, spec, (name, role) => makeUser(owner, server.chatUrl, name, role));
     return {
-      ...realm, storage, server,
+      ...realm,
+      storage,
+      server,
       async stop() {
         await server.stop();
         await storage.dispose();
@@ -107,7 +114,9 @@ export async function inProcessRealm(engine: EngineName, spec: RealmSpec & { opt
       return made;
     });
     return {
-      ...realm, storage, chat,
+      ...realm,
+      storage,
+      chat,
       async close() {
         await chat.close();
         await storage.dispose();

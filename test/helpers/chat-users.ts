@@ -32,4 +32,3 @@ export function refused(r: { status: number; body: Ev }, code: string, msg: stri
   assert.equal(r.status, 400, JSON.stringify(r.body));
   assert.deepEqual([r.body.result, r.body.code, r.body.msg], ['error', code, msg]);
 }
-

@@ -3,7 +3,10 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import dnsPacket from 'dns-packet';
 
-export interface Addr { address: string; port: number }
+export interface Addr {
+  address: string;
+  port: number;
+}
 
 export type QueryOptions = { id?: number; flags?: number; edns?: number | false; do?: boolean; class?: dnsPacket.RecordClass };
 
@@ -14,8 +17,11 @@ export function makeQuery(name: string, type: QueryType, o: QueryOptions = {}): 
     additionals.push({ type: 'OPT', name: '.', udpPayloadSize: o.edns ?? 1232, extendedRcode: 0, ednsVersion: 0, flags: o.do ? dnsPacket.DNSSEC_OK : 0, flag_do: !!o.do, options: [] });
   }
   return dnsPacket.encode({
-    type: 'query', id: o.id ?? Math.floor(Math.random() * 65536), flags: o.flags ?? 0,
-    questions: [{ name, type: type as dnsPacket.RecordType, class: o.class ?? 'IN' }], additionals,
+    type: 'query',
+    id: o.id ?? Math.floor(Math.random() * 65536),
+    flags: o.flags ?? 0,
+    questions: [{ name, type: type as dnsPacket.RecordType, class: o.class ?? 'IN' }],
+    additionals,
   });
 }
 

@@ -2,7 +2,11 @@
 // can be several clients as the server sees them: per-address budgets, one address's lockout.
 import http from 'node:http';
 
-export interface AddressReply { status: number; headers: http.IncomingHttpHeaders; body: Record<string, any> }
+export interface AddressReply {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Record<string, any>;
+}
 
 let next = 2;
 /** A loopback address no other request of this test process has used. */
@@ -12,11 +16,7 @@ export function freshAddress(): string {
 }
 
 /** One request from `from`; a form body for Chat (Zulip clients send forms), a JSON one for Infra. */
-export function requestFrom(
-  from: string,
-  url: string,
-  init: { method?: string; headers?: Record<string, string>; form?: Record<string, string>; json?: unknown } = {},
-): Promise<AddressReply> {
+export function requestFrom(from: string, url: string, init: { method?: string; headers?: Record<string, string>; form?: Record<string, string>; json?: unknown } = {}): Promise<AddressReply> {
   const body = init.form ? new URLSearchParams(init.form).toString() : init.json !== undefined ? JSON.stringify(init.json) : undefined;
   const headers: Record<string, string> = { ...init.headers };
   if (body !== undefined) {

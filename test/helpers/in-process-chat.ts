@@ -13,7 +13,10 @@ import { encodeParams } from './chat-client.js';
 import { checkChatResponse } from './zulip-openapi.js';
 import { storageArgs, type Storage } from './server.js';
 
-export interface Reply { status: number; body: Record<string, any> }
+export interface Reply {
+  status: number;
+  body: Record<string, any>;
+}
 
 /** A call that must succeed: asserts HTTP 200 (naming the call and the answer) and gives the body. */
 export async function ok(c: InProcessClient, method: string, path: string, params: Record<string, unknown> = {}): Promise<Record<string, any>> {
@@ -82,13 +85,25 @@ export async function inProcessChat(storage: Storage, options: ChatHttpOptions &
   async function member(email: string, fullName: string): Promise<{ client: InProcessClient; id: number }> {
     const made = await owner.call('POST', '/users', { email, password: 'pass-word-1', full_name: fullName });
     if (made.status !== 200) throw new Error(JSON.stringify(made.body));
-    const key = await app.inject({ method: 'POST', url: '/api/v1/fetch_api_key', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: encodeParams({ username: email, password: 'pass-word-1' }).toString() });
+    const key = await app.inject({
+      method: 'POST',
+      url: '/api/v1/fetch_api_key',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: encodeParams({ username: email, password: 'pass-word-1' }).toString(),
+    });
     const k = JSON.parse(key.body) as { email: string; api_key: string };
     return { client: client(k.email, k.api_key), id: made.body.user_id as number };
   }
 
   return {
-    ctx, clock, events, presence, app, owner, client, member,
+    ctx,
+    clock,
+    events,
+    presence,
+    app,
+    owner,
+    client,
+    member,
     async close() {
       // A test may have closed the listener already.
       await app.close().catch(() => {});

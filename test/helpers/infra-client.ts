@@ -1,13 +1,12 @@
 // A raw HTTP client for the Infra API, sending requests the way the real clients do.
-export interface Reply { status: number; text: string; body: Record<string, any>; headers: Headers }
+export interface Reply {
+  status: number;
+  text: string;
+  body: Record<string, any>;
+  headers: Headers;
+}
 
-export type Auth =
-  | { basic: [string, string] }
-  | { bearer: string }
-  | { cookie: string }
-  | { body: [string, string] }
-  | null
-  | undefined;
+export type Auth = { basic: [string, string] } | { bearer: string } | { cookie: string } | { body: [string, string] } | null | undefined;
 
 export async function send(url: string, init: { method?: string; body?: unknown; auth?: Auth; contentType?: string; rawBody?: string }): Promise<Reply> {
   const headers: Record<string, string> = { accept: 'application/json' };

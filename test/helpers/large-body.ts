@@ -27,13 +27,7 @@ export function watchAnswers(server: http.Server): Map<number, number> {
  * `prefix` and then `fill` (chunked when `chunked`), as fast as the connection takes them, until the
  * server answers.
  */
-export function sendLargeBody(
-  port: number,
-  readAtAnswer: Map<number, number>,
-  head: string,
-  size: number,
-  opts: { chunked?: boolean; fill?: number; prefix?: Buffer } = {},
-): Promise<LargeBodyResult> {
+export function sendLargeBody(port: number, readAtAnswer: Map<number, number>, head: string, size: number, opts: { chunked?: boolean; fill?: number; prefix?: Buffer } = {}): Promise<LargeBodyResult> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');
     const fill = Buffer.alloc(64 * 1024, opts.fill ?? 0x61);

@@ -27,7 +27,10 @@ export function postgresUnavailable(): Promise<string | null> {
   return probe;
 }
 
-export interface TempDatabase { url: string; drop(): Promise<void> }
+export interface TempDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
 
 export async function createTempDatabase(): Promise<TempDatabase> {
   const name = `keel_test_${randomBytes(6).toString('hex')}`;

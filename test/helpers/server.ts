@@ -11,17 +11,37 @@ import { OPTIONS } from '../../src/config/env.js';
 
 export const KEEL_BIN = path.resolve('bin/keel.js');
 
-export interface InitSecrets { customerId: number; username: string; password: string; apiUuid: string; apiSecret: string }
+export interface InitSecrets {
+  customerId: number;
+  username: string;
+  password: string;
+  apiUuid: string;
+  apiSecret: string;
+}
 
-export interface ChatSecrets { realmUrl: string; email: string; password: string; apiKey: string }
+export interface ChatSecrets {
+  realmUrl: string;
+  email: string;
+  password: string;
+  apiKey: string;
+}
 
-export interface Storage { engine: EngineName; dataDir: string; databaseUrl?: string; pg?: TempDatabase; dispose(): Promise<void> }
+export interface Storage {
+  engine: EngineName;
+  dataDir: string;
+  databaseUrl?: string;
+  pg?: TempDatabase;
+  dispose(): Promise<void>;
+}
 
 export async function createStorage(engine: EngineName): Promise<Storage> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'keel-test-'));
   const pg = engine === 'postgres' ? await createTempDatabase() : undefined;
   return {
-    engine, dataDir, databaseUrl: pg?.url, pg,
+    engine,
+    dataDir,
+    databaseUrl: pg?.url,
+    pg,
     async dispose() {
       rmSync(dataDir, { recursive: true, force: true });
       await pg?.drop();
@@ -51,7 +71,9 @@ export interface RunningServer {
 }
 
 /** Every listener `keel serve` opens, by its flag (each defaults to a fixed port: 8080, 9991, 5353). */
-const LISTEN_FLAGS = Object.keys(OPTIONS).filter((name) => name.endsWith('-listen')).map((name) => `--${name}`);
+const LISTEN_FLAGS = Object.keys(OPTIONS)
+  .filter((name) => name.endsWith('-listen'))
+  .map((name) => `--${name}`);
 
 /**
  * `keel serve` arguments with every listener the arguments do not place put on a free port, so no
@@ -145,7 +167,10 @@ export async function startInfra(engine: EngineName, extra: string[] = []) {
   const basic: [string, string] = [server.secrets!.apiUuid, server.secrets!.apiSecret];
   const api = new InfraClient(server.infraUrl, { basic });
   return {
-    storage, server, basic, api,
+    storage,
+    server,
+    basic,
+    api,
     async stop() {
       await server.stop();
       await storage.dispose();

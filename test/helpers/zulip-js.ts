@@ -5,7 +5,10 @@ import { createRequire } from 'node:module';
 import zulip from 'zulip-js';
 import { checkChatResponse } from './zulip-openapi.js';
 
-interface FetchResponse { status: number; clone(): { json(): Promise<unknown> } }
+interface FetchResponse {
+  status: number;
+  clone(): { json(): Promise<unknown> };
+}
 type Fetch = (url: string, options?: { method?: string }) => Promise<FetchResponse>;
 
 const helper = createRequire(import.meta.url)('zulip-js/lib/helper.js') as { fetch: Fetch; validated?: true };

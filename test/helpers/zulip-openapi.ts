@@ -18,9 +18,7 @@ const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..
  * beside shared/), otherwise shared/ next to the checkout, as on the development machine and in
  * CI's clone.
  */
-export const ZULIP_OPENAPI_PATH = process.env.KEEL_TEST_ZULIP_OPENAPI
-  ? path.resolve(process.env.KEEL_TEST_ZULIP_OPENAPI)
-  : path.resolve(REPO_ROOT, '../shared/reference/zulip-openapi-10.2.yaml');
+export const ZULIP_OPENAPI_PATH = process.env.KEEL_TEST_ZULIP_OPENAPI ? path.resolve(process.env.KEEL_TEST_ZULIP_OPENAPI) : path.resolve(REPO_ROOT, '../shared/reference/zulip-openapi-10.2.yaml');
 
 /** Whether the run must validate against the reference: in CI, or when asked for. */
 export function referenceRequired(env: NodeJS.ProcessEnv = process.env): boolean {
@@ -36,7 +34,9 @@ export function referenceMissing(file = ZULIP_OPENAPI_PATH, env: NodeJS.ProcessE
   if (existsSync(file)) return undefined;
   const why = `Zulip's API description was looked for at ${file} (${env.KEEL_TEST_ZULIP_OPENAPI ? 'from KEEL_TEST_ZULIP_OPENAPI' : 'shared/reference/ beside the checkout'}) and is not there`;
   if (referenceRequired(env)) {
-    throw new Error(`${why}: CI requires it (CI=true or KEEL_TEST_REQUIRE_REFERENCE=1), since without it no Chat answer is checked against Zulip's schema. Put shared/ beside the checkout, or set KEEL_TEST_ZULIP_OPENAPI to the file.`);
+    throw new Error(
+      `${why}: CI requires it (CI=true or KEEL_TEST_REQUIRE_REFERENCE=1), since without it no Chat answer is checked against Zulip's schema. Put shared/ beside the checkout, or set KEEL_TEST_ZULIP_OPENAPI to the file.`,
+    );
   }
   return `${why}; Chat answers are not checked against Zulip's schema (CI requires the file)`;
 }
@@ -172,7 +172,13 @@ class Dialect {
   }
 }
 
-interface Operation { method: string; template: string; segments: string[]; schema: Json | undefined; compiled?: ValidateFunction }
+interface Operation {
+  method: string;
+  template: string;
+  segments: string[];
+  schema: Json | undefined;
+  compiled?: ValidateFunction;
+}
 
 export class ZulipOpenApi {
   private readonly ajv: Ajv;

@@ -34,7 +34,10 @@ await forEachEngine('apiuser commands', (engine) => {
     assert.equal(all.body.apiusers.length, total);
     const page = await api.rest('GET', '/apiusers?resStart=2&resWindow=3');
     assert.equal(page.body.matches, total);
-    assert.deepEqual(page.body.data.map((u: { id: number }) => u.id), all.body.apiusers.slice(2, 5).map((u: { id: number }) => u.id));
+    assert.deepEqual(
+      page.body.data.map((u: { id: number }) => u.id),
+      all.body.apiusers.slice(2, 5).map((u: { id: number }) => u.id),
+    );
     const one = await api.cmd('apiuser.getall', { resWindow: 1 });
     assert.equal(one.body.apiusers.length, 1);
     const beyond = await api.cmd('apiuser.getall', { resStart: 10_000 });
@@ -85,9 +88,13 @@ await forEachEngine('apiuser commands', (engine) => {
 
     // The takeover: rotate the owner's key and read its new secret; and every other change of a stronger key.
     for (const [target, change] of [
-      [ownerKey.id, { newSecret: true }], [ownerKey.uuid, { status: 'DISABLED' }], [ownerKey.id, { active: false }],
-      [ownerKey.id, { name: 'mine now' }], [ownerKey.id, { permissions: ['apiuser.update'] }],
-      [peer.id, { newSecret: true }], [peer.id, { permissions: ['apiuser.update'] }],
+      [ownerKey.id, { newSecret: true }],
+      [ownerKey.uuid, { status: 'DISABLED' }],
+      [ownerKey.id, { active: false }],
+      [ownerKey.id, { name: 'mine now' }],
+      [ownerKey.id, { permissions: ['apiuser.update'] }],
+      [peer.id, { newSecret: true }],
+      [peer.id, { permissions: ['apiuser.update'] }],
     ] as const) {
       const cmd = await api.cmd('apiuser.update', { id: target, ...change }, { basic: updater });
       assert.equal(cmd.body.code, 'ACCESS_DENIED', `${JSON.stringify(change)}: ${cmd.text}`);
@@ -117,9 +124,23 @@ await forEachEngine('apiuser commands', (engine) => {
   it('refuses a value of the wrong type, null included, instead of reading it as a default', async () => {
     const c = (await api.cmd('apiuser.create', { name: 'typed', permissions: ['apiuser.get'] })).body.apiuser;
     const cases: [string, unknown][] = [
-      ['active', null], ['active', 'yes'], ['active', 0], ['active', ''], ['newSecret', null], ['newSecret', 1], ['newSecret', 'maybe'],
-      ['status', null], ['status', 'active'], ['name', null], ['name', 42], ['name', ''], ['name', 'x'.repeat(100_000)], ['name', 'a\u0000b'],
-      ['permissions', null], ['permissions', 7], ['permissions', [null]],
+      ['active', null],
+      ['active', 'yes'],
+      ['active', 0],
+      ['active', ''],
+      ['newSecret', null],
+      ['newSecret', 1],
+      ['newSecret', 'maybe'],
+      ['status', null],
+      ['status', 'active'],
+      ['name', null],
+      ['name', 42],
+      ['name', ''],
+      ['name', 'x'.repeat(100_000)],
+      ['name', 'a\u0000b'],
+      ['permissions', null],
+      ['permissions', 7],
+      ['permissions', [null]],
     ];
     for (const [field, value] of cases) {
       const r = await api.cmd('apiuser.update', { id: c.id, [field]: value });
@@ -161,7 +182,7 @@ await forEachEngine('apiuser commands', (engine) => {
     assert.deepEqual(cmd.body.permissions, perms);
   });
 
-  it('returns the caller\'s customer from customer.get', async () => {
+  it("returns the caller's customer from customer.get", async () => {
     const r = await api.cmd('customer.get');
     assert.equal(r.body.code, 'OK');
     const c = r.body.customer;

@@ -22,10 +22,14 @@ it('lets an API user manage a credential only when it holds every permission the
 });
 
 it('answers ACCESS_DENIED without naming the stronger permissions, and refuses to grant what it lacks', () => {
-  assert.throws(() => requireMayManage(key(['apiuser.update']), ['*', 'apiuser.update'], 'API user 1'),
-    (e: any) => e.code === 'ACCESS_DENIED' && e.message === 'Access Denied: API user 1 holds permissions this caller does not, so this caller may not change it');
+  assert.throws(
+    () => requireMayManage(key(['apiuser.update']), ['*', 'apiuser.update'], 'API user 1'),
+    (e: any) => e.code === 'ACCESS_DENIED' && e.message === 'Access Denied: API user 1 holds permissions this caller does not, so this caller may not change it',
+  );
   assert.doesNotThrow(() => requireMayManage(key(['apiuser.*']), ['apiuser.get'], 'x'));
-  assert.throws(() => requireMayGrant(key(['apiuser.*']), ['apiuser.get', 'customer.get']),
-    (e: any) => e.code === 'ACCESS_DENIED' && /cannot grant "customer.get"/.test(e.message));
+  assert.throws(
+    () => requireMayGrant(key(['apiuser.*']), ['apiuser.get', 'customer.get']),
+    (e: any) => e.code === 'ACCESS_DENIED' && /cannot grant "customer.get"/.test(e.message),
+  );
   assert.doesNotThrow(() => requireMayGrant(login, ['*']));
 });

@@ -37,10 +37,7 @@ describe('Infra command definitions', () => {
   const commands = allCommands();
 
   it('give every parameter a real schema: nothing that takes any value, in what is checked or what is documented', () => {
-    const open = commands.flatMap((c) => [
-      ...openPlaces(c.params).map((p) => `${c.cmd} params ${p}`),
-      ...(c.normalise ? openPlaces(c.normalise.input).map((p) => `${c.cmd} input ${p}`) : []),
-    ]);
+    const open = commands.flatMap((c) => [...openPlaces(c.params).map((p) => `${c.cmd} params ${p}`), ...(c.normalise ? openPlaces(c.normalise.input).map((p) => `${c.cmd} input ${p}`) : [])]);
     assert.deepEqual(open, []);
     // The finder itself sees what it must refuse.
     assert.deepEqual(openPlaces({ type: 'object', properties: { a: {}, b: { type: 'string' } } } as unknown as TSchema), ['$.a']);
@@ -67,10 +64,19 @@ describe('Infra command definitions', () => {
   it('document what a client may send, not the canonical shape, where the two differ', () => {
     const doc = openApiDocument(commands) as any;
     const create = doc.paths['/dns/records'].post.requestBody.content['application/json'].schema.properties;
-    assert.ok(create.data.anyOf.some((b: any) => b.type === 'array'), 'a list of records');
-    assert.ok(create.data.anyOf.some((b: any) => b.type === 'object' && b.additionalProperties), 'a map of records');
-    assert.ok(create.data.anyOf.some((b: any) => b.type === 'string'), 'the flat form\'s value');
-    assert.ok(create.ttl && create.lookup && create.type, 'the flat form\'s fields');
+    assert.ok(
+      create.data.anyOf.some((b: any) => b.type === 'array'),
+      'a list of records',
+    );
+    assert.ok(
+      create.data.anyOf.some((b: any) => b.type === 'object' && b.additionalProperties),
+      'a map of records',
+    );
+    assert.ok(
+      create.data.anyOf.some((b: any) => b.type === 'string'),
+      "the flat form's value",
+    );
+    assert.ok(create.ttl && create.lookup && create.type, "the flat form's fields");
     assert.equal(create.records, undefined, 'the canonical list is not a parameter');
     assert.ok(!JSON.stringify(doc).includes('"type":"null"'), 'OpenAPI 3.0 says nullable, not type null');
   });
@@ -95,7 +101,7 @@ describe('the DNS record dialects', () => {
     return { out, shape: shapeOf(out) };
   };
 
-  it('turns every client\'s dns.record.create into one list of records', () => {
+  it("turns every client's dns.record.create into one list of records", () => {
     const acme = run('dns.record.create', { name: 'example.com', type: 'TXT', lookup: '_acme-challenge.www', data: 'token', ttl: 300 });
     assert.deepEqual(acme.out.records, [{ type: 'TXT', lookup: '_acme-challenge.www', data: 'token', ttl: 300, name: 'example.com' }]);
     assert.deepEqual(acme.shape.at, ['']);
@@ -105,8 +111,16 @@ describe('the DNS record dialects', () => {
     assert.deepEqual(legoJ.shape.at, ['data.0.']);
     const py = run('dns.record.create', { data: { 0: { type: 'A', lookup: 'www', data: '192.0.2.1', domainid: 7, domainId: 7, domainID: 7, ttl: 120 } } });
     assert.deepEqual(py.out.records, [{ type: 'A', lookup: 'www', data: '192.0.2.1', ttl: 120, domainId: 7 }]);
-    const legoL = run('dns.record.create', { data: [{ type: 'TXT', lookup: 'a', domainid: '7', data: 'x', ttl: '120' }, { TYPE: 'TXT', Lookup: 'b', data: 'y', domainid: 7 }] });
-    assert.deepEqual(legoL.out.records, [{ type: 'TXT', lookup: 'a', data: 'x', ttl: '120', domainId: '7' }, { type: 'TXT', lookup: 'b', data: 'y', domainId: 7 }]);
+    const legoL = run('dns.record.create', {
+      data: [
+        { type: 'TXT', lookup: 'a', domainid: '7', data: 'x', ttl: '120' },
+        { TYPE: 'TXT', Lookup: 'b', data: 'y', domainid: 7 },
+      ],
+    });
+    assert.deepEqual(legoL.out.records, [
+      { type: 'TXT', lookup: 'a', data: 'x', ttl: '120', domainId: '7' },
+      { type: 'TXT', lookup: 'b', data: 'y', domainId: 7 },
+    ]);
     assert.deepEqual(legoL.shape.at, ['data.0.', 'data.1.']);
     const one = run('dns.record.create', { domainId: 7, data: { type: 'TXT', lookup: 'c', data: 'z' } });
     assert.deepEqual(one.shape.at, ['data.']);
@@ -114,7 +128,10 @@ describe('the DNS record dialects', () => {
 
   it('gives each dns.record.update change its record id', () => {
     const py = run('dns.record.update', { data: { 12: { id: 12, data: 'new' }, 13: { data: 'other' } } });
-    assert.deepEqual(py.out.records, [{ id: 12, data: 'new' }, { id: '13', data: 'other' }]);
+    assert.deepEqual(py.out.records, [
+      { id: 12, data: 'new' },
+      { id: '13', data: 'other' },
+    ]);
     const flat = run('dns.record.update', { id: 12, data: 'new', ttl: 300 });
     assert.deepEqual(flat.out.records, [{ id: 12, data: 'new', ttl: 300 }]);
     const list = run('dns.record.update', { data: [{ id: 12, ttl: 600 }] });
@@ -130,7 +147,7 @@ describe('the DNS record dialects', () => {
     assert.equal(acme.out.data, 'token');
   });
 
-  it('names a bad value inside a record as the request did, with the rule\'s words', () => {
+  it("names a bad value inside a record as the request did, with the rule's words", () => {
     const c = byName.get('dns.record.create') as Command;
     const refuse = (input: Record<string, unknown>) => {
       try {
@@ -141,10 +158,12 @@ describe('the DNS record dialects', () => {
       assert.fail(`accepted ${JSON.stringify(input)}`);
     };
     assert.deepEqual(refuse({ domainId: 1, data: [{ type: 'A', lookup: 'x', data: '192.0.2.1', ttl: [300] }] }), {
-      message: 'Invalid parameter data.0.ttl: must be an integer from 60 to 604800', fields: { 'data.0.ttl': 'must be an integer from 60 to 604800' },
+      message: 'Invalid parameter data.0.ttl: must be an integer from 60 to 604800',
+      fields: { 'data.0.ttl': 'must be an integer from 60 to 604800' },
     });
     assert.deepEqual(refuse({ domainId: 1, type: 'A', lookup: 'x', data: '192.0.2.1', ttl: { s: 1 } }), {
-      message: 'Invalid parameter ttl: must be an integer from 60 to 604800', fields: { ttl: 'must be an integer from 60 to 604800' },
+      message: 'Invalid parameter ttl: must be an integer from 60 to 604800',
+      fields: { ttl: 'must be an integer from 60 to 604800' },
     });
     assert.deepEqual(refuse({ domainId: { id: 1 }, type: 'A', lookup: 'x', data: '192.0.2.1' }).fields, { domainId: 'must be a domain id' });
   });

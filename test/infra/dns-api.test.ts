@@ -108,7 +108,13 @@ await forEachEngine('dns api', (engine) => {
     });
 
     it('creates a zone with its first records, all or nothing', async () => {
-      const bad = await api.cmd('dns.domain.create', { name: 'gamma.example', records: [{ type: 'A', lookup: 'www', data: '192.0.2.1' }, { type: 'A', lookup: 'x', data: '300.1.1.1' }] });
+      const bad = await api.cmd('dns.domain.create', {
+        name: 'gamma.example',
+        records: [
+          { type: 'A', lookup: 'www', data: '192.0.2.1' },
+          { type: 'A', lookup: 'x', data: '300.1.1.1' },
+        ],
+      });
       fault(bad, 'records.1.data');
       assert.equal(ok(await api.cmd('dns.domain.getall', { exactName: 'gamma.example' })).matches, 0, 'no zone was created');
       const good = ok(await api.cmd('dns.domain.create', { name: 'gamma.example', records: [{ type: 'A', lookup: 'www', data: '192.0.2.1' }] }));
@@ -122,7 +128,10 @@ await forEachEngine('dns api', (engine) => {
       const sub = ok(await api.cmd('dns.domain.getall', { name: 'filter-test' }));
       assert.deepEqual(sub.data.map((d: any) => d.name).sort(), ['filter-test.example', 'sub.filter-test.example']);
       const fqdn = ok(await api.cmd('dns.domain.getall', { name: '_acme-challenge.www.filter-test.example' }));
-      assert.deepEqual(fqdn.data.map((d: any) => d.name), ['filter-test.example']);
+      assert.deepEqual(
+        fqdn.data.map((d: any) => d.name),
+        ['filter-test.example'],
+      );
       const exact = ok(await api.cmd('dns.domain.getall', { exactName: 'filter-test.example' }));
       assert.equal(exact.matches, 1);
       assert.deepEqual(Object.keys(exact.domains), [String(id)]);
@@ -162,7 +171,10 @@ await forEachEngine('dns api', (engine) => {
       assert.ok(add.text.includes('"code":"OK"'), add.text);
       assert.equal(add.body.data[0].ttl, 300);
       const id = (await api.cmd('dns.domain.getall', { exactName: 'acme.example' })).body.data[0].id;
-      assert.deepEqual((await domain(id)).records.map((r: any) => [r.lookup, r.type, r.data]), [['_acme-challenge.www', 'TXT', 'token-value-1']]);
+      assert.deepEqual(
+        (await domain(id)).records.map((r: any) => [r.lookup, r.type, r.data]),
+        [['_acme-challenge.www', 'TXT', 'token-value-1']],
+      );
       const rm = await raw({ cmd: 'dns.record.delete', name: 'acme.example', type: 'TXT', lookup: '_acme-challenge.www', data: 'token-value-1' });
       assert.ok(rm.text.includes('"code":"OK"'), rm.text);
       assert.deepEqual((await domain(id)).records, []);
@@ -188,10 +200,13 @@ await forEachEngine('dns api', (engine) => {
         ids.push(r.data[0].id);
       }
       const both = ok(await lego.cmd('dns.domain.get', { id: entry.id }));
-      assert.deepEqual(both.records.map((r: any) => [r.id, r.lookup, r.type, r.data, r.ttl, r.domainId]), [
-        [ids[0], '_acme-challenge', 'TXT', 'wildcard-token', 120, entry.id],
-        [ids[1], '_acme-challenge', 'TXT', 'bare-token', 120, entry.id],
-      ]);
+      assert.deepEqual(
+        both.records.map((r: any) => [r.id, r.lookup, r.type, r.data, r.ttl, r.domainId]),
+        [
+          [ids[0], '_acme-challenge', 'TXT', 'wildcard-token', 120, entry.id],
+          [ids[1], '_acme-challenge', 'TXT', 'bare-token', 120, entry.id],
+        ],
+      );
       for (const id of ids) ok(await lego.cmd('dns.record.delete', { id }));
       assert.deepEqual(ok(await lego.cmd('dns.domain.get', { id: entry.id })).records, []);
     });
@@ -227,7 +242,10 @@ await forEachEngine('dns api', (engine) => {
       assert.equal(updated.data[0].id, rec.id);
       assert.equal(updated.data[0].data, 'v2');
       const view = ok(await py.rest('GET', `/dns/domain/${d.id}`)).data;
-      assert.deepEqual(view.records.map((r: any) => r.data), ['v2', '192.0.2.10', '2001:db8::10']);
+      assert.deepEqual(
+        view.records.map((r: any) => r.data),
+        ['v2', '192.0.2.10', '2001:db8::10'],
+      );
       for (const r of view.records) for (const k of ['lookup', 'type', 'data', 'id']) assert.ok(k in r);
       ok(await py.cmd('dns.record.delete', { id: rec.id }));
       ok(await py.cmd('dns.record.delete', { id: two.data[0].id }));
@@ -239,24 +257,26 @@ await forEachEngine('dns api', (engine) => {
   describe('records', () => {
     it('stores every type with its parts, in both styles, and never shows SOA', async () => {
       const id = await zone('types.example');
-      const created = ok(await api.cmd('dns.record.create', {
-        domainId: id,
-        data: [
-          { type: 'A', lookup: '@', data: '192.0.2.1' },
-          { type: 'AAAA', lookup: '', data: '2001:db8::1' },
-          { type: 'MX', lookup: '', data: 'mail.types.example.', priority: 5 },
-          { type: 'MX', lookup: 'zf', data: '20 mx2.types.example' },
-          { type: 'TXT', lookup: '', data: 'v=spf1 -all' },
-          { type: 'SRV', lookup: '_sip._tcp', data: 'sip.types.example', priority: 10, weight: 60, port: 5060 },
-          { type: 'SRV', lookup: '_xmpp._tcp', data: '5 0 5222 xmpp.types.example' },
-          { type: 'CAA', lookup: '', data: 'letsencrypt.org', caaflag: 0, caatag: 'issue' },
-          { type: 'caa', lookup: '', data: '128 iodef "mailto:sec@types.example"' },
-          { type: 'CNAME', lookup: 'www.types.example.', data: 'types.example' },
-          { type: 'NS', lookup: 'delegated', data: 'ns1.elsewhere.example' },
-          { type: 'PTR', lookup: '1', data: 'host.types.example' },
-          { type: 'A', lookup: '*.wild', data: '192.0.2.2', ttl: '600' },
-        ],
-      }));
+      const created = ok(
+        await api.cmd('dns.record.create', {
+          domainId: id,
+          data: [
+            { type: 'A', lookup: '@', data: '192.0.2.1' },
+            { type: 'AAAA', lookup: '', data: '2001:db8::1' },
+            { type: 'MX', lookup: '', data: 'mail.types.example.', priority: 5 },
+            { type: 'MX', lookup: 'zf', data: '20 mx2.types.example' },
+            { type: 'TXT', lookup: '', data: 'v=spf1 -all' },
+            { type: 'SRV', lookup: '_sip._tcp', data: 'sip.types.example', priority: 10, weight: 60, port: 5060 },
+            { type: 'SRV', lookup: '_xmpp._tcp', data: '5 0 5222 xmpp.types.example' },
+            { type: 'CAA', lookup: '', data: 'letsencrypt.org', caaflag: 0, caatag: 'issue' },
+            { type: 'caa', lookup: '', data: '128 iodef "mailto:sec@types.example"' },
+            { type: 'CNAME', lookup: 'www.types.example.', data: 'types.example' },
+            { type: 'NS', lookup: 'delegated', data: 'ns1.elsewhere.example' },
+            { type: 'PTR', lookup: '1', data: 'host.types.example' },
+            { type: 'A', lookup: '*.wild', data: '192.0.2.2', ttl: '600' },
+          ],
+        }),
+      );
       assert.equal(created.data.length, 13);
       const rows = (await domain(id)).records as any[];
       const by = (type: string, lookup: string) => rows.filter((r) => r.type === type && r.lookup === lookup);
@@ -266,7 +286,13 @@ await forEachEngine('dns api', (engine) => {
       assert.deepEqual([by('SRV', '_sip._tcp')[0].priority, by('SRV', '_sip._tcp')[0].weight, by('SRV', '_sip._tcp')[0].port], [10, 60, 5060]);
       assert.deepEqual([by('SRV', '_xmpp._tcp')[0].data, by('SRV', '_xmpp._tcp')[0].port, by('SRV', '_xmpp._tcp')[0].priority], ['xmpp.types.example', 5222, 5]);
       const caa = by('CAA', '');
-      assert.deepEqual(caa.map((r) => [r.caaflag, r.caatag, r.data]), [[0, 'issue', 'letsencrypt.org'], [128, 'iodef', 'mailto:sec@types.example']]);
+      assert.deepEqual(
+        caa.map((r) => [r.caaflag, r.caatag, r.data]),
+        [
+          [0, 'issue', 'letsencrypt.org'],
+          [128, 'iodef', 'mailto:sec@types.example'],
+        ],
+      );
       assert.equal(by('CNAME', 'www').length, 1, 'a fully qualified lookup is made relative');
       assert.equal(by('A', '*.wild')[0].ttl, 600);
       assert.equal(by('TXT', '')[0].priority, undefined, 'priority only on MX and SRV');
@@ -282,27 +308,54 @@ await forEachEngine('dns api', (engine) => {
 
     it('gets, lists with filters and updates records in both styles', async () => {
       const id = await zone('rw.example');
-      const [a, t1, t2] = ok(await api.rest('POST', '/dns/records', { domainId: id, data: [
-        { type: 'A', lookup: 'www', data: '192.0.2.1' },
-        { type: 'TXT', lookup: 'www', data: 'one' },
-        { type: 'TXT', lookup: 'other', data: 'two' },
-      ] })).data;
+      const [a, t1, t2] = ok(
+        await api.rest('POST', '/dns/records', {
+          domainId: id,
+          data: [
+            { type: 'A', lookup: 'www', data: '192.0.2.1' },
+            { type: 'TXT', lookup: 'www', data: 'one' },
+            { type: 'TXT', lookup: 'other', data: 'two' },
+          ],
+        }),
+      ).data;
       assert.equal(ok(await api.cmd('dns.record.get', { id: a.id })).record.data, '192.0.2.1');
       assert.equal(ok(await api.rest('GET', `/dns/records/${a.id}`)).data.lookup, 'www');
       const txt = ok(await api.cmd('dns.record.getall', { domainId: id, type: 'txt' }));
       assert.equal(txt.matches, 2);
-      assert.deepEqual(txt.records.map((r: any) => r.id), [t1.id, t2.id]);
+      assert.deepEqual(
+        txt.records.map((r: any) => r.id),
+        [t1.id, t2.id],
+      );
       const www = ok(await api.rest('GET', `/dns/records?name=rw.example&lookup=www.rw.example`));
-      assert.deepEqual(www.data.map((r: any) => r.id), [a.id, t1.id]);
+      assert.deepEqual(
+        www.data.map((r: any) => r.id),
+        [a.id, t1.id],
+      );
       const both = ok(await api.cmd('dns.record.getall', { domain: 'rw.example', lookup: 'www', type: 'TXT' }));
-      assert.deepEqual(both.data.map((r: any) => r.id), [t1.id]);
+      assert.deepEqual(
+        both.data.map((r: any) => r.id),
+        [t1.id],
+      );
 
       const put = ok(await api.rest('PUT', `/dns/records/${a.id}`, { data: '192.0.2.9', ttl: 120 }));
       assert.deepEqual([put.data[0].data, put.data[0].ttl, put.data[0].lookup], ['192.0.2.9', 120, 'www']);
       const flat = ok(await api.cmd('dns.record.update', { id: t1.id, lookup: 'renamed' }));
       assert.deepEqual([flat.data[0].lookup, flat.data[0].data], ['renamed', 'one']);
-      const list = ok(await api.cmd('dns.record.update', { data: [{ id: t2.id, data: 'two-b' }, { id: a.id, type: 'AAAA', data: '2001:db8::9' }] }));
-      assert.deepEqual(list.data.map((r: any) => [r.type, r.data]), [['TXT', 'two-b'], ['AAAA', '2001:db8::9']]);
+      const list = ok(
+        await api.cmd('dns.record.update', {
+          data: [
+            { id: t2.id, data: 'two-b' },
+            { id: a.id, type: 'AAAA', data: '2001:db8::9' },
+          ],
+        }),
+      );
+      assert.deepEqual(
+        list.data.map((r: any) => [r.type, r.data]),
+        [
+          ['TXT', 'two-b'],
+          ['AAAA', '2001:db8::9'],
+        ],
+      );
       fault(await api.cmd('dns.record.update', { data: { 0: { data: 'x' } } }), 'data.0.id');
       fault(await api.cmd('dns.record.update', { data: 'x' }), 'id');
       fault(await api.cmd('dns.record.update', { id: a.id, domainId: id + 1000 }), 'domainId');
@@ -317,7 +370,10 @@ await forEachEngine('dns api', (engine) => {
       assert.equal((await domain(id)).records.length, 3);
       const del = ok(await api.cmd('dns.record.delete', { domainId: id, type: 'TXT', lookup: '_acme-challenge', data: 'b' }));
       assert.equal(del.data.length, 2);
-      assert.deepEqual((await domain(id)).records.map((r: any) => r.data), ['a']);
+      assert.deepEqual(
+        (await domain(id)).records.map((r: any) => r.data),
+        ['a'],
+      );
       fault(await api.cmd('dns.record.delete', { domainId: id, lookup: '_acme-challenge' }), 'type');
       fault(await api.cmd('dns.record.delete', { type: 'TXT', lookup: '_acme-challenge', data: 'a' }), 'domainId');
     });
@@ -329,7 +385,15 @@ await forEachEngine('dns api', (engine) => {
       assert.ok(s0 >= today() && s0 < today() + 100, `${s0}`);
       const [r] = ok(await api.cmd('dns.record.create', { domainId: id, type: 'A', lookup: 'a', data: '192.0.2.1' })).data;
       assert.equal(await serial(), s0 + 1);
-      ok(await api.cmd('dns.record.create', { domainId: id, data: [{ type: 'A', lookup: 'b', data: '192.0.2.2' }, { type: 'A', lookup: 'c', data: '192.0.2.3' }] }));
+      ok(
+        await api.cmd('dns.record.create', {
+          domainId: id,
+          data: [
+            { type: 'A', lookup: 'b', data: '192.0.2.2' },
+            { type: 'A', lookup: 'c', data: '192.0.2.3' },
+          ],
+        }),
+      );
       assert.equal(await serial(), s0 + 2, 'one batch is one change');
       ok(await api.cmd('dns.record.update', { id: r.id, data: '192.0.2.4' }));
       assert.equal(await serial(), s0 + 3);
@@ -346,9 +410,9 @@ await forEachEngine('dns api', (engine) => {
       const id = await zone('busy.example');
       const created = ok(await api.cmd('dns.record.create', { domainId: id, data: Array.from({ length: 16 }, (_, i) => ({ type: 'TXT', lookup: `r${i}`, data: 'before' })) })).data;
       const s0 = Number((await domain(id)).serial);
-      const results = await Promise.all(created.map((r: any, i: number) => (i % 2
-        ? api.cmd('dns.record.update', { data: { [r.id]: { data: `after-${i}` } } })
-        : api.rest('PUT', `/dns/records/${r.id}`, { data: `after-${i}` }))));
+      const results = await Promise.all(
+        created.map((r: any, i: number) => (i % 2 ? api.cmd('dns.record.update', { data: { [r.id]: { data: `after-${i}` } } }) : api.rest('PUT', `/dns/records/${r.id}`, { data: `after-${i}` }))),
+      );
       for (const r of results) ok(r);
       const d = await domain(id);
       assert.equal(Number(d.serial), s0 + 16);
@@ -363,10 +427,15 @@ await forEachEngine('dns api', (engine) => {
     let id: number;
     before(async () => {
       id = await zone('valid.example');
-      ok(await api.cmd('dns.record.create', { domainId: id, data: [
-        { type: 'A', lookup: 'host', data: '192.0.2.1' },
-        { type: 'CNAME', lookup: 'alias', data: 'host.valid.example' },
-      ] }));
+      ok(
+        await api.cmd('dns.record.create', {
+          domainId: id,
+          data: [
+            { type: 'A', lookup: 'host', data: '192.0.2.1' },
+            { type: 'CNAME', lookup: 'alias', data: 'host.valid.example' },
+          ],
+        }),
+      );
     });
 
     const cases: [string, Record<string, unknown>, string][] = [
@@ -446,7 +515,11 @@ await forEachEngine('dns api', (engine) => {
       assert.equal((await api.cmd('dns.record.delete', { id: rec.id, domainId: 999_999 })).body.code, 'ERROR');
       assert.equal((await api.cmd('dns.record.delete', { id: rec.id, name: 'elsewhere.example' })).body.code, 'ERROR');
       fault(await api.cmd('dns.record.delete', { id: '18446744073709551617' }), 'id');
-      assert.deepEqual((await domain(mine)).records.map((r: any) => r.id), [rec.id], 'the record is still there');
+      assert.deepEqual(
+        (await domain(mine)).records.map((r: any) => r.id),
+        [rec.id],
+        'the record is still there',
+      );
       // The zone id and name must agree when both are given.
       fault(await api.cmd('dns.domain.delete', { id: mine, name: 'elsewhere.example' }), 'name');
       assert.equal((await domain(mine)).id, mine);
@@ -455,12 +528,20 @@ await forEachEngine('dns api', (engine) => {
     });
 
     it('accepts the apex as "@", "" or the zone name, and a lookup ending in the zone', async () => {
-      const r = ok(await api.cmd('dns.record.create', { domainId: id, data: [
-        { type: 'TXT', lookup: '@', data: 'at' },
-        { type: 'TXT', lookup: 'valid.example.', data: 'fq' },
-        { type: 'TXT', lookup: '_acme-challenge.Deep.valid.example', data: 'deep' },
-      ] }));
-      assert.deepEqual(r.data.map((x: any) => x.lookup), ['', '', '_acme-challenge.deep']);
+      const r = ok(
+        await api.cmd('dns.record.create', {
+          domainId: id,
+          data: [
+            { type: 'TXT', lookup: '@', data: 'at' },
+            { type: 'TXT', lookup: 'valid.example.', data: 'fq' },
+            { type: 'TXT', lookup: '_acme-challenge.Deep.valid.example', data: 'deep' },
+          ],
+        }),
+      );
+      assert.deepEqual(
+        r.data.map((x: any) => x.lookup),
+        ['', '', '_acme-challenge.deep'],
+      );
       // A TXT value longer than 255 bytes is kept whole.
       const long = 'x'.repeat(700);
       assert.equal(ok(await api.cmd('dns.record.create', { domainId: id, type: 'TXT', lookup: 'long', data: long })).data[0].data, long);
@@ -490,7 +571,10 @@ await forEachEngine('dns api', (engine) => {
       fault(await other.cmd('dns.domain.create', { name: 'sub.mine.example' }), 'name');
       const d = await domain(id);
       assert.equal(d.status, 'ACTIVE');
-      assert.deepEqual(d.records.map((r: any) => r.data), ['192.0.2.1']);
+      assert.deepEqual(
+        d.records.map((r: any) => r.data),
+        ['192.0.2.1'],
+      );
       // The other customer's own zone stays out of this customer's view.
       const theirs = ok(await other.cmd('dns.domain.create', { name: 'theirs.example' })).data.id;
       assert.equal((await api.cmd('dns.domain.get', { id: theirs })).body.code, 'ERROR');
@@ -499,8 +583,19 @@ await forEachEngine('dns api', (engine) => {
 
     it('makes each command its own permission', async () => {
       const perms = ok(await api.cmd('apiuser.permissions.system')).permissions as string[];
-      for (const c of ['dns.*', 'dns.domain.getall', 'dns.domain.get', 'dns.domain.create', 'dns.domain.update', 'dns.domain.delete',
-        'dns.record.getall', 'dns.record.get', 'dns.record.create', 'dns.record.update', 'dns.record.delete']) {
+      for (const c of [
+        'dns.*',
+        'dns.domain.getall',
+        'dns.domain.get',
+        'dns.domain.create',
+        'dns.domain.update',
+        'dns.domain.delete',
+        'dns.record.getall',
+        'dns.record.get',
+        'dns.record.create',
+        'dns.record.update',
+        'dns.record.delete',
+      ]) {
         assert.ok(perms.includes(c), c);
       }
       const key = ok(await api.cmd('apiuser.create', { name: 'reader', permissions: ['dns.domain.getall', 'dns.domain.get'] })).apiuser;

@@ -20,9 +20,11 @@ await forEachEngine('dns write batches', (engine) => {
     storage = await createStorage(engine);
     ctx = await openCore(buildConfig(readOptions([...storageArgs(storage), '--log-level', 'error'], {}).options));
     const now = Math.floor(Date.now() / 1000);
-    const row = await ctx.db.kysely.insertInto('dns_domains')
+    const row = await ctx.db.kysely
+      .insertInto('dns_domains')
       .values({ customer_id: ctx.created!.customerId, name: 'writer.example', serial: serialBase(Date.now()) + 50, status: 'ACTIVE', date_created: now, date_modified: now })
-      .returningAll().executeTakeFirstOrThrow();
+      .returningAll()
+      .executeTakeFirstOrThrow();
     domainId = row.id;
   });
   after(async () => {
@@ -31,13 +33,18 @@ await forEachEngine('dns write batches', (engine) => {
   });
 
   /** A change that adds one TXT record at `lookup`. */
-  const add = (lookup: string): ZoneWork<string> => async (trx, zone) => async () => {
-    const now = Math.floor(Date.now() / 1000);
-    const row = await trx.insertInto('dns_records')
-      .values({ domain_id: zone.id, lookup, type: 'TXT', data: lookup, ttl: 300, priority: 0, weight: 0, port: 0, caa_flag: 0, caa_tag: '', date_created: now, date_modified: now })
-      .returningAll().executeTakeFirstOrThrow();
-    return { value: lookup, upserts: [row] };
-  };
+  const add =
+    (lookup: string): ZoneWork<string> =>
+    async (trx, zone) =>
+    async () => {
+      const now = Math.floor(Date.now() / 1000);
+      const row = await trx
+        .insertInto('dns_records')
+        .values({ domain_id: zone.id, lookup, type: 'TXT', data: lookup, ttl: 300, priority: 0, weight: 0, port: 0, caa_flag: 0, caa_tag: '', date_created: now, date_modified: now })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return { value: lookup, upserts: [row] };
+    };
   const serial = async () => Number((await ctx.db.kysely.selectFrom('dns_domains').select('serial').where('id', '=', domainId).executeTakeFirstOrThrow()).serial);
   const txt = () => (ctx.zones.get('writer.example')?.records ?? []).map((r) => r.name).sort();
 
@@ -48,7 +55,10 @@ await forEachEngine('dns write batches', (engine) => {
       throw infraErrors.invalidParameter({ name: 'lookup', problem: 'no' });
     };
     const results = await Promise.allSettled([writer.submit(domainId, add('a')), writer.submit(domainId, refused), writer.submit(domainId, add('b'))]);
-    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    );
     assert.equal((results[1] as PromiseRejectedResult).reason.code, 'FAULT');
     assert.equal(await serial(), s0 + 2);
     assert.deepEqual(txt(), ['a.writer.example', 'b.writer.example']);
@@ -62,7 +72,10 @@ await forEachEngine('dns write batches', (engine) => {
       throw infraErrors.invalidParameter({ name: 'lookup', problem: 'no' });
     };
     const results = await Promise.allSettled([writer.submit(domainId, refused), writer.submit(domainId, refused)]);
-    assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected']);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['rejected', 'rejected'],
+    );
     assert.equal(await serial(), s0);
   });
 
@@ -71,13 +84,22 @@ await forEachEngine('dns write batches', (engine) => {
     const s0 = await serial();
     const broken: ZoneWork<string> = async (trx) => async () => {
       // No such table: a database error in the writes, which are not expected to refuse.
-      await trx.selectFrom('no_such_table' as 'dns_records').selectAll().execute();
+      await trx
+        .selectFrom('no_such_table' as 'dns_records')
+        .selectAll()
+        .execute();
       return { value: 'never' };
     };
     const results = await Promise.allSettled([writer.submit(domainId, add('c')), writer.submit(domainId, broken), writer.submit(domainId, add('d'))]);
-    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    );
     assert.equal(await serial(), s0 + 2);
-    assert.deepEqual(txt(), ['a', 'b', 'c', 'd'].map((l) => `${l}.writer.example`));
+    assert.deepEqual(
+      txt(),
+      ['a', 'b', 'c', 'd'].map((l) => `${l}.writer.example`),
+    );
   });
 
   it('refuses every change of a zone that is gone', async () => {

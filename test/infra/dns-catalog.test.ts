@@ -26,7 +26,18 @@ await forEachEngine('dns zone catalog', (engine) => {
   before(async () => {
     storage = await createStorage(engine);
     ctx = await openCore(configFor(storage));
-    app = createInfraServer({ db: ctx.db, jwt: ctx.jwt, clock: ctx.clock, log: ctx.log, zoneWriter: ctx.zoneWriter, nameserverDomain: ctx.config.nameserverDomain, limits: new InfraLimits(ctx.clock, parseRateLimits('off')) }, allCommands());
+    app = createInfraServer(
+      {
+        db: ctx.db,
+        jwt: ctx.jwt,
+        clock: ctx.clock,
+        log: ctx.log,
+        zoneWriter: ctx.zoneWriter,
+        nameserverDomain: ctx.config.nameserverDomain,
+        limits: new InfraLimits(ctx.clock, parseRateLimits('off')),
+      },
+      allCommands(),
+    );
     auth = 'Basic ' + Buffer.from(`${ctx.created!.apiUuid}:${ctx.created!.apiSecret}`).toString('base64');
   });
   after(async () => {
@@ -41,8 +52,7 @@ await forEachEngine('dns zone catalog', (engine) => {
     assert.equal(body.code, 'OK', r.body);
     return body;
   }
-  const records = (zone: string, type?: string): ZoneRecord[] =>
-    (ctx.zones.get(zone)?.records ?? []).filter((r) => type === undefined || r.type === type);
+  const records = (zone: string, type?: string): ZoneRecord[] => (ctx.zones.get(zone)?.records ?? []).filter((r) => type === undefined || r.type === type);
 
   it('reflects each change as soon as the call returns, with the serial the API shows', async () => {
     const created = await cmd('dns.domain.create', { name: 'cat.example' });
@@ -51,20 +61,27 @@ await forEachEngine('dns zone catalog', (engine) => {
     assert.deepEqual(records('cat.example'), []);
 
     const long = 'y'.repeat(700);
-    const made = await cmd('dns.record.create', { domainId: id, data: [
-      { type: 'A', lookup: 'www', data: '192.0.2.1', ttl: 300 },
-      { type: 'TXT', lookup: '', data: long },
-      { type: 'MX', lookup: '', data: 'mail.cat.example', priority: 10 },
-      { type: 'SRV', lookup: '_sip._tcp', data: 'sip.cat.example', priority: 1, weight: 2, port: 5060 },
-      { type: 'CAA', lookup: '', data: 'letsencrypt.org', caaflag: 0, caatag: 'issue' },
-      { type: 'CNAME', lookup: 'alias', data: 'www.cat.example' },
-    ] });
+    const made = await cmd('dns.record.create', {
+      domainId: id,
+      data: [
+        { type: 'A', lookup: 'www', data: '192.0.2.1', ttl: 300 },
+        { type: 'TXT', lookup: '', data: long },
+        { type: 'MX', lookup: '', data: 'mail.cat.example', priority: 10 },
+        { type: 'SRV', lookup: '_sip._tcp', data: 'sip.cat.example', priority: 1, weight: 2, port: 5060 },
+        { type: 'CAA', lookup: '', data: 'letsencrypt.org', caaflag: 0, caatag: 'issue' },
+        { type: 'CNAME', lookup: 'alias', data: 'www.cat.example' },
+      ],
+    });
     const zone = ctx.zones.get('cat.example')!;
     assert.equal(zone.serial, Number((await cmd('dns.domain.get', { id })).serial));
     assert.deepEqual(records('cat.example', 'A'), [{ name: 'www.cat.example', ttl: 300, type: 'A', data: '192.0.2.1' }]);
     const txt = records('cat.example', 'TXT')[0];
     assert.equal(txt.name, 'cat.example');
-    assert.deepEqual((txt.data as string[]).map((s) => s.length), [255, 255, 190], 'a long TXT value is sent as strings of at most 255 bytes');
+    assert.deepEqual(
+      (txt.data as string[]).map((s) => s.length),
+      [255, 255, 190],
+      'a long TXT value is sent as strings of at most 255 bytes',
+    );
     assert.equal((txt.data as string[]).join(''), long);
     assert.deepEqual(records('cat.example', 'MX')[0].data, { preference: 10, exchange: 'mail.cat.example' });
     assert.deepEqual(records('cat.example', 'SRV')[0], { name: '_sip._tcp.cat.example', ttl: 3600, type: 'SRV', data: { priority: 1, weight: 2, port: 5060, target: 'sip.cat.example' } });
@@ -73,7 +90,10 @@ await forEachEngine('dns zone catalog', (engine) => {
 
     const a = made.data[0];
     await cmd('dns.record.update', { id: a.id, data: '192.0.2.2' });
-    assert.deepEqual(records('cat.example', 'A').map((r) => r.data), ['192.0.2.2']);
+    assert.deepEqual(
+      records('cat.example', 'A').map((r) => r.data),
+      ['192.0.2.2'],
+    );
     await cmd('dns.record.delete', { id: a.id });
     assert.deepEqual(records('cat.example', 'A'), []);
 
@@ -88,13 +108,22 @@ await forEachEngine('dns zone catalog', (engine) => {
 
   it('serves an RRset once per distinct record, at the lowest TTL among them', async () => {
     const id = (await cmd('dns.domain.create', { name: 'set.example' })).data.id;
-    await cmd('dns.record.create', { domainId: id, data: [
-      { type: 'TXT', lookup: 't', data: 'same', ttl: 300 },
-      { type: 'TXT', lookup: 't', data: 'same', ttl: 300 },
-      { type: 'TXT', lookup: 't', data: 'other', ttl: 120 },
-    ] });
+    await cmd('dns.record.create', {
+      domainId: id,
+      data: [
+        { type: 'TXT', lookup: 't', data: 'same', ttl: 300 },
+        { type: 'TXT', lookup: 't', data: 'same', ttl: 300 },
+        { type: 'TXT', lookup: 't', data: 'other', ttl: 120 },
+      ],
+    });
     assert.equal((await cmd('dns.domain.get', { id })).records.length, 3, 'the API keeps every record');
-    assert.deepEqual(records('set.example', 'TXT').map((r) => [r.data, r.ttl]), [[['same'], 120], [['other'], 120]]);
+    assert.deepEqual(
+      records('set.example', 'TXT').map((r) => [r.data, r.ttl]),
+      [
+        [['same'], 120],
+        [['other'], 120],
+      ],
+    );
   });
 
   it('keeps all 16 concurrent changes and ends at the stored serial', async () => {
@@ -110,7 +139,10 @@ await forEachEngine('dns zone catalog', (engine) => {
     return JSON.parse(r.body);
   }
   /** The zone the catalog serves, as the API lists it: [owner, type, data] sorted. */
-  const served = (zone: string) => records(zone).map((r) => [r.name, r.type, JSON.stringify(r.data)].join(' ')).sort();
+  const served = (zone: string) =>
+    records(zone)
+      .map((r) => [r.name, r.type, JSON.stringify(r.data)].join(' '))
+      .sort();
   async function stored(zone: string): Promise<string[]> {
     const d = (await cmd('dns.domain.get', { name: zone })).data;
     assert.equal(ctx.zones.get(zone)?.serial, Number(d.serial), 'the catalog holds the stored serial');
@@ -134,10 +166,12 @@ await forEachEngine('dns zone catalog', (engine) => {
   }
 
   it('runs concurrent changes of one zone as batches; a refused change fails alone and does not move the serial', async () => {
-    const id = (await cmd('dns.domain.create', { name: 'batch.example', records: [
-      { type: 'CNAME', lookup: 'alias', data: 'www.batch.example' },
-      ...Array.from({ length: 12 }, (_, i) => ({ type: 'TXT', lookup: `t${i}`, data: 'before' })),
-    ] })).data;
+    const id = (
+      await cmd('dns.domain.create', {
+        name: 'batch.example',
+        records: [{ type: 'CNAME', lookup: 'alias', data: 'www.batch.example' }, ...Array.from({ length: 12 }, (_, i) => ({ type: 'TXT', lookup: `t${i}`, data: 'before' }))],
+      })
+    ).data;
     const s0 = Number((await cmd('dns.domain.get', { id: id.id })).serial);
     const txt = (await cmd('dns.record.getall', { name: 'batch.example', type: 'TXT' })).data as { id: number; lookup: string }[];
     let results: Record<string, any>[] = [];
@@ -177,11 +211,13 @@ await forEachEngine('dns zone catalog', (engine) => {
   it('serves the stored zone after updates and deletes of the same records race', async () => {
     const made = (await cmd('dns.domain.create', { name: 'race2.example', records: Array.from({ length: 8 }, (_, i) => ({ type: 'A', lookup: `h${i}`, data: `192.0.2.${i + 1}` })) })).data;
     const list = (await cmd('dns.record.getall', { domainId: made.id })).data as { id: number }[];
-    const results = await Promise.all(list.flatMap((r, i) => [
-      raw('dns.record.update', { id: r.id, data: `198.51.100.${i + 1}` }),
-      raw('dns.record.delete', { id: r.id }),
-      raw('dns.record.update', { id: r.id, data: `203.0.113.${i + 1}` }),
-    ]));
+    const results = await Promise.all(
+      list.flatMap((r, i) => [
+        raw('dns.record.update', { id: r.id, data: `198.51.100.${i + 1}` }),
+        raw('dns.record.delete', { id: r.id }),
+        raw('dns.record.update', { id: r.id, data: `203.0.113.${i + 1}` }),
+      ]),
+    );
     for (const r of results) assert.ok(r.code === 'OK' || /Could not find record/.test(r.message), JSON.stringify(r));
     assert.deepEqual(served('race2.example'), await stored('race2.example'));
     assert.deepEqual(served('race2.example'), [], 'every record was deleted');

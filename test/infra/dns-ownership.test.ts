@@ -38,7 +38,7 @@ await forEachEngine('dns zone ownership', (engine) => {
       const u = await udpQuery(dns, `ns${i}.keel.localhost`, 'A');
       const t = await tcpQuery(dns, `ns${i}.keel.localhost`, 'A');
       assert.deepEqual(t.answers!.map(rdataOf), u.packet.answers!.map(rdataOf), 'UDP and TCP agree');
-      out.push(...u.packet.answers!.map(rdataOf) as string[]);
+      out.push(...(u.packet.answers!.map(rdataOf) as string[]));
     }
     return out;
   }

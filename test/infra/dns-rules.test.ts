@@ -9,7 +9,10 @@ it('splits a TXT value into strings of at most 255 bytes without cutting a chara
   assert.deepEqual(txtStrings('a'.repeat(256)), ['a'.repeat(255), 'a']);
   const parts = txtStrings('é'.repeat(200));
   for (const p of parts) assert.ok(Buffer.byteLength(p) <= 255);
-  assert.deepEqual(parts.map((p) => Buffer.byteLength(p)), [254, 146]);
+  assert.deepEqual(
+    parts.map((p) => Buffer.byteLength(p)),
+    [254, 146],
+  );
   assert.equal(parts.join(''), 'é'.repeat(200));
 });
 
@@ -46,8 +49,18 @@ it('refuses zones no customer may claim: the nameserver domain, public suffixes,
   refused('168.192.in-addr.arpa', /wider than a \/24/);
   refused('8.b.d.0.1.0.0.2.ip6.arpa', /wider than a \/48/);
   refused('0.0.0.8.b.d.0.1.0.0.2.ip6.arpa', /wider than a \/48/);
-  for (const ok of ['example.co.uk', 'user.github.io', 'www.ck', 'keel.example', 'other.keel.example', 'example.com',
-    '2.0.192.in-addr.arpa', '0-25.2.0.192.in-addr.arpa', '0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa', 'alpha.example']) {
+  for (const ok of [
+    'example.co.uk',
+    'user.github.io',
+    'www.ck',
+    'keel.example',
+    'other.keel.example',
+    'example.com',
+    '2.0.192.in-addr.arpa',
+    '0-25.2.0.192.in-addr.arpa',
+    '0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa',
+    'alpha.example',
+  ]) {
     assert.equal(unhostableZone(ok, ns), null, ok);
   }
 });

@@ -35,7 +35,11 @@ const PINNED: Record<string, [code: string, status: number, template: string]> =
   malformedJson: ['ERROR', 200, 'Malformed JSON in the request body: {reason}'],
   bodyNotObject: ['ERROR', 200, 'Malformed request body: expected a JSON object'],
   bodyTooLarge: ['ERROR', 200, 'Request body too large: the limit is {limit} bytes'],
-  bodyTooLargeOpen: ['ERROR', 200, 'Request body too large: the limit is {limit} bytes without valid credentials in the headers (HTTP Basic, a Bearer JWT or the session cookie), {credentialedLimit} bytes with them'],
+  bodyTooLargeOpen: [
+    'ERROR',
+    200,
+    'Request body too large: the limit is {limit} bytes without valid credentials in the headers (HTTP Basic, a Bearer JWT or the session cookie), {credentialedLimit} bytes with them',
+  ],
   malformedHttp: ['ERROR', 400, 'Malformed HTTP request ({reason})'],
   internalError: ['FAULT', 200, 'Internal server error'],
 };
@@ -137,16 +141,22 @@ it('renders every placeholder and declares the extra envelope keys of its code',
 it('builds the envelope of each kind as the clients read it', () => {
   assert.deepEqual(errorBody(infraErrors.accessDenied()), { code: 'ACCESS_DENIED', message: 'Access Denied' });
   assert.deepEqual(errorBody(infraErrors.invalidParameter({ name: 'ttl', problem: 'must be from 60 to 604800' })), {
-    code: 'FAULT', message: 'Invalid parameter ttl: must be from 60 to 604800', error: { ttl: 'must be from 60 to 604800' },
+    code: 'FAULT',
+    message: 'Invalid parameter ttl: must be from 60 to 604800',
+    error: { ttl: 'must be from 60 to 604800' },
   });
   // Several problems: the message names the first, `error` holds them all.
   const many = { 'data.0.type': 'is required: one of A', 'data.1.ttl': 'must be from 60 to 604800' };
   assert.deepEqual(errorBody(infraErrors.missingParameterDetail({ name: 'data.0.type', detail: 'one of A' }, many)), {
-    code: 'FAULT', message: 'Missing parameter data.0.type: one of A', error: many,
+    code: 'FAULT',
+    message: 'Missing parameter data.0.type: one of A',
+    error: many,
   });
   assert.deepEqual(errorBody(infraErrors.missingParameter({ name: 'cmd' })), { code: 'FAULT', message: 'Missing parameter cmd', error: { cmd: 'is required' } });
   assert.deepEqual(errorBody(infraErrors.missingDomain({ name: 'domainId' })), {
-    code: 'FAULT', message: 'Missing parameter domainId: the domain id (or name)', error: { domainId: 'is required (or name)' },
+    code: 'FAULT',
+    message: 'Missing parameter domainId: the domain id (or name)',
+    error: { domainId: 'is required (or name)' },
   });
   assert.deepEqual(errorBody(infraErrors.recordNotInDomain({ id: 7, domainId: 2 })), { code: 'ERROR', message: 'Could not find record 7 in domain 2' });
   const limited = rateLimited(0.2);
@@ -192,7 +202,10 @@ function literalErrors(files: { file: string; text: string }[]): string[] {
 
 it('finds no Infra error made outside the catalog', () => {
   const files = sources(SRC).map((file) => ({ file, text: readFileSync(file, 'utf8') }));
-  assert.ok(files.some((f) => f.file === CATALOG), 'the scan sees the catalog');
+  assert.ok(
+    files.some((f) => f.file === CATALOG),
+    'the scan sees the catalog',
+  );
   assert.deepEqual(literalErrors(files), []);
   // The check itself catches the old forms.
   const fake = path.join(SRC, 'commands', 'x.ts');
@@ -205,5 +218,5 @@ it('finds no Infra error made outside the catalog', () => {
   // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of a template literal, as the check reads it
   assert.equal(literalErrors([{ file: fake, text: 'throw new Bad(`must be from ${min} to ${max}`);' }]).length, 1);
   assert.equal(literalErrors([{ file: fake, text: "throw infraErrors.invalidParameter({ name: 'id', problem: 'must be a record id' });" }]).length, 1);
-  assert.equal(literalErrors([{ file: fake, text: "problems.add(shape.at[i], P.recordId());" }]).length, 0);
+  assert.equal(literalErrors([{ file: fake, text: 'problems.add(shape.at[i], P.recordId());' }]).length, 0);
 });

@@ -18,24 +18,93 @@ const SEED = Number(process.env.KEEL_FUZZ_SEED ?? 20261124);
 const RUNS = Number(process.env.KEEL_FUZZ_RUNS ?? 700);
 console.log(`# infra fuzz: seed ${SEED}, ${RUNS} requests per engine (KEEL_FUZZ_SEED, KEEL_FUZZ_RUNS)`);
 
-
 const COMMANDS = allCommands();
 const LONG = 'x'.repeat(100_000);
 
 /** Values no parameter should choke on. */
 const NASTY: unknown[] = [
-  null, true, false, 0, -1, 1, 1.5, -0.5, 1e12, 2 ** 53, 2 ** 64, 1e308, -1e308, Number.MAX_SAFE_INTEGER,
-  '', ' ', '0', '1', '-1', '1.5', '1e3', '0x10', '+5', ' 5 ', 'NaN', 'Infinity', '-Infinity', 'null', 'undefined', 'true',
-  '18446744073709551617', '99999999999999999999999999999999', '9'.repeat(400),
-  'a\u0000b', '\u0000', '\ud800', '\udfff x', 'é', '😀', 'x'.repeat(300), LONG, '%', '%zz', '%00', '../..', '__proto__', 'constructor',
-  "'; drop table api_users; --", '*', 'apiuser.*', 'ACTIVE', 'DISABLED', 'active', 'TXT', 'A', '@', 'example.com', 'a..b', '-bad-.example',
-  [], [null], [1, 2], ['*'], [[[]]], ['a\u0000'], {}, { a: 1 }, { 0: {} }, JSON.parse('{"__proto__":{"polluted":true}}'), { toString: 1 },
+  null,
+  true,
+  false,
+  0,
+  -1,
+  1,
+  1.5,
+  -0.5,
+  1e12,
+  2 ** 53,
+  2 ** 64,
+  1e308,
+  -1e308,
+  Number.MAX_SAFE_INTEGER,
+  '',
+  ' ',
+  '0',
+  '1',
+  '-1',
+  '1.5',
+  '1e3',
+  '0x10',
+  '+5',
+  ' 5 ',
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  'null',
+  'undefined',
+  'true',
+  '18446744073709551617',
+  '99999999999999999999999999999999',
+  '9'.repeat(400),
+  'a\u0000b',
+  '\u0000',
+  '\ud800',
+  '\udfff x',
+  'é',
+  '😀',
+  'x'.repeat(300),
+  LONG,
+  '%',
+  '%zz',
+  '%00',
+  '../..',
+  '__proto__',
+  'constructor',
+  "'; drop table api_users; --",
+  '*',
+  'apiuser.*',
+  'ACTIVE',
+  'DISABLED',
+  'active',
+  'TXT',
+  'A',
+  '@',
+  'example.com',
+  'a..b',
+  '-bad-.example',
+  [],
+  [null],
+  [1, 2],
+  ['*'],
+  [[[]]],
+  ['a\u0000'],
+  {},
+  { a: 1 },
+  { 0: {} },
+  JSON.parse('{"__proto__":{"polluted":true}}'),
+  { toString: 1 },
 ];
 
 /** Keys a request might carry besides the schema's: casing games, prototype names, credentials. */
 const EXTRA_KEYS = ['__proto__', 'constructor', 'prototype', 'hasOwnProperty', 'ID', 'DOMAINID', 'domainid', 'APIUUID', 'APISECRET', 'cmd', 'k\u0000', ''];
 
-interface State { apiUserIds: number[]; uuids: string[]; domainIds: number[]; recordIds: number[]; zones: string[] }
+interface State {
+  apiUserIds: number[];
+  uuids: string[];
+  domainIds: number[];
+  recordIds: number[];
+  zones: string[];
+}
 
 await forEachEngine('infra fuzz', (engine) => {
   let storage: Storage;
@@ -68,8 +137,11 @@ await forEachEngine('infra fuzz', (engine) => {
     return {
       text: JSON.stringify([apiUsers, domains, records, customers, logins, floors]),
       state: {
-        apiUserIds: apiUsers.map((u) => Number(u.id)), uuids: apiUsers.map((u) => u.uuid),
-        domainIds: domains.map((d) => Number(d.id)), recordIds: records.map((r) => Number(r.id)), zones: domains.map((d) => d.name),
+        apiUserIds: apiUsers.map((u) => Number(u.id)),
+        uuids: apiUsers.map((u) => u.uuid),
+        domainIds: domains.map((d) => Number(d.id)),
+        recordIds: records.map((r) => Number(r.id)),
+        zones: domains.map((d) => d.name),
       },
     };
   }
@@ -88,7 +160,17 @@ await forEachEngine('infra fuzz', (engine) => {
     for (const name of ['fuzz-one.example', 'fuzz-two.example']) {
       const zone = await infra.cmd('dns.domain.create', { name }, { authorization: ownerBearer });
       assert.equal(zone.code, 'OK', JSON.stringify(zone));
-      await infra.cmd('dns.record.create', { domainId: zone.data.id, data: [{ type: 'A', lookup: 'www', data: '192.0.2.1' }, { type: 'TXT', lookup: 't', data: 'v' }] }, { authorization: ownerBearer });
+      await infra.cmd(
+        'dns.record.create',
+        {
+          domainId: zone.data.id,
+          data: [
+            { type: 'A', lookup: 'www', data: '192.0.2.1' },
+            { type: 'TXT', lookup: 't', data: 'v' },
+          ],
+        },
+        { authorization: ownerBearer },
+      );
     }
     const weak = await infra.cmd('apiuser.create', { name: 'weak', permissions: ['apiuser.update', 'dns.*'] }, { authorization: ownerBearer });
     const weakBasic = 'Basic ' + Buffer.from(`${weak.apiuser.uuid}:${weak.apiuser.secret}`).toString('base64');
@@ -101,14 +183,19 @@ await forEachEngine('infra fuzz', (engine) => {
       if (lower === 'permissions') return pickOf([['apiuser.get'], 'dns.*', ['*'], []]);
       if (lower === 'data' && chance(0.4)) {
         // Records whose fields are plausible or nasty, as a list or a map.
-        const record = () => Object.fromEntries(['type', 'lookup', 'data', 'ttl', 'priority', 'weight', 'port', 'caaflag', 'caatag', 'domainId', 'id', 'name']
-          .filter(() => chance(0.6)).map((k) => [k, chance(0.5) ? goodValue(undefined, k, state) : pickOf(NASTY)]));
+        const record = () =>
+          Object.fromEntries(
+            ['type', 'lookup', 'data', 'ttl', 'priority', 'weight', 'port', 'caaflag', 'caatag', 'domainId', 'id', 'name']
+              .filter(() => chance(0.6))
+              .map((k) => [k, chance(0.5) ? goodValue(undefined, k, state) : pickOf(NASTY)]),
+          );
         const list = Array.from({ length: 1 + int(3) }, record);
         return chance(0.5) ? list : Object.fromEntries(list.map((r, i) => [chance(0.5) ? String(i) : String(pickOf(state.recordIds.length ? state.recordIds : [1])), r]));
       }
       if (lower === 'caatag') return pickOf(['issue', 'issuewild', 'iodef']);
       if (['priority', 'weight', 'port', 'caaflag'].includes(lower)) return int(20);
-      if (lower === 'data') return pickOf(['192.0.2.7', [{ type: 'TXT', lookup: 'f', data: 'x' }], { 0: { type: 'A', lookup: 'a', data: '192.0.2.9', domainId: pickOf(state.domainIds.length ? state.domainIds : [1]) } }]);
+      if (lower === 'data')
+        return pickOf(['192.0.2.7', [{ type: 'TXT', lookup: 'f', data: 'x' }], { 0: { type: 'A', lookup: 'a', data: '192.0.2.9', domainId: pickOf(state.domainIds.length ? state.domainIds : [1]) } }]);
       if (lower === 'type') return pickOf(['A', 'TXT', 'MX', 'CAA', 'SRV', 'AAAA', 'CNAME']);
       if (lower === 'lookup') return pickOf(['www', '@', '', '_acme-challenge', 'deep.er']);
       if (lower === 'ttl') return pickOf([60, 300, 3600, '120']);
@@ -164,7 +251,7 @@ await forEachEngine('infra fuzz', (engine) => {
     /** A value as it would appear in a URL: usually encoded, sometimes raw and broken. */
     function urlText(v: unknown): string {
       if (chance(0.2)) return pickOf(['%', '%zz', '%E0%A4%A', '%00', '..', '%2e%2e', '\\', '%2F', 'a%20b', '%ud800']);
-      const text = typeof v === 'string' ? v : JSON.stringify(v) ?? '';
+      const text = typeof v === 'string' ? v : (JSON.stringify(v) ?? '');
       return encodeURIComponent(text.length > 2000 ? text.slice(0, 2000) : (text as unknown as { isWellFormed(): boolean }).isWellFormed() ? text : 'x');
     }
 
@@ -180,9 +267,23 @@ await forEachEngine('infra fuzz', (engine) => {
 
     function body(p: Record<string, unknown>): string {
       if (chance(0.08)) {
-        return pickOf(['{', '[]', '"text"', '42', 'null', '{"a":1e999}', '{"a":"\\ud800"}', '{"a":"\\u0000"}', '{"a":"\\x"}',
-          '['.repeat(50_000) + ']'.repeat(50_000), '{"a":' + '['.repeat(10_000) + ']'.repeat(10_000) + '}', '\u0000', '{"cmd":"apiuser.getall",}',
-          '{"__proto__":{"permissions":["*"]}}', `{"cmd":"apiuser.update","id":1,"newSecret":true,"active":null}`]);
+        return pickOf([
+          '{',
+          '[]',
+          '"text"',
+          '42',
+          'null',
+          '{"a":1e999}',
+          '{"a":"\\ud800"}',
+          '{"a":"\\u0000"}',
+          '{"a":"\\x"}',
+          '['.repeat(50_000) + ']'.repeat(50_000),
+          '{"a":' + '['.repeat(10_000) + ']'.repeat(10_000) + '}',
+          '\u0000',
+          '{"cmd":"apiuser.getall",}',
+          '{"__proto__":{"permissions":["*"]}}',
+          `{"cmd":"apiuser.update","id":1,"newSecret":true,"active":null}`,
+        ]);
       }
       return JSON.stringify(p);
     }
@@ -246,9 +347,18 @@ await forEachEngine('infra fuzz', (engine) => {
     await infra.app.listen({ host: '127.0.0.1', port: 0 });
     const port = (infra.app.server.address() as net.AddressInfo).port;
     const targets = [
-      'http://[::1/api/rest/v2.10/apiusers', 'http://x:99999/api/rest/v2.10/json.php', 'http://%zz/api', 'http://x:-1/', 'https://[zz]/api',
-      '//x/api/rest/v2.10/apiusers', '*', '/api/rest/v2.10/apiusers/%E0%A4%A', '/api/rest/v2.10/apiusers/..%2f..%2f',
-      '/api/rest/v2.10/\\..\\apiusers', '/api/rest/v2.10/./../apiusers', '/api/rest/v2.10/json.php?cmd=%zz&&=&%',
+      'http://[::1/api/rest/v2.10/apiusers',
+      'http://x:99999/api/rest/v2.10/json.php',
+      'http://%zz/api',
+      'http://x:-1/',
+      'https://[zz]/api',
+      '//x/api/rest/v2.10/apiusers',
+      '*',
+      '/api/rest/v2.10/apiusers/%E0%A4%A',
+      '/api/rest/v2.10/apiusers/..%2f..%2f',
+      '/api/rest/v2.10/\\..\\apiusers',
+      '/api/rest/v2.10/./../apiusers',
+      '/api/rest/v2.10/json.php?cmd=%zz&&=&%',
     ];
     // And mutations: a character of a target replaced by one of those parsers stumble on.
     const odd = ['[', ']', '%', ':', '\\', '@', '#', '?', '.', '%2e', '%00', '%ff'];

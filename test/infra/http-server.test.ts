@@ -64,10 +64,7 @@ await forEachEngine('infra http server', (engine) => {
   });
 
   it('answers a body over the limit with an ERROR envelope, announced or streamed', async () => {
-    const announced = await rawExchange(
-      port,
-      `POST /api/rest/v2.10/json.php HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${BODY_LIMIT + 1}\r\n\r\n{"cmd":`,
-    );
+    const announced = await rawExchange(port, `POST /api/rest/v2.10/json.php HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${BODY_LIMIT + 1}\r\n\r\n{"cmd":`);
     assert.match(announced, /^HTTP\/1\.1 200 /);
     assert.match(announced, /\{"code":"ERROR","message":"Request body too large/);
     assert.match(announced, /connection: close/i);
@@ -89,10 +86,20 @@ await forEachEngine('infra http server', (engine) => {
   });
 
   it('reads a body on GET and DELETE whatever the Content-Type, and merges the query under it', async () => {
-    const get = await infra.app.inject({ method: 'GET', url: '/api/rest/v2.10/json.php?cmd=apiuser.getall&resWindow=5', headers: { authorization, 'content-type': 'text/plain' }, payload: '{"resWindow":1}' });
+    const get = await infra.app.inject({
+      method: 'GET',
+      url: '/api/rest/v2.10/json.php?cmd=apiuser.getall&resWindow=5',
+      headers: { authorization, 'content-type': 'text/plain' },
+      payload: '{"resWindow":1}',
+    });
     const body = JSON.parse(get.body);
     assert.equal(body.code, 'OK', get.body);
-    const del = await infra.app.inject({ method: 'DELETE', url: '/api/rest/v2.10/dns/records/999999', headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' }, payload: '{"bogus":' });
+    const del = await infra.app.inject({
+      method: 'DELETE',
+      url: '/api/rest/v2.10/dns/records/999999',
+      headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: '{"bogus":',
+    });
     assert.match(JSON.parse(del.body).message, /Malformed JSON/);
   });
 

@@ -32,7 +32,7 @@ await forEachEngine('infra in-process', (engine) => {
     assert.deepEqual(await infra.cmd('customer.get', {}, bearer), { code: 'ACCESS_DENIED', message: 'Access Denied' });
   });
 
-  it('stops a login\'s JWT when the login is disabled', async () => {
+  it("stops a login's JWT when the login is disabled", async () => {
     const login = await infra.cmd('session.login', { username: infra.ctx.created!.username, password: infra.ctx.created!.password, jwt: 1 }, {});
     const bearer = { authorization: `Bearer ${login.token}` };
     assert.equal((await infra.cmd('apiuser.getall', {}, bearer)).code, 'OK');
@@ -48,17 +48,44 @@ await forEachEngine('infra in-process', (engine) => {
   it('shows a customer only its own API users and account', async () => {
     const db = infra.ctx.db.kysely;
     const now = Math.floor(clock.now() / 1000);
-    const other = await db.insertInto('customers').values({
-      company_name: 'Other', std_name: 'OTHER', first_name: '', last_name: '', email: '', status: 'ACTIVE', parent_id: null, currency: 'AUD', date_created: now, date_modified: now,
-    }).returning('id').executeTakeFirstOrThrow();
+    const other = await db
+      .insertInto('customers')
+      .values({
+        company_name: 'Other',
+        std_name: 'OTHER',
+        first_name: '',
+        last_name: '',
+        email: '',
+        status: 'ACTIVE',
+        parent_id: null,
+        currency: 'AUD',
+        date_created: now,
+        date_modified: now,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     const key = newApiKey();
-    const row = await db.insertInto('api_users').values({
-      customer_id: other.id, uuid: key.uuid, secret_hash: key.secretHash, name: 'other key', permissions: '["*"]', status: 'ACTIVE', date_created: now, date_modified: now,
-    }).returning('id').executeTakeFirstOrThrow();
+    const row = await db
+      .insertInto('api_users')
+      .values({
+        customer_id: other.id,
+        uuid: key.uuid,
+        secret_hash: key.secretHash,
+        name: 'other key',
+        permissions: '["*"]',
+        status: 'ACTIVE',
+        date_created: now,
+        date_modified: now,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     const otherAuth = { authorization: 'Basic ' + Buffer.from(`${key.uuid}:${key.secret}`).toString('base64') };
 
     const theirs = await infra.cmd('apiuser.getall', {}, otherAuth);
-    assert.deepEqual(theirs.apiusers.map((u: { name: string }) => u.name), ['other key']);
+    assert.deepEqual(
+      theirs.apiusers.map((u: { name: string }) => u.name),
+      ['other key'],
+    );
     const mine = await infra.cmd('apiuser.getall');
     assert.ok(!mine.apiusers.some((u: { id: number }) => u.id === row.id));
     assert.equal((await infra.cmd('apiuser.get', { id: row.id })).message, 'Could not find API user');

@@ -49,13 +49,41 @@ it('keeps the conversions clients need: digits for numbers, true/false/1/0 text 
 
 it('refuses every other conversion with a FAULT naming the field: null, empty text, fractions, exponents, spaces, numbers as text', () => {
   for (const [field, value] of [
-    ['b', null], ['b', 1], ['b', 0], ['b', 'yes'], ['b', ''], ['b', []],
-    ['n', null], ['n', ''], ['n', ' 5'], ['n', '+5'], ['n', '5.0'], ['n', 1.5], ['n', '1e3'], ['n', '0x10'], ['n', 'NaN'], ['n', 'Infinity'],
-    ['n', true], ['n', [5]], ['n', { n: 5 }], ['n', -1],
-    ['x', ''], ['x', '1e3'], ['x', null],
-    ['s', 5], ['s', null], ['s', true], ['s', ['a']], ['s', {}],
-    ['list', null], ['list', 5], ['list', [5]], ['list', { 0: 'a' }],
-    ['either', null], ['either', 1.5], ['either', []],
+    ['b', null],
+    ['b', 1],
+    ['b', 0],
+    ['b', 'yes'],
+    ['b', ''],
+    ['b', []],
+    ['n', null],
+    ['n', ''],
+    ['n', ' 5'],
+    ['n', '+5'],
+    ['n', '5.0'],
+    ['n', 1.5],
+    ['n', '1e3'],
+    ['n', '0x10'],
+    ['n', 'NaN'],
+    ['n', 'Infinity'],
+    ['n', true],
+    ['n', [5]],
+    ['n', { n: 5 }],
+    ['n', -1],
+    ['x', ''],
+    ['x', '1e3'],
+    ['x', null],
+    ['s', 5],
+    ['s', null],
+    ['s', true],
+    ['s', ['a']],
+    ['s', {}],
+    ['list', null],
+    ['list', 5],
+    ['list', [5]],
+    ['list', { 0: 'a' }],
+    ['either', null],
+    ['either', 1.5],
+    ['either', []],
   ] as const) {
     assert.equal(refusedField({ [field]: value }), field, `${field}: ${JSON.stringify(value)}`);
   }
@@ -85,7 +113,10 @@ it('refuses NUL, lone surrogates and deep nesting anywhere, schema-less paramete
   assert.deepEqual(ok({ s: 'a\ud83d\ude00' }), { s: 'a\ud83d\ude00' });
   // As JSON.parse makes it from a 200 KB body (structuredClone would overflow the stack on it).
   const deep = JSON.parse('['.repeat(100_000) + ']'.repeat(100_000));
-  assert.throws(() => checkParams(create, { data: deep }, command.normalise), (e: any) => e.code === 'FAULT' && e.fields.data === `is nested more than ${DEPTH_LIMIT} levels deep`);
+  assert.throws(
+    () => checkParams(create, { data: deep }, command.normalise),
+    (e: any) => e.code === 'FAULT' && e.fields.data === `is nested more than ${DEPTH_LIMIT} levels deep`,
+  );
   // Within the limit, the nesting is left to the record rules (the normalise step finds no record object in it).
   assert.doesNotThrow(() => checkParams(create, { data: JSON.parse('['.repeat(DEPTH_LIMIT - 1) + ']'.repeat(DEPTH_LIMIT - 1)) }, command.normalise));
 });

@@ -39,9 +39,20 @@ await forEachEngine('infra principal cache', (engine) => {
   it('refuses a disabled API user, and an old secret, on the very next lookup', async () => {
     const cache = new PrincipalCache(db, clock);
     const key = newApiKey();
-    const row = await db.kysely.insertInto('api_users').values({
-      customer_id: init.customerId, uuid: key.uuid, secret_hash: key.secretHash, name: 'k', permissions: '["*"]', status: 'ACTIVE', date_created: 0, date_modified: 0,
-    }).returning('id').executeTakeFirstOrThrow();
+    const row = await db.kysely
+      .insertInto('api_users')
+      .values({
+        customer_id: init.customerId,
+        uuid: key.uuid,
+        secret_hash: key.secretHash,
+        name: 'k',
+        permissions: '["*"]',
+        status: 'ACTIVE',
+        date_created: 0,
+        date_modified: 0,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     assert.equal((await cache.forApiKey(key.uuid, key.secret))?.id, row.id);
     assert.equal((await cache.forApiKey(key.uuid, key.secret))?.id, row.id, 'served from the cache');
 
@@ -57,13 +68,13 @@ await forEachEngine('infra principal cache', (engine) => {
 
     await db.kysely.updateTable('customers').set({ status: 'SUSPENDED' }).where('id', '=', init.customerId).execute();
     try {
-      assert.equal(await cache.forApiKey(key.uuid, fresh.secret), null, 'a suspended customer\'s keys are refused');
+      assert.equal(await cache.forApiKey(key.uuid, fresh.secret), null, "a suspended customer's keys are refused");
     } finally {
       await db.kysely.updateTable('customers').set({ status: 'ACTIVE' }).where('id', '=', init.customerId).execute();
     }
   });
 
-  it('refuses a disabled login\'s JWT on the very next lookup', async () => {
+  it("refuses a disabled login's JWT on the very next lookup", async () => {
     const cache = new PrincipalCache(db, clock);
     const login = await db.kysely.selectFrom('logins').select('id').where('username', '=', init.username).executeTakeFirstOrThrow();
     const { token } = await jwt.sign({ sub: `login:${login.id}`, cid: init.customerId });
@@ -80,9 +91,20 @@ await forEachEngine('infra principal cache', (engine) => {
   it('sees a change made through another handle (another node) once the TTL has passed', async () => {
     const cache = new PrincipalCache(db, clock);
     const key = newApiKey();
-    const row = await other.kysely.insertInto('api_users').values({
-      customer_id: init.customerId, uuid: key.uuid, secret_hash: key.secretHash, name: 'remote', permissions: '[]', status: 'ACTIVE', date_created: 0, date_modified: 0,
-    }).returning('id').executeTakeFirstOrThrow();
+    const row = await other.kysely
+      .insertInto('api_users')
+      .values({
+        customer_id: init.customerId,
+        uuid: key.uuid,
+        secret_hash: key.secretHash,
+        name: 'remote',
+        permissions: '[]',
+        status: 'ACTIVE',
+        date_created: 0,
+        date_modified: 0,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     assert.equal((await cache.forApiKey(key.uuid, key.secret))?.id, row.id);
     await other.kysely.updateTable('api_users').set({ status: 'DISABLED' }).where('id', '=', row.id).execute();
     clock.advance(PRINCIPAL_TTL_MS - 1);

@@ -86,7 +86,10 @@ describe('credentials', () => {
   it('takes Basic first, then body keys (clearing their values), then the cookie', () => {
     const params: Record<string, unknown> = { APIUUID: 'u', apisecret: 's', x: 1 };
     assert.deepEqual(takeCredentials({}, params), { kind: 'apikey', uuid: 'u', secret: 's' });
-    assert.deepEqual(Object.entries(params).filter(([, v]) => v !== undefined), [['x', 1]]);
+    assert.deepEqual(
+      Object.entries(params).filter(([, v]) => v !== undefined),
+      [['x', 1]],
+    );
     assert.deepEqual(takeCredentials({ authorization: 'Bearer abc' }, {}), { kind: 'jwt', token: 'abc' });
     assert.deepEqual(takeCredentials({ cookie: 'a=b; JWTSESSIONID=tok' }, {}), { kind: 'jwt', token: 'tok' });
     assert.deepEqual(takeCredentials({ authorization: 'Digest x' }, {}), { kind: 'invalid' });
@@ -102,7 +105,11 @@ describe('OpenAPI document', () => {
     assert.equal(doc.openapi, '3.0.3');
     assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['basicApiKey', 'bearerAuth']);
     assert.deepEqual(doc.security, [{ bearerAuth: [] }, { basicApiKey: [] }]);
-    for (const f of new Set(commands.map((c) => c.cmd.split('.')[0]))) assert.ok(doc.tags.some((t: { name: string }) => t.name === f), f);
+    for (const f of new Set(commands.map((c) => c.cmd.split('.')[0])))
+      assert.ok(
+        doc.tags.some((t: { name: string }) => t.name === f),
+        f,
+      );
   });
   it('documents every command with x-vendor-cmd and the operationId rule', () => {
     const ops = Object.values(doc.paths).flatMap((p: any) => Object.entries(p).map(([method, op]: [string, any]) => ({ method, op })));

@@ -67,11 +67,15 @@ await forEachEngine('infra transport', (engine) => {
     const { request } = await import('node:http');
     const url = new URL(`${api.base}/apiusers?resWindow=1`);
     const text = await new Promise<string>((resolve, reject) => {
-      const req = request(url, { method: 'GET', headers: { authorization: 'Basic ' + Buffer.from(basic.join(':')).toString('base64'), 'content-type': 'application/json', 'content-length': '2' } }, (res) => {
-        let d = '';
-        res.on('data', (c) => (d += c));
-        res.on('end', () => resolve(d));
-      });
+      const req = request(
+        url,
+        { method: 'GET', headers: { authorization: 'Basic ' + Buffer.from(basic.join(':')).toString('base64'), 'content-type': 'application/json', 'content-length': '2' } },
+        (res) => {
+          let d = '';
+          res.on('data', (c) => (d += c));
+          res.on('end', () => resolve(d));
+        },
+      );
       req.on('error', reject);
       req.end('{}');
     });

@@ -29,7 +29,14 @@ describe('Budget', () => {
 
   it("gives a whole burst for counts that do not divide the window, at today's clock after a year of uptime", () => {
     for (const uptime of [0, 365 * 86_400_000 + 0.5]) {
-      for (const [count, windowSeconds] of [[6, 7], [7, 1], [11, 60], [13, 3600], [1173, 1], [1949, 1]]) {
+      for (const [count, windowSeconds] of [
+        [6, 7],
+        [7, 1],
+        [11, 60],
+        [13, 3600],
+        [1173, 1],
+        [1949, 1],
+      ]) {
         const clock = new ManualClock(1_764_000_000_123);
         const b = new Budget(clock, { count, windowSeconds });
         clock.advance(uptime);
@@ -104,7 +111,7 @@ describe('addressKey', () => {
 });
 
 describe('TrustedProxies', () => {
-  it("believes X-Forwarded-For only from a trusted proxy, read from the right", () => {
+  it('believes X-Forwarded-For only from a trusted proxy, read from the right', () => {
     const p = new TrustedProxies(['10.0.0.0/8', '::1', '2001:db8::/32']);
     // No proxy trusted, or the peer is not one: the peer, whatever the header says.
     assert.equal(new TrustedProxies([]).client('10.0.0.5', '203.0.113.7'), '10.0.0.5');

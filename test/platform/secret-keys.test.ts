@@ -41,7 +41,13 @@ const secretRows = (storage: Storage) => withStore(storage, (db) => db.kysely.se
 function elsewhere(storage: Storage): Storage {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'keel-test-copy-'));
   if (!storage.databaseUrl) copyFileSync(path.join(storage.dataDir, 'keel.sqlite'), path.join(dataDir, 'keel.sqlite'));
-  return { ...storage, dataDir, async dispose() { rmSync(dataDir, { recursive: true, force: true }); } };
+  return {
+    ...storage,
+    dataDir,
+    async dispose() {
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** The chat owner's key (by password), and whether it authenticates. */
@@ -96,15 +102,21 @@ it('warns at start, one line per path naming it and its mode, when the data dir 
     chmodSync(path.join(storage.dataDir, 'secret.key'), 0o640);
     const r = await runKeel(['init', ...storageArgs(storage)]);
     assert.equal(r.code, 0, r.stderr);
-    const warnings = r.stderr.trim().split('\n').map((l) => JSON.parse(l) as { level: string; msg: string });
-    assert.deepEqual(warnings.map((w) => w.level), ['warn', 'warn', 'warn', 'warn', 'warn']);
+    const warnings = r.stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { level: string; msg: string });
+    assert.deepEqual(
+      warnings.map((w) => w.level),
+      ['warn', 'warn', 'warn', 'warn', 'warn'],
+    );
     assert.match(warnings[0].msg, new RegExp(`^${storage.dataDir} has mode 0755: .*chmod 700 ${storage.dataDir}$`));
     assert.match(warnings[1].msg, new RegExp(`^${storage.dataDir}/keel.sqlite has mode 0644: .*chmod 600`));
     // SQLite gives them the database file's mode.
     assert.match(warnings[2].msg, new RegExp(`^${storage.dataDir}/keel.sqlite-wal has mode 0644: .*chmod 600`));
     assert.match(warnings[3].msg, new RegExp(`^${storage.dataDir}/keel.sqlite-shm has mode 0644: .*chmod 600`));
     assert.match(warnings[4].msg, new RegExp(`^${storage.dataDir}/secret.key has mode 0640: .*chmod 600`));
-    assert.equal(mode(storage.dataDir), 0o755, 'an existing mode is the operator\'s: warned of, not changed');
+    assert.equal(mode(storage.dataDir), 0o755, "an existing mode is the operator's: warned of, not changed");
   } finally {
     await storage.dispose();
   }
@@ -136,13 +148,20 @@ await forEachEngine('secret key', (engine) => {
       const key = readFileSync(path.join(storage.dataDir, 'secret.key'), 'utf8');
       // What the store holds tells nothing of the key or the keys derived from it.
       const rows = await secretRows(storage);
-      assert.deepEqual(rows.map((r) => r.name), [KEY_CHECK_NAME]);
+      assert.deepEqual(
+        rows.map((r) => r.name),
+        [KEY_CHECK_NAME],
+      );
       assert.ok(!rows[0].value.includes(key.trim()));
 
       const none = await runKeel(['serve', ...storageArgs(copy)]);
       assert.equal(none.code, 1);
-      assert.equal(none.stderr, `keel: this database was set up with a secret key, and there is none at ${copy.dataDir}/secret.key: give Keel that key (restore the file, or use --secret-key-file FILE or KEEL_SECRET_KEY)`
-        + (engine === 'postgres' ? '; every Keel node sharing a PostgreSQL database must be given the same key' : '') + '\n');
+      assert.equal(
+        none.stderr,
+        `keel: this database was set up with a secret key, and there is none at ${copy.dataDir}/secret.key: give Keel that key (restore the file, or use --secret-key-file FILE or KEEL_SECRET_KEY)` +
+          (engine === 'postgres' ? '; every Keel node sharing a PostgreSQL database must be given the same key' : '') +
+          '\n',
+      );
       writeFileSync(path.join(copy.dataDir, 'secret.key'), newKeyHex() + '\n', { mode: 0o600 });
       const wrong = await runKeel(['serve', ...storageArgs(copy)]);
       assert.equal(wrong.code, 1);
@@ -184,7 +203,13 @@ await forEachEngine('secret key', (engine) => {
         await db.transaction(async (trx) => {
           await resealApiKeys(trx, keys.apiKeySeal, new ApiKeySeal(Buffer.from(legacy.seal, 'hex')));
           await trx.deleteFrom('server_secrets').execute();
-          await trx.insertInto('server_secrets').values([{ name: LEGACY_KEY_NAMES.jwt, value: legacy.jwt }, { name: LEGACY_KEY_NAMES.seal, value: legacy.seal }]).execute();
+          await trx
+            .insertInto('server_secrets')
+            .values([
+              { name: LEGACY_KEY_NAMES.jwt, value: legacy.jwt },
+              { name: LEGACY_KEY_NAMES.seal, value: legacy.seal },
+            ])
+            .execute();
         });
         return (await db.kysely.selectFrom('chat_users').select('id').execute()).length;
       });
@@ -196,10 +221,17 @@ await forEachEngine('secret key', (engine) => {
       assert.deepEqual(JSON.parse(upgraded.stdout), { alreadyInitialised: true });
       const warning = JSON.parse(upgraded.stderr.trim()) as { level: string; msg: string };
       assert.equal(warning.level, 'warn');
-      assert.match(warning.msg, new RegExp(`^moved the JWT signing key and the chat API key seal key out of the database: .*; ${sealed} chat API keys sealed again .* JWTs issued before this start no longer verify`));
+      assert.match(
+        warning.msg,
+        new RegExp(`^moved the JWT signing key and the chat API key seal key out of the database: .*; ${sealed} chat API keys sealed again .* JWTs issued before this start no longer verify`),
+      );
       assert.equal(mode(path.join(storage.dataDir, 'secret.key')), 0o600);
       const rows = await secretRows(storage);
-      assert.deepEqual(rows.map((r) => r.name), [KEY_CHECK_NAME], 'no key is left in server_secrets');
+      assert.deepEqual(
+        rows.map((r) => r.name),
+        [KEY_CHECK_NAME],
+        'no key is left in server_secrets',
+      );
       assert.ok(!rows.some((r) => r.value === legacy.seal || r.value === legacy.jwt));
 
       const server = await startServer(storage);
@@ -207,7 +239,7 @@ await forEachEngine('secret key', (engine) => {
         await chatKeyWorks(server, chat.email, chat.password, chat.apiKey);
         const bots = await new ChatClient(server.chatUrl, chat.email, chat.apiKey).call('POST', '/register', { fetch_event_types: JSON.stringify(['realm_bot']) });
         const oldBot = bots.body.realm_bots.find((b: { user_id: number }) => b.user_id === bot.body.user_id);
-        assert.equal(oldBot.api_key, bot.body.api_key, 'a bot\'s key is shown as before');
+        assert.equal(oldBot.api_key, bot.body.api_key, "a bot's key is shown as before");
         assert.equal(await jwtWorks(server, oldToken), false, 'a JWT signed with the old stored key no longer verifies');
         assert.ok(await jwtWorks(server, await loginJwt(server, infra.username, infra.password)), 'new logins get JWTs that work');
       } finally {

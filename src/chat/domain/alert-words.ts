@@ -91,7 +91,7 @@ export class RealmAlertWords {
     for (let start = 0; start < text.length; start++) {
       if (start > 0 && !BEFORE.has(text[start - 1]!)) continue;
       let node: TrieNode | undefined = this.root;
-      for (let i = start; i < text.length;) {
+      for (let i = start; i < text.length; ) {
         node = node.next.get(text.charCodeAt(i++));
         if (!node) break;
         if (node.word !== undefined && (i === text.length || AFTER.has(text[i]!))) found.add(node.word);

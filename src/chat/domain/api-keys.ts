@@ -81,7 +81,11 @@ export async function resealApiKeys(trx: Queryable<ChatTables>, from: ApiKeySeal
     } catch {
       throw new Error(`the stored API key of chat user ${u.id} cannot be unsealed with the current key; nothing was changed`);
     }
-    await trx.updateTable('chat_users').set({ api_key_sealed: to.seal(plain) }).where('id', '=', u.id).execute();
+    await trx
+      .updateTable('chat_users')
+      .set({ api_key_sealed: to.seal(plain) })
+      .where('id', '=', u.id)
+      .execute();
   }
   return users.length;
 }

@@ -22,8 +22,7 @@ export async function canAccessContent(db: Queryable<ChatTables>, user: ChatUser
   if (await isSubscribed(db, user.id, stream.id)) return true;
   if (isGuest(user.role)) return false;
   if (stream.invite_only === 0) return true;
-  return (await inGroupSetting(db, user.id, parseGroupSetting(stream.can_subscribe_group)))
-    || inGroupSetting(db, user.id, parseGroupSetting(stream.can_add_subscribers_group));
+  return (await inGroupSetting(db, user.id, parseGroupSetting(stream.can_subscribe_group))) || inGroupSetting(db, user.id, parseGroupSetting(stream.can_add_subscribers_group));
 }
 
 /** Whether the user may administer the channel: organization administrators and its can_administer_channel_group. */

@@ -11,7 +11,32 @@ import { systemGroupId, parseGroupSetting, type GroupSettingValue } from './grou
 import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH } from './realm.js';
 
 /** Zulip's palette for a user's new subscriptions, taken in turn. */
-export const COLORS = ['#76ce90', '#fae589', '#a6c7e5', '#e79ab5', '#bfd56f', '#f4ae55', '#b0a5fd', '#addfe5', '#f5ce6e', '#c2726a', '#94c849', '#bd86e5', '#ee7e4a', '#a6dcbf', '#95a5fd', '#53a063', '#9987e1', '#e4523d', '#c2c2c2', '#4f8de4', '#c6a8ad', '#e7cc4d', '#c8bebf', '#a47462'];
+export const COLORS = [
+  '#76ce90',
+  '#fae589',
+  '#a6c7e5',
+  '#e79ab5',
+  '#bfd56f',
+  '#f4ae55',
+  '#b0a5fd',
+  '#addfe5',
+  '#f5ce6e',
+  '#c2726a',
+  '#94c849',
+  '#bd86e5',
+  '#ee7e4a',
+  '#a6dcbf',
+  '#95a5fd',
+  '#53a063',
+  '#9987e1',
+  '#e4523d',
+  '#c2c2c2',
+  '#4f8de4',
+  '#c6a8ad',
+  '#e7cc4d',
+  '#c8bebf',
+  '#a47462',
+];
 
 export function checkChannelName(raw: string): string {
   const name = raw.trim();
@@ -34,7 +59,11 @@ export function checkChannelDescription(raw: string, where = 'description', varN
   return description;
 }
 
-export interface Privacy { isPrivate: boolean; isWebPublic: boolean; historyPublic: boolean }
+export interface Privacy {
+  isPrivate: boolean;
+  isWebPublic: boolean;
+  historyPublic: boolean;
+}
 
 /**
  * The privacy a channel ends up with after PATCH /streams: what was asked, the rest kept, except
@@ -44,7 +73,7 @@ export interface Privacy { isPrivate: boolean; isWebPublic: boolean; historyPubl
 export function channelPrivacy(now: Privacy, asked: Partial<Record<keyof Privacy, boolean>>): Privacy {
   const isPrivate = asked.isPrivate ?? now.isPrivate;
   const isWebPublic = asked.isWebPublic ?? (asked.isPrivate === true ? false : now.isWebPublic);
-  const historyPublic = asked.historyPublic ?? (isPrivate !== now.isPrivate ? !isPrivate : (isPrivate ? now.historyPublic : true));
+  const historyPublic = asked.historyPublic ?? (isPrivate !== now.isPrivate ? !isPrivate : isPrivate ? now.historyPublic : true);
   if (isPrivate && isWebPublic) throw invalidParameters();
   // Public and web-public channels always share their history.
   if (!isPrivate && !historyPublic) throw invalidParameters();
@@ -60,10 +89,8 @@ export function parseRetentionDays(raw: number | string): number | null {
 }
 
 // Every send and every channel narrow looks its channel up: compiled once (prepared.ts).
-const byName = preparedQuery((db: Kysely<ChatTables>, realmId: number, nameLower: string) =>
-  db.selectFrom('streams').selectAll().where('realm_id', '=', realmId).where('name_lower', '=', nameLower));
-const byId = preparedQuery((db: Kysely<ChatTables>, realmId: number, id: number) =>
-  db.selectFrom('streams').selectAll().where('realm_id', '=', realmId).where('id', '=', id));
+const byName = preparedQuery((db: Kysely<ChatTables>, realmId: number, nameLower: string) => db.selectFrom('streams').selectAll().where('realm_id', '=', realmId).where('name_lower', '=', nameLower));
+const byId = preparedQuery((db: Kysely<ChatTables>, realmId: number, id: number) => db.selectFrom('streams').selectAll().where('realm_id', '=', realmId).where('id', '=', id));
 
 export async function streamByName(db: Queryable<ChatTables>, realmId: number, name: string): Promise<Stream | undefined> {
   return (await byName(db, realmId, name.trim().toLowerCase()))[0];
@@ -132,17 +159,34 @@ export async function subscribe(db: Queryable<ChatTables>, userId: number, strea
     await openSpan(db, userId, streamId);
     return true;
   }
-  const count = await db.selectFrom('subscriptions').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow();
-  await db.insertInto('subscriptions').values({
-    user_id: userId, stream_id: streamId, active: 1, color: COLORS[Number(count.n) % COLORS.length], is_muted: 0, pin_to_top: 0,
-    desktop_notifications: null, email_notifications: null, push_notifications: null, audible_notifications: null, wildcard_mentions_notify: null,
-  }).execute();
+  const count = await db
+    .selectFrom('subscriptions')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('user_id', '=', userId)
+    .executeTakeFirstOrThrow();
+  await db
+    .insertInto('subscriptions')
+    .values({
+      user_id: userId,
+      stream_id: streamId,
+      active: 1,
+      color: COLORS[Number(count.n) % COLORS.length],
+      is_muted: 0,
+      pin_to_top: 0,
+      desktop_notifications: null,
+      email_notifications: null,
+      push_notifications: null,
+      audible_notifications: null,
+      wildcard_mentions_notify: null,
+    })
+    .execute();
   await openSpan(db, userId, streamId);
   return true;
 }
 
 const subscribers = preparedQuery((db: Kysely<ChatTables>, streamId: number) =>
-  db.selectFrom('subscriptions').select('user_id').where('stream_id', '=', streamId).where('active', '=', 1).orderBy('user_id'));
+  db.selectFrom('subscriptions').select('user_id').where('stream_id', '=', streamId).where('active', '=', 1).orderBy('user_id'),
+);
 
 export async function subscriberIds(db: Queryable<ChatTables>, streamId: number): Promise<number[]> {
   return (await subscribers(db, streamId)).map((r) => r.user_id);
@@ -183,4 +227,3 @@ export async function channelFields(db: Queryable<ChatTables>, s: Stream, nowSec
     stream_weekly_traffic: null,
   };
 }
-

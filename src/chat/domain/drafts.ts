@@ -8,13 +8,24 @@ import { normaliseBody } from './topics.js';
 import { MAX_TOPIC_LENGTH } from './realm.js';
 import { booleanSetting } from './presence.js';
 
-export interface DraftInput { type: '' | 'stream' | 'private'; to: number[]; topic: string; content: string; timestamp?: number }
+export interface DraftInput {
+  type: '' | 'stream' | 'private';
+  to: number[];
+  topic: string;
+  content: string;
+  timestamp?: number;
+}
 
-export interface CheckedDraft { type: string; to_ids: string; topic: string; content: string; last_edit_time: number }
+export interface CheckedDraft {
+  type: string;
+  to_ids: string;
+  topic: string;
+  content: string;
+  last_edit_time: number;
+}
 
 /** Zulip keeps at most this many drafts in the register response. */
 export const MAX_DRAFTS_IN_REGISTER = 1000;
-
 
 /** Every draft endpoint refuses while the user has synchronisation off. */
 export function checkDraftsEnabled(me: ChatUser): void {

@@ -4,9 +4,17 @@
 import { createRequire } from 'node:module';
 import { emojiNotFound, invalidCustomEmoji, invalidEmojiCode, invalidEmojiName, invalidEmojiType } from '../errors.js';
 
-interface DataEntry { unified: string; non_qualified: string | null; short_name: string; short_names: string[] }
+interface DataEntry {
+  unified: string;
+  non_qualified: string | null;
+  short_name: string;
+  short_names: string[];
+}
 
-export interface UnicodeEmoji { name: string; code: string }
+export interface UnicodeEmoji {
+  name: string;
+  code: string;
+}
 
 const require = createRequire(import.meta.url);
 
@@ -49,7 +57,11 @@ export function emojiPattern(): RegExp {
 }
 
 /** An emoji as statuses and reactions name it: each reaction_type has its own namespace of codes. */
-export interface Emoji { emoji_name: string; emoji_code: string; reaction_type: string }
+export interface Emoji {
+  emoji_name: string;
+  emoji_code: string;
+  reaction_type: string;
+}
 
 export const REACTION_TYPES = ['unicode_emoji', 'realm_emoji', 'zulip_extra_emoji'] as const;
 

@@ -19,7 +19,10 @@ export async function createSystemGroups(db: Queryable<ChatTables>, realmId: num
     ids.set(g.name, row.id);
   }
   for (let i = 0; i + 1 < SYSTEM_GROUPS.length; i++) {
-    await db.insertInto('user_group_subgroups').values({ group_id: ids.get(SYSTEM_GROUPS[i + 1].name)!, subgroup_id: ids.get(SYSTEM_GROUPS[i].name)! }).execute();
+    await db
+      .insertInto('user_group_subgroups')
+      .values({ group_id: ids.get(SYSTEM_GROUPS[i + 1].name)!, subgroup_id: ids.get(SYSTEM_GROUPS[i].name)! })
+      .execute();
   }
   return ids;
 }
@@ -83,7 +86,10 @@ export function sameGroupSetting(a: GroupSettingValue, b: GroupSettingValue): bo
   return JSON.stringify(normaliseGroupSetting(a)) === JSON.stringify(normaliseGroupSetting(b));
 }
 
-export interface GroupSettingUpdate { new: GroupSettingValue; old?: GroupSettingValue }
+export interface GroupSettingUpdate {
+  new: GroupSettingValue;
+  old?: GroupSettingValue;
+}
 
 /**
  * Refuses a group-setting value naming a group or a user the realm does not have, and the system
@@ -92,7 +98,10 @@ export interface GroupSettingUpdate { new: GroupSettingValue; old?: GroupSetting
  * that takes only those), before anything is stored.
  */
 export async function checkGroupSettingValue(
-  db: Queryable<ChatTables>, realmId: number, setting: string, value: GroupSettingValue,
+  db: Queryable<ChatTables>,
+  realmId: number,
+  setting: string,
+  value: GroupSettingValue,
   opts: { allowInternet?: boolean; allowNobody?: boolean; allowEveryone?: boolean; systemGroups?: readonly string[] } = {},
 ): Promise<void> {
   if (opts.systemGroups && typeof value !== 'number') throw settingMustBeSystemGroup({ setting });
@@ -104,10 +113,11 @@ export async function checkGroupSettingValue(
       if (g.is_system_group !== 1) throw settingMustBeSystemGroup({ setting });
       if (!opts.systemGroups.includes(g.name)) throw settingGroupNotAllowed({ setting, group: g.name });
     }
-    const forbidden = g.is_system_group === 1 && (
-      (g.name === 'role:internet' && !opts.allowInternet) ||
-      (g.name === NOBODY_GROUP.name && opts.allowNobody === false) ||
-      (g.name === 'role:everyone' && opts.allowEveryone === false && typeof value === 'number'));
+    const forbidden =
+      g.is_system_group === 1 &&
+      ((g.name === 'role:internet' && !opts.allowInternet) ||
+        (g.name === NOBODY_GROUP.name && opts.allowNobody === false) ||
+        (g.name === 'role:everyone' && opts.allowEveryone === false && typeof value === 'number'));
     if (forbidden) throw settingGroupNotAllowed({ setting, group: g.name });
   }
   if (typeof value === 'number') return;
@@ -119,7 +129,11 @@ export async function checkGroupSettingValue(
 
 /** Checks an update ({new, old}) of a group setting and returns the value to store. */
 export async function checkGroupSettingUpdate(
-  db: Queryable<ChatTables>, realmId: number, setting: string, update: GroupSettingUpdate, current: GroupSettingValue,
+  db: Queryable<ChatTables>,
+  realmId: number,
+  setting: string,
+  update: GroupSettingUpdate,
+  current: GroupSettingValue,
   allowed: { allowEveryone: boolean; allowNobody?: boolean; systemGroups?: readonly string[] },
 ): Promise<GroupSettingValue> {
   const value = normaliseGroupSetting(update.new);

@@ -9,7 +9,11 @@ import type { ChatTables } from '../tables.js';
 import { linkifierBadPattern, linkifierBadTemplate, linkifierBlankPattern, linkifierGroupNotInPattern, linkifierGroupNotInTemplate } from '../errors.js';
 import { compileRe2, embeddable, Re2SyntaxError } from './re2.js';
 
-export interface Linkifier { id: number; pattern: string; url_template: string }
+export interface Linkifier {
+  id: number;
+  pattern: string;
+  url_template: string;
+}
 
 export interface CompiledLinkifier {
   /**
@@ -40,7 +44,10 @@ function parseTemplate(template: string): TemplatePart[] {
     const open = rest.indexOf('{');
     const close = rest.indexOf('}');
     if (close >= 0 && (open < 0 || close < open)) throw linkifierBadTemplate();
-    if (open < 0) { parts.push(rest); break; }
+    if (open < 0) {
+      parts.push(rest);
+      break;
+    }
     if (open > 0) parts.push(rest.slice(0, open));
     const end = rest.indexOf('}', open);
     if (end < 0) throw linkifierBadTemplate();
@@ -74,13 +81,15 @@ function encode(value: string, allowReserved: boolean): string {
 
 /** Fills a URL template from a match's named groups (a group that did not take part expands to nothing). */
 export function expandTemplate(parts: TemplatePart[], groups: Record<string, string | undefined>): string {
-  return parts.map((p) => {
-    if (typeof p === 'string') return p;
-    const v = groups[p.name];
-    if (v === undefined) return '';
-    if (p.op === '#') return '#' + encode(v, true);
-    return encode(v, p.op === '+');
-  }).join('');
+  return parts
+    .map((p) => {
+      if (typeof p === 'string') return p;
+      const v = groups[p.name];
+      if (v === undefined) return '';
+      if (p.op === '#') return '#' + encode(v, true);
+      return encode(v, p.op === '+');
+    })
+    .join('');
 }
 
 // Zulip's boundaries around a linkifier (its markdown's prepare_linkifier_pattern): RE2's \s is
@@ -205,16 +214,22 @@ export function linkifyText(text: string, linkifiers: CompiledLinkifier[], budge
   for (const l of linkifiers) {
     const next: LinkifiedPiece[] = [];
     for (const piece of pieces) {
-      if (piece.href !== undefined) { next.push(piece); continue; }
+      if (piece.href !== undefined) {
+        next.push(piece);
+        continue;
+      }
       const { text } = piece;
       const m = l.regex.matcher(text);
       let last = 0;
       // The boundary characters around a match are not linked: the next search starts right
       // after the linked text, so they can bound the next match too.
-      for (let from = 0; from <= text.length && budget.allows() && m.find(from);) {
+      for (let from = 0; from <= text.length && budget.allows() && m.find(from); ) {
         const start = m.start(1);
         const end = m.end(1);
-        if (end === start) { from = m.start() + 1; continue; } // empty matches are refused when saved
+        if (end === start) {
+          from = m.start() + 1;
+          continue;
+        } // empty matches are refused when saved
         if (start > last) next.push({ text: text.slice(last, start) });
         const groups: Record<string, string | undefined> = {};
         for (const g of l.groups) groups[g] = m.group(g) ?? undefined;

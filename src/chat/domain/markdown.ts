@@ -10,9 +10,19 @@ import katex from 'katex';
 import { emojiByChars, emojiByName, emojiPattern } from './emoji.js';
 import { LinkifyBudget, linkifyText, type CompiledLinkifier } from './linkifiers.js';
 
-export interface MentionUser { id: number; full_name: string }
-export interface MentionGroup { id: number; name: string; memberIds: number[] }
-export interface LinkChannel { id: number; name: string }
+export interface MentionUser {
+  id: number;
+  full_name: string;
+}
+export interface MentionGroup {
+  id: number;
+  name: string;
+  memberIds: number[];
+}
+export interface LinkChannel {
+  id: number;
+  name: string;
+}
 
 /** The names a message may refer to, looked up before rendering. */
 export interface MarkdownContext {
@@ -90,7 +100,13 @@ function envOf(state: { env: unknown }): RenderEnv {
   return state.env as RenderEnv;
 }
 
-const WILDCARDS = new Map([['all', 'stream'], ['everyone', 'stream'], ['channel', 'stream'], ['stream', 'stream'], ['topic', 'topic']]);
+const WILDCARDS = new Map([
+  ['all', 'stream'],
+  ['everyone', 'stream'],
+  ['channel', 'stream'],
+  ['stream', 'stream'],
+  ['topic', 'topic'],
+]);
 
 // @**Name**, @**Name|id**, @_**Name** (silent), @**all** and friends, @*group*, @_*group*.
 md.inline.ruler.before('linkify', 'zulip_mention', (state, silent) => {
@@ -106,9 +122,7 @@ md.inline.ruler.before('linkify', 'zulip_mention', (state, silent) => {
     const text = m[2];
     const wildcard = WILDCARDS.get(text);
     if (wildcard) {
-      html = wildcard === 'topic'
-        ? `<span class="topic-mention${cls}">${at}${text}</span>`
-        : `<span class="user-mention channel-wildcard-mention${cls}" data-user-id="*">${at}${text}</span>`;
+      html = wildcard === 'topic' ? `<span class="topic-mention${cls}">${at}${text}</span>` : `<span class="user-mention channel-wildcard-mention${cls}" data-user-id="*">${at}${text}</span>`;
       if (!silent && !quiet) {
         if (wildcard === 'topic') env.topicWildcard = true;
         else env.streamWildcard = true;
@@ -197,9 +211,10 @@ md.inline.ruler.before('linkify', 'zulip_time', (state, silent) => {
   if (!m) return false;
   if (!silent) {
     const when = parseTimeSyntax(m[1]);
-    pushHtml(state, when
-      ? `<time datetime="${when.toISOString().replace(/\.\d{3}Z$/, 'Z')}">${escapeHtml(m[1])}</time>`
-      : `<span class="timestamp-error">Invalid time format: ${escapeHtml(m[1])}</span>`);
+    pushHtml(
+      state,
+      when ? `<time datetime="${when.toISOString().replace(/\.\d{3}Z$/, 'Z')}">${escapeHtml(m[1])}</time>` : `<span class="timestamp-error">Invalid time format: ${escapeHtml(m[1])}</span>`,
+    );
   }
   state.pos += m[0].length;
   return true;
@@ -289,8 +304,6 @@ md.core.ruler.after('linkify', 'zulip_unicode_emoji', (state) => {
   }
 });
 
-
-
 md.renderer.rules.fence = (tokens, idx, _options, env) => {
   const token = tokens[idx];
   const [lang = ''] = token.info.trim().split(/\s+/);
@@ -306,11 +319,16 @@ md.renderer.rules.fence = (tokens, idx, _options, env) => {
     case 'tex':
     case 'latex': {
       // Each paragraph of a math block is one displayed formula.
-      const parts = token.content.split(/\n\s*\n/).map((p) => p.trim()).filter(Boolean);
-      return parts.map((p) => {
-        const html = tex(p, true);
-        return html ? `<p>${html}</p>\n` : `<p><span class="tex-error">${escapeHtml(p)}</span></p>\n`;
-      }).join('');
+      const parts = token.content
+        .split(/\n\s*\n/)
+        .map((p) => p.trim())
+        .filter(Boolean);
+      return parts
+        .map((p) => {
+          const html = tex(p, true);
+          return html ? `<p>${html}</p>\n` : `<p><span class="tex-error">${escapeHtml(p)}</span></p>\n`;
+        })
+        .join('');
     }
   }
   const attr = lang ? ` data-code-language="${escapeHtml(lang)}"` : '';
@@ -346,7 +364,7 @@ export function renderMarkdown(content: string, ctx: MarkdownContext = EMPTY_CON
 
 /** Zulip's /me messages: content starting with "/me " on a single line. */
 export function isMeMessage(content: string): boolean {
-  return content.startsWith("/me ") && !content.includes("\n");
+  return content.startsWith('/me ') && !content.includes('\n');
 }
 
 // Zulip's table cells spell alignment as `text-align: center;`.

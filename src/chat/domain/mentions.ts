@@ -35,10 +35,7 @@ export async function loadMarkdownContext(db: Queryable<ChatTables>, realmId: nu
   const channelNames = new Set([...content.matchAll(/#\*\*([^*\n]+?)\*\*/g)].map((m) => m[1].split('>')[0].toLowerCase()));
   if (userNames.size || userIds.size) {
     let q = db.selectFrom('chat_users').select(['id', 'full_name']).where('realm_id', '=', realmId).where('is_active', '=', 1);
-    q = q.where((eb) => eb.or([
-      ...(userIds.size ? [eb('id', 'in', [...userIds])] : []),
-      ...(userNames.size ? [eb(eb.fn('lower', ['full_name']), 'in', [...userNames])] : []),
-    ]));
+    q = q.where((eb) => eb.or([...(userIds.size ? [eb('id', 'in', [...userIds])] : []), ...(userNames.size ? [eb(eb.fn('lower', ['full_name']), 'in', [...userNames])] : [])]));
     for (const u of await q.execute()) {
       const user: MentionUser = { id: u.id, full_name: u.full_name };
       ctx.usersById.set(u.id, user);
@@ -48,12 +45,24 @@ export async function loadMarkdownContext(db: Queryable<ChatTables>, realmId: nu
   }
   if (groupNames.size) {
     // System groups (role:*) are not mentionable by name.
-    const rows = await db.selectFrom('user_groups').select(['id', 'name']).where('realm_id', '=', realmId).where('is_system_group', '=', 0).where('deactivated', '=', 0).where('name', 'in', [...groupNames]).execute();
+    const rows = await db
+      .selectFrom('user_groups')
+      .select(['id', 'name'])
+      .where('realm_id', '=', realmId)
+      .where('is_system_group', '=', 0)
+      .where('deactivated', '=', 0)
+      .where('name', 'in', [...groupNames])
+      .execute();
     for (const g of rows) ctx.groups.set(g.name, { id: g.id, name: g.name, memberIds: await groupMembers(db, g.id) } satisfies MentionGroup);
   }
   ctx.linkifiers = await realmLinkifiers(db, realmId);
   if (channelNames.size) {
-    const rows = await db.selectFrom('streams').selectAll().where('realm_id', '=', realmId).where('name_lower', 'in', [...channelNames]).execute();
+    const rows = await db
+      .selectFrom('streams')
+      .selectAll()
+      .where('realm_id', '=', realmId)
+      .where('name_lower', 'in', [...channelNames])
+      .execute();
     // A private channel the sender cannot see is not linked (its name would leak nothing new, but Zulip refuses it).
     for (const s of rows) if (await canAccessContent(db, viewer, s)) ctx.channels.set(s.name_lower, { id: s.id, name: s.name });
   }

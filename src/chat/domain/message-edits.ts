@@ -6,8 +6,20 @@ import { sql } from 'kysely';
 import type { Database, Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser, Message, Realm, Stream } from '../tables.js';
 import {
-  channelEditTimeLimitPassed, contentWithChannelChange, directMessageMove, directMessageTopic, editingDisabled, editTimeLimitPassed,
-  generalChatResolved, invalidChannelId, invalidMessages, noEditPermission, noMovePermission, nothingToChange, propagateModeWithoutTopic, topicEditTimeLimitPassed,
+  channelEditTimeLimitPassed,
+  contentWithChannelChange,
+  directMessageMove,
+  directMessageTopic,
+  editingDisabled,
+  editTimeLimitPassed,
+  generalChatResolved,
+  invalidChannelId,
+  invalidMessages,
+  noEditPermission,
+  noMovePermission,
+  nothingToChange,
+  propagateModeWithoutTopic,
+  topicEditTimeLimitPassed,
 } from '../errors.js';
 import { FLAG } from './flags.js';
 import { renderMessage } from './markdown.js';
@@ -17,9 +29,7 @@ import { realmAlertWords, usersAlerted } from './alert-words.js';
 import { canAccessContent, checkCanPost } from './channel-access.js';
 import { streamById, subscriberIds } from './channels.js';
 import { holdersOf, spanHolders } from './receipt.js';
-import {
-  EDIT_LIMIT_GRACE_SECONDS, exemptFromMoveLimits, inGroupOf, isResolveToggle, messageSettings, moveLimitExceeded, RESOLVED_TOPIC_PREFIX,
-} from './message-rules.js';
+import { EDIT_LIMIT_GRACE_SECONDS, exemptFromMoveLimits, inGroupOf, isResolveToggle, messageSettings, moveLimitExceeded, RESOLVED_TOPIC_PREFIX } from './message-rules.js';
 
 export type PropagateMode = 'change_one' | 'change_later' | 'change_all';
 
@@ -166,7 +176,11 @@ export async function applyEdit(database: Database<ChatTables>, plan: EditPlan):
     const origStream = message.stream_id === null ? undefined : await trx.selectFrom('streams').select('name').where('id', '=', message.stream_id).executeTakeFirst();
     const moved = new Set(plan.move?.ids ?? []);
     if (!moved.size) moved.add(message.id);
-    const rows = await trx.selectFrom('messages').select(['id', 'edit_history', 'topic', 'stream_id']).where('id', 'in', [...moved]).execute();
+    const rows = await trx
+      .selectFrom('messages')
+      .select(['id', 'edit_history', 'topic', 'stream_id'])
+      .where('id', 'in', [...moved])
+      .execute();
     const newStream = plan.move?.stream;
     const channels = newStream ? [Number(message.stream_id), newStream.id] : [];
     const { firstIds } = await trackingFirstIds(trx, channels, async () => {
@@ -238,7 +252,10 @@ async function moveReceipt(trx: Queryable<ChatTables>, id: number, fromStreamId:
 }
 
 /** Who a channel move reaches beyond the holders afterwards. */
-interface MoveReach { told: Set<number>; losers: Map<number, number[]> }
+interface MoveReach {
+  told: Set<number>;
+  losers: Map<number, number[]>;
+}
 
 /** Mention and alert-word flags follow the new content: cleared where it no longer applies, set where it now does. */
 async function refreshContentFlags(trx: Queryable<ChatTables>, plan: EditPlan): Promise<void> {
@@ -249,7 +266,11 @@ async function refreshContentFlags(trx: Queryable<ChatTables>, plan: EditPlan): 
   const bits = plan.content!.mentionBits;
   const participants = bits && streamId !== null ? await topicParticipants(trx, streamId, plan.move?.topic ?? message.topic) : new Set(holders.keys());
   participants.add(message.sender_id);
-  const alerted = usersAlerted(await realmAlertWords(trx, Number(message.realm_id)), plan.content!.content, [...holders.keys()].filter((id) => id !== message.sender_id));
+  const alerted = usersAlerted(
+    await realmAlertWords(trx, Number(message.realm_id)),
+    plan.content!.content,
+    [...holders.keys()].filter((id) => id !== message.sender_id),
+  );
   for (const [userId, flags] of holders) {
     const next = (flags & ~CONTENT_BITS) | (bits?.(userId, participants) ?? 0) | (alerted.has(userId) ? FLAG.has_alert_word : 0);
     if (next === flags) continue;
@@ -264,7 +285,12 @@ export type FirstIds = Map<number, number | null>;
 async function firstIds(db: Queryable<ChatTables>, streamIds: number[]): Promise<Map<number, number | null>> {
   const out = new Map<number, number | null>(streamIds.map((id) => [id, null]));
   if (!streamIds.length) return out;
-  const rows = await db.selectFrom('messages').select((eb) => ['stream_id', eb.fn.min('id').as('first')]).where('stream_id', 'in', streamIds).groupBy('stream_id').execute();
+  const rows = await db
+    .selectFrom('messages')
+    .select((eb) => ['stream_id', eb.fn.min('id').as('first')])
+    .where('stream_id', 'in', streamIds)
+    .groupBy('stream_id')
+    .execute();
   for (const r of rows) out.set(Number(r.stream_id), r.first === null ? null : Number(r.first));
   return out;
 }
@@ -277,7 +303,11 @@ async function trackingFirstIds<T>(db: Queryable<ChatTables>, streamIds: number[
   return { result, firstIds: new Map([...after].filter(([id, first]) => before.get(id) !== first)) };
 }
 
-export interface Deleted { holders: number[]; where: { streamId: number; topic: string } | null; firstIds: FirstIds }
+export interface Deleted {
+  holders: number[];
+  where: { streamId: number; topic: string } | null;
+  firstIds: FirstIds;
+}
 
 /** Deletes a message with its copies and reactions; returns who held it, for delete_message. */
 export async function deleteMessage(database: Database<ChatTables>, message: Message): Promise<Deleted> {

@@ -13,8 +13,10 @@ import { inGroupSetting, type GroupSettingValue } from './groups.js';
 import { realmGroupValues, realmRow, type RealmGroupSetting } from './realm-settings.js';
 import { ROLE } from './roles.js';
 
-export type MessageGroupSetting = Extract<RealmGroupSetting,
-  'can_move_messages_between_topics_group' | 'can_move_messages_between_channels_group' | 'can_resolve_topics_group' | 'can_delete_any_message_group' | 'can_delete_own_message_group'>;
+export type MessageGroupSetting = Extract<
+  RealmGroupSetting,
+  'can_move_messages_between_topics_group' | 'can_move_messages_between_channels_group' | 'can_resolve_topics_group' | 'can_delete_any_message_group' | 'can_delete_own_message_group'
+>;
 
 /** Zulip lets a content edit through this long after the limit: the time the editor took to type. */
 export const EDIT_LIMIT_GRACE_SECONDS = 20;
@@ -57,15 +59,17 @@ export function inGroupOf(db: Queryable<ChatTables>, s: MessageSettings, user: C
 /** Whether a topic change only resolves or unresolves the topic (adds or removes the check mark). */
 export function isResolveToggle(oldTopic: string, newTopic: string): boolean {
   const bare = (t: string) => (t.startsWith(RESOLVED_TOPIC_PREFIX) ? t.slice(RESOLVED_TOPIC_PREFIX.length) : t);
-  return oldTopic !== newTopic && bare(oldTopic) === bare(newTopic) && (oldTopic.startsWith(RESOLVED_TOPIC_PREFIX) !== newTopic.startsWith(RESOLVED_TOPIC_PREFIX));
+  return oldTopic !== newTopic && bare(oldTopic) === bare(newTopic) && oldTopic.startsWith(RESOLVED_TOPIC_PREFIX) !== newTopic.startsWith(RESOLVED_TOPIC_PREFIX);
 }
-
 
 /** Zulip's answer when change_all reaches messages older than the move time limit. */
 export function moveLimitExceeded(allowedIds: number[], total: number): ChatError {
   return moveTimeLimitExceeded({
-    allowed: allowedIds.length, total,
-    first_message_id_allowed_to_move: allowedIds.length ? Math.min(...allowedIds) : null, total_messages_in_topic: total, total_messages_allowed_to_move: allowedIds.length,
+    allowed: allowedIds.length,
+    total,
+    first_message_id_allowed_to_move: allowedIds.length ? Math.min(...allowedIds) : null,
+    total_messages_in_topic: total,
+    total_messages_allowed_to_move: allowedIds.length,
   });
 }
 

@@ -65,10 +65,29 @@ export async function topicParticipants(db: Queryable<ChatTables>, streamId: num
   return new Set(rows.map((r) => r.sender_id));
 }
 
-async function store(db: Queryable<ChatTables>, realmId: number, sender: ChatUser, recipientId: number, streamId: number | null, topic: string, receivers: number[], o: Outgoing): Promise<Omit<Stored, 'people' | 'stream'>> {
+async function store(
+  db: Queryable<ChatTables>,
+  realmId: number,
+  sender: ChatUser,
+  recipientId: number,
+  streamId: number | null,
+  topic: string,
+  receivers: number[],
+  o: Outgoing,
+): Promise<Omit<Stored, 'people' | 'stream'>> {
   const msg = await db
     .insertInto('messages')
-    .values({ realm_id: realmId, sender_id: sender.id, recipient_id: recipientId, stream_id: streamId, topic, content: o.content, rendered_content: o.rendered, client: o.client, date_sent: o.nowSeconds })
+    .values({
+      realm_id: realmId,
+      sender_id: sender.id,
+      recipient_id: recipientId,
+      stream_id: streamId,
+      topic,
+      content: o.content,
+      rendered_content: o.rendered,
+      client: o.client,
+      date_sent: o.nowSeconds,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   // The sender always keeps a copy, even of a message to a channel they are not subscribed to.
@@ -78,7 +97,11 @@ async function store(db: Queryable<ChatTables>, realmId: number, sender: ChatUse
   // Those who muted the sender get the message already read (no unread count, no notification).
   const muters = await mutersOf(db, sender.id, users);
   const read = (userId: number) => (userId === sender.id ? o.readBySender : muters.has(userId));
-  const alerted = usersAlerted(o.alertWords, o.content, users.filter((id) => id !== sender.id));
+  const alerted = usersAlerted(
+    o.alertWords,
+    o.content,
+    users.filter((id) => id !== sender.id),
+  );
   const rows = users.map((user_id) => ({
     user_id,
     message_id: msg.id,
@@ -86,10 +109,24 @@ async function store(db: Queryable<ChatTables>, realmId: number, sender: ChatUse
   }));
   // A channel's subscribers receive through their subscription spans (receipt.ts): rows only for
   // the sender and for flags other than the default.
-  await db.insertInto('user_messages').values(streamId === null ? rows : rows.filter((r) => r.user_id === sender.id || r.flags !== 0)).execute();
+  await db
+    .insertInto('user_messages')
+    .values(streamId === null ? rows : rows.filter((r) => r.user_id === sender.id || r.flags !== 0))
+    .execute();
   const message: StoredMessage = {
-    id: msg.id, realm_id: realmId, sender_id: sender.id, recipient_id: recipientId, stream_id: streamId, topic, content: o.content,
-    rendered_content: o.rendered, client: o.client, date_sent: o.nowSeconds, edit_history: null, last_edit_time: null, last_moved_time: null,
+    id: msg.id,
+    realm_id: realmId,
+    sender_id: sender.id,
+    recipient_id: recipientId,
+    stream_id: streamId,
+    topic,
+    content: o.content,
+    rendered_content: o.rendered,
+    client: o.client,
+    date_sent: o.nowSeconds,
+    edit_history: null,
+    last_edit_time: null,
+    last_moved_time: null,
     direct_key: streamId === null ? directKey(users) : null,
   };
   return { message, holders: new Map(rows.map((r) => [r.user_id, r.flags])) };
@@ -121,7 +158,11 @@ export interface Window {
 }
 
 /** A message that matched a narrow, with the reader's stored flags (null: no row of theirs, see receipt.ts). */
-export interface Match { id: number; stream_id: number | null; flags: number | null }
+export interface Match {
+  id: number;
+  stream_id: number | null;
+  flags: number | null;
+}
 
 export interface Found {
   anchor?: number;
@@ -134,7 +175,7 @@ export interface Found {
 }
 
 async function matchingRows(db: Queryable<ChatTables>, realmId: number, me: ChatUser, narrow: NarrowQuery, extra: RawBuilder<unknown>, order: 'asc' | 'desc', limit: number | null): Promise<Match[]> {
-  const history = narrow.history ? narrow.historyStreamIds ?? await historyStreamIds(db, realmId, me) : [];
+  const history = narrow.history ? (narrow.historyStreamIds ?? (await historyStreamIds(db, realmId, me))) : [];
   // Confined to one channel of the realm whose whole history the reader may read, every message
   // matching is readable: no access test per row, and the topic index alone finds the page.
   const everyoneReadable = narrow.channelId !== undefined && history.includes(narrow.channelId);
@@ -225,10 +266,36 @@ async function messageRefs(db: Queryable<ChatTables>, rows: StoredMessage[]): Pr
     for (const id of r.direct_key?.split(',') ?? []) userIds.add(Number(id));
   }
   // Only what a message object shows: whole user rows cost more than the messages themselves.
-  const users = new Map((await db.selectFrom('chat_users').select(['id', 'email', 'full_name', 'delivery_email', 'avatar_version']).where('id', 'in', [...userIds]).execute()).map((u) => [u.id, u]));
-  const streams = new Map(streamIds.size ? (await db.selectFrom('streams').select(['id', 'name']).where('id', 'in', [...streamIds]).execute()).map((s) => [s.id, s.name]) : []);
+  const users = new Map(
+    (
+      await db
+        .selectFrom('chat_users')
+        .select(['id', 'email', 'full_name', 'delivery_email', 'avatar_version'])
+        .where('id', 'in', [...userIds])
+        .execute()
+    ).map((u) => [u.id, u]),
+  );
+  const streams = new Map(
+    streamIds.size
+      ? (
+          await db
+            .selectFrom('streams')
+            .select(['id', 'name'])
+            .where('id', 'in', [...streamIds])
+            .execute()
+        ).map((s) => [s.id, s.name])
+      : [],
+  );
   const linkifiers = streamIds.size ? await realmLinkifiers(db, rows[0]!.realm_id) : [];
-  return { users, streams, reactions: await reactionsOf(db, rows.map((r) => Number(r.id))), linkifiers };
+  return {
+    users,
+    streams,
+    reactions: await reactionsOf(
+      db,
+      rows.map((r) => Number(r.id)),
+    ),
+    linkifiers,
+  };
 }
 
 /**
@@ -256,10 +323,13 @@ function sharedMessageObject(r: StoredMessage, refs: MessageRefs, realm: Realm, 
     sender_realm_str: realm.string_id,
     display_recipient: stream
       ? refs.streams.get(r.stream_id!)
-      : r.direct_key!.split(',').map(Number).map((id) => {
-          const u = refs.users.get(id)!;
-          return { id: u.id, email: u.email, full_name: u.full_name, is_mirror_dummy: false };
-        }),
+      : r
+          .direct_key!.split(',')
+          .map(Number)
+          .map((id) => {
+            const u = refs.users.get(id)!;
+            return { id: u.id, email: u.email, full_name: u.full_name, is_mirror_dummy: false };
+          }),
     type: stream ? 'stream' : 'private',
     avatar_url: avatarUrlFor(sender, p.clientGravatar),
     content_type: p.applyMarkdown ? 'text/html' : 'text/x-markdown',

@@ -42,7 +42,12 @@ export async function ensureNotificationBot(database: Database<ChatTables>, real
   }
 }
 
-interface Note { streamId: number; streamName: string; topic: string; content: string }
+interface Note {
+  streamId: number;
+  streamName: string;
+  topic: string;
+  content: string;
+}
 
 const link = (stream: string, topic: string) => `#**${stream}>${topic}**`;
 
@@ -64,14 +69,20 @@ export function moveNotes(plan: EditPlan, origStreamName: string, notify: { old:
   const notes: Note[] = [];
   if (notify.new) {
     const from = link(origStreamName, m.topic);
-    const content = oldTopicEmptied ? `This topic was moved here from ${from} by ${who}.`
-      : n === 1 ? `A message was moved here from ${from} by ${who}.` : `${n} messages were moved here from ${from} by ${who}.`;
+    const content = oldTopicEmptied
+      ? `This topic was moved here from ${from} by ${who}.`
+      : n === 1
+        ? `A message was moved here from ${from} by ${who}.`
+        : `${n} messages were moved here from ${from} by ${who}.`;
     notes.push({ streamId: newStreamId, streamName: newStreamName, topic: newTopic, content });
   }
   if (notify.old) {
     const to = link(newStreamName, newTopic);
-    const content = oldTopicEmptied ? `This topic was moved to ${to} by ${who}.`
-      : n === 1 ? `A message was moved from this topic to ${to} by ${who}.` : `${n} messages were moved from this topic to ${to} by ${who}.`;
+    const content = oldTopicEmptied
+      ? `This topic was moved to ${to} by ${who}.`
+      : n === 1
+        ? `A message was moved from this topic to ${to} by ${who}.`
+        : `${n} messages were moved from this topic to ${to} by ${who}.`;
     notes.push({ streamId: oldStreamId, streamName: origStreamName, topic: m.topic, content });
   }
   return notes;
@@ -86,10 +97,17 @@ export async function postNotes(database: Database<ChatTables>, realm: Realm, bo
     const rendered = renderMessage(note.content, ctx);
     const stream = await database.kysely.selectFrom('streams').selectAll().where('id', '=', note.streamId).executeTakeFirstOrThrow();
     const alertWords = await realmAlertWords(database.kysely, realm.id);
-    const stored = await database.transaction(async (trx) => storeMessage(trx, realm.id, bot, Number(stream.recipient_id), note.streamId, note.topic, await subscriberIds(trx, note.streamId), {
-      content: note.content, rendered: rendered.html, client: 'Internal', readBySender: false, nowSeconds,
-      mentionBits: hasMentions(rendered) ? mentionFlagger(rendered, ctx) : undefined, alertWords,
-    }));
+    const stored = await database.transaction(async (trx) =>
+      storeMessage(trx, realm.id, bot, Number(stream.recipient_id), note.streamId, note.topic, await subscriberIds(trx, note.streamId), {
+        content: note.content,
+        rendered: rendered.html,
+        client: 'Internal',
+        readBySender: false,
+        nowSeconds,
+        mentionBits: hasMentions(rendered) ? mentionFlagger(rendered, ctx) : undefined,
+        alertWords,
+      }),
+    );
     posted.push({ ...stored, people: [bot], stream });
   }
   return posted;

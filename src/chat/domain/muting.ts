@@ -26,19 +26,30 @@ export async function mutersOf(db: Queryable<ChatTables>, senderId: number, rece
 
 /** user_topics of POST /register: every policy set, in channels that are not archived. */
 export async function userTopicsOf(db: Queryable<ChatTables>, userId: number): Promise<{ stream_id: number; topic_name: string; last_updated: number; visibility_policy: number }[]> {
-  const rows = await db.selectFrom('user_topics').innerJoin('streams', 'streams.id', 'user_topics.stream_id')
+  const rows = await db
+    .selectFrom('user_topics')
+    .innerJoin('streams', 'streams.id', 'user_topics.stream_id')
     .select(['user_topics.stream_id', 'user_topics.topic', 'user_topics.last_updated', 'user_topics.visibility_policy'])
-    .where('user_topics.user_id', '=', userId).where('streams.is_archived', '=', 0)
-    .orderBy('user_topics.stream_id').orderBy('user_topics.topic_lower').execute();
+    .where('user_topics.user_id', '=', userId)
+    .where('streams.is_archived', '=', 0)
+    .orderBy('user_topics.stream_id')
+    .orderBy('user_topics.topic_lower')
+    .execute();
   return rows.map((r) => ({ stream_id: Number(r.stream_id), topic_name: r.topic, last_updated: Number(r.last_updated), visibility_policy: Number(r.visibility_policy) }));
 }
 
 /** The legacy muted_topics list: [channel name, topic, last updated] of each muted topic. */
 export async function mutedTopicsOf(db: Queryable<ChatTables>, userId: number): Promise<[string, string, number][]> {
-  const rows = await db.selectFrom('user_topics').innerJoin('streams', 'streams.id', 'user_topics.stream_id')
+  const rows = await db
+    .selectFrom('user_topics')
+    .innerJoin('streams', 'streams.id', 'user_topics.stream_id')
     .select(['streams.name', 'user_topics.topic', 'user_topics.last_updated'])
-    .where('user_topics.user_id', '=', userId).where('user_topics.visibility_policy', '=', VISIBILITY.muted).where('streams.is_archived', '=', 0)
-    .orderBy('user_topics.stream_id').orderBy('user_topics.topic_lower').execute();
+    .where('user_topics.user_id', '=', userId)
+    .where('user_topics.visibility_policy', '=', VISIBILITY.muted)
+    .where('streams.is_archived', '=', 0)
+    .orderBy('user_topics.stream_id')
+    .orderBy('user_topics.topic_lower')
+    .execute();
   return rows.map((r) => [r.name, r.topic, Number(r.last_updated)]);
 }
 
@@ -51,8 +62,11 @@ export async function setTopicPolicy(db: Queryable<ChatTables>, userId: number, 
   }
   // One upsert, not a delete and an insert: concurrent identical requests would each delete the
   // other's row and race on the key again, every time they were run.
-  await db.insertInto('user_topics').values({ ...key, topic, visibility_policy: policy, last_updated: nowSeconds })
-    .onConflict((oc) => oc.columns(['user_id', 'stream_id', 'topic_lower']).doUpdateSet({ topic, visibility_policy: policy, last_updated: nowSeconds })).execute();
+  await db
+    .insertInto('user_topics')
+    .values({ ...key, topic, visibility_policy: policy, last_updated: nowSeconds })
+    .onConflict((oc) => oc.columns(['user_id', 'stream_id', 'topic_lower']).doUpdateSet({ topic, visibility_policy: policy, last_updated: nowSeconds }))
+    .execute();
 }
 
 /** Holds when the message aliased `m` is in a topic the user gave this policy. */

@@ -7,8 +7,20 @@ import type { Engine, Queryable } from '../../platform/db/database.js';
 import { searchCondition } from '../../platform/db/fulltext.js';
 import type { ChatTables, ChatUser } from '../tables.js';
 import {
-  narrowBadChannelsOperand, narrowBadMessageId, narrowBadNear, narrowBadSearch, narrowBadTopic, narrowBadWith, narrowGuestAllPublic,
-  narrowUnknownChannel, narrowUnknownHas, narrowUnknownIn, narrowUnknownIs, narrowUnknownOperator, narrowUnknownUser, narrowUnknownWebPublicChannel,
+  narrowBadChannelsOperand,
+  narrowBadMessageId,
+  narrowBadNear,
+  narrowBadSearch,
+  narrowBadTopic,
+  narrowBadWith,
+  narrowGuestAllPublic,
+  narrowUnknownChannel,
+  narrowUnknownHas,
+  narrowUnknownIn,
+  narrowUnknownIs,
+  narrowUnknownOperator,
+  narrowUnknownUser,
+  narrowUnknownWebPublicChannel,
 } from '../errors.js';
 import { canAccessContent, streamById, streamByName } from './channels.js';
 import { FLAG } from './flags.js';
@@ -20,7 +32,11 @@ import { highlightWords, parseSearch } from './search.js';
 import { flagsSql } from './receipt.js';
 import { followedSql, mutedSql, mutedTopicSql } from './muting.js';
 
-export interface NarrowTerm { operator: string; operand: unknown; negated: boolean }
+export interface NarrowTerm {
+  operator: string;
+  operand: unknown;
+  negated: boolean;
+}
 
 export type RawNarrow = (string[] | { operator: string; operand: unknown; negated?: boolean })[];
 
@@ -53,10 +69,13 @@ export interface NarrowQuery {
 
 async function userFor(db: Queryable<ChatTables>, realmId: number, operand: unknown): Promise<ChatUser> {
   const u =
-    typeof operand === 'number' ? await userById(db, realmId, operand)
-    : typeof operand === 'string' && /^\d+$/.test(operand.trim()) ? await userById(db, realmId, Number(operand))
-    : typeof operand === 'string' ? await userByEmail(db, realmId, operand)
-    : undefined;
+    typeof operand === 'number'
+      ? await userById(db, realmId, operand)
+      : typeof operand === 'string' && /^\d+$/.test(operand.trim())
+        ? await userById(db, realmId, Number(operand))
+        : typeof operand === 'string'
+          ? await userByEmail(db, realmId, operand)
+          : undefined;
   if (!u) throw narrowUnknownUser({ operand: String(operand) });
   return u;
 }
@@ -116,10 +135,12 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
         // Direct conversations (group ones for the legacy group-pm-with) that include this user.
         const who = operand === 'me' ? me : await userFor(db, realmId, operand);
         const keys = await db.selectFrom('recipients').select(['id', 'direct_key']).where('kind', '=', 'direct').execute();
-        const ids = keys.filter((k) => {
-          const members = (k.direct_key ?? '').split(',').map(Number);
-          return members.includes(who.id) && members.includes(me.id) && (operator === 'dm-including' || members.length > 2);
-        }).map((k) => k.id);
+        const ids = keys
+          .filter((k) => {
+            const members = (k.direct_key ?? '').split(',').map(Number);
+            return members.includes(who.id) && members.includes(me.id) && (operator === 'dm-including' || members.length > 2);
+          })
+          .map((k) => k.id);
         cond = ids.length ? sql`m.stream_id is null and m.recipient_id in (${sql.join(ids)})` : sql`1 = 0`;
         break;
       }
@@ -130,7 +151,9 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
       case 'with': {
         // The conversation the message is in now (a channel topic, or its direct conversation).
         const id = Number(operand);
-        const msg = Number.isInteger(id) ? await db.selectFrom('messages').select(['stream_id', 'topic', 'recipient_id']).where('id', '=', id).where('realm_id', '=', realmId).executeTakeFirst() : undefined;
+        const msg = Number.isInteger(id)
+          ? await db.selectFrom('messages').select(['stream_id', 'topic', 'recipient_id']).where('id', '=', id).where('realm_id', '=', realmId).executeTakeFirst()
+          : undefined;
         if (!msg) throw narrowBadWith({ operand: String(operand) });
         cond = msg.stream_id === null ? sql`m.recipient_id = ${msg.recipient_id}` : sql`m.stream_id = ${msg.stream_id} and lower(m.topic) = ${msg.topic.toLowerCase()}`;
         if (msg.stream_id !== null && !term.negated) history = true;
@@ -145,17 +168,33 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
       }
       case 'has': {
         switch (operand) {
-          case 'link': cond = sql`m.rendered_content like ${'%<a %'}`; break;
-          case 'image': cond = sql`m.rendered_content like ${'%class="message_inline_image"%'}`; break;
-          case 'attachment': cond = sql`m.rendered_content like ${'%/user_uploads/%'}`; break;
-          case 'reaction': cond = sql`exists (select 1 from reactions r where r.message_id = m.id)`; break;
-          default: throw narrowUnknownHas({ operand: String(operand) });
+          case 'link':
+            cond = sql`m.rendered_content like ${'%<a %'}`;
+            break;
+          case 'image':
+            cond = sql`m.rendered_content like ${'%class="message_inline_image"%'}`;
+            break;
+          case 'attachment':
+            cond = sql`m.rendered_content like ${'%/user_uploads/%'}`;
+            break;
+          case 'reaction':
+            cond = sql`exists (select 1 from reactions r where r.message_id = m.id)`;
+            break;
+          default:
+            throw narrowUnknownHas({ operand: String(operand) });
         }
         break;
       }
       case 'dm':
       case 'pm-with': {
-        const parts = Array.isArray(operand) ? operand : typeof operand === 'string' ? operand.split(',').map((s) => s.trim()).filter(Boolean) : [operand];
+        const parts = Array.isArray(operand)
+          ? operand
+          : typeof operand === 'string'
+            ? operand
+                .split(',')
+                .map((s) => s.trim())
+                .filter(Boolean)
+            : [operand];
         const ids = [];
         for (const part of parts) ids.push((await userFor(db, realmId, part)).id);
         const key = directKey([...ids, me.id]);
@@ -171,16 +210,33 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
       case 'is': {
         switch (operand) {
           case 'dm':
-          case 'private': cond = sql`m.stream_id is null`; break;
-          case 'starred': cond = sql`(${flags} & ${FLAG.starred}) <> 0`; break;
-          case 'unread': cond = sql`(${flags} & ${FLAG.read}) = 0`; break;
-          case 'mentioned': cond = sql`(${flags} & ${FLAG.mentioned | FLAG.stream_wildcard_mentioned | FLAG.topic_wildcard_mentioned}) <> 0`; break;
-          case 'alerted': cond = sql`(${flags} & ${FLAG.has_alert_word}) <> 0`; break;
+          case 'private':
+            cond = sql`m.stream_id is null`;
+            break;
+          case 'starred':
+            cond = sql`(${flags} & ${FLAG.starred}) <> 0`;
+            break;
+          case 'unread':
+            cond = sql`(${flags} & ${FLAG.read}) = 0`;
+            break;
+          case 'mentioned':
+            cond = sql`(${flags} & ${FLAG.mentioned | FLAG.stream_wildcard_mentioned | FLAG.topic_wildcard_mentioned}) <> 0`;
+            break;
+          case 'alerted':
+            cond = sql`(${flags} & ${FLAG.has_alert_word}) <> 0`;
+            break;
           // A resolved topic starts with the check mark and a space.
-          case 'resolved': cond = sql`m.stream_id is not null and m.topic like ${'✔ %'}`; break;
-          case 'followed': cond = followedSql(me.id); break;
-          case 'muted': cond = mutedSql(me.id); break;
-          default: throw narrowUnknownIs({ operand: String(operand) });
+          case 'resolved':
+            cond = sql`m.stream_id is not null and m.topic like ${'✔ %'}`;
+            break;
+          case 'followed':
+            cond = followedSql(me.id);
+            break;
+          case 'muted':
+            cond = mutedSql(me.id);
+            break;
+          default:
+            throw narrowUnknownIs({ operand: String(operand) });
         }
         break;
       }

@@ -38,7 +38,13 @@ interface RealmPresence {
 }
 
 /** What the realm's users look like to presence: read from the store, cached until it is written. */
-export interface Member { id: number; email: string; isActive: boolean; presenceEnabled: boolean; isBot: boolean }
+export interface Member {
+  id: number;
+  email: string;
+  isActive: boolean;
+  presenceEnabled: boolean;
+  isBot: boolean;
+}
 
 /** A boolean user setting from the settings JSON; Zulip's default where the user never set it. */
 export function booleanSetting(user: Pick<ChatUser, 'settings'>, name: string, fallback: boolean): boolean {
@@ -164,7 +170,11 @@ export class PresenceStore {
     if (cached && cached.generation === generation) return cached.list;
     const rows = await this.db.kysely.selectFrom('chat_users').select(['id', 'email', 'is_active', 'is_bot', 'settings']).where('realm_id', '=', realmId).execute();
     const list = rows.map((u) => ({
-      id: Number(u.id), email: u.email, isActive: u.is_active === 1, isBot: u.is_bot === 1, presenceEnabled: booleanSetting(u, 'presence_enabled', true),
+      id: Number(u.id),
+      email: u.email,
+      isActive: u.is_active === 1,
+      isBot: u.is_bot === 1,
+      presenceEnabled: booleanSetting(u, 'presence_enabled', true),
     }));
     this.members.set(realmId, { generation, list });
     return list;
@@ -172,9 +182,11 @@ export class PresenceStore {
 
   /** Writes every changed record in one transaction; one flush at a time. */
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(() => this.writeDirty()).catch((err: unknown) => {
-      this.log.error('presence could not be written', { error: (err as Error).stack });
-    });
+    this.flushing = this.flushing
+      .then(() => this.writeDirty())
+      .catch((err: unknown) => {
+        this.log.error('presence could not be written', { error: (err as Error).stack });
+      });
     return this.flushing;
   }
 
@@ -194,15 +206,24 @@ export class PresenceStore {
       await this.db.transaction(async (trx) => {
         // Chunks keep each statement under SQLite's and PostgreSQL's bound-parameter limits.
         for (let i = 0; i < batch.length; i += 500) {
-          await trx.insertInto('user_presence')
-            .values(batch.slice(i, i + 500).map(({ realmId, rec }) => ({
-              user_id: rec.userId, realm_id: realmId, last_active_time: rec.active, last_connected_time: rec.connected, last_update_id: rec.updateId,
-            })))
-            .onConflict((oc) => oc.column('user_id').doUpdateSet((eb) => ({
-              last_active_time: eb.ref('excluded.last_active_time'),
-              last_connected_time: eb.ref('excluded.last_connected_time'),
-              last_update_id: eb.ref('excluded.last_update_id'),
-            })))
+          await trx
+            .insertInto('user_presence')
+            .values(
+              batch.slice(i, i + 500).map(({ realmId, rec }) => ({
+                user_id: rec.userId,
+                realm_id: realmId,
+                last_active_time: rec.active,
+                last_connected_time: rec.connected,
+                last_update_id: rec.updateId,
+              })),
+            )
+            .onConflict((oc) =>
+              oc.column('user_id').doUpdateSet((eb) => ({
+                last_active_time: eb.ref('excluded.last_active_time'),
+                last_connected_time: eb.ref('excluded.last_connected_time'),
+                last_update_id: eb.ref('excluded.last_update_id'),
+              })),
+            )
             .execute();
         }
       });

@@ -63,7 +63,10 @@ export function embeddable(pattern: string): string {
   let quoted = false;
   for (let i = 0; i < pattern.length; i++) {
     if (quoted) {
-      if (pattern.startsWith('\\E', i)) { quoted = false; i++; }
+      if (pattern.startsWith('\\E', i)) {
+        quoted = false;
+        i++;
+      }
     } else if (pattern[i] === '\\') {
       if (pattern[i + 1] === 'Q') quoted = true;
       i++;

@@ -5,7 +5,11 @@ import type { ChatTables } from '../tables.js';
 import { emojiNameMissing, emojiNameOrCodeRequired, invalidEmojiType } from '../errors.js';
 import { checkEmojiRequest, emojiNamed, REACTION_TYPES, type Emoji } from './emoji.js';
 
-export interface EmojiAsk { emoji_name?: string; emoji_code?: string; reaction_type?: string }
+export interface EmojiAsk {
+  emoji_name?: string;
+  emoji_code?: string;
+  reaction_type?: string;
+}
 
 /**
  * The emoji a request names. An emoji_code (with its type) that some reaction on the message
@@ -19,8 +23,13 @@ export async function resolveEmoji(db: Queryable<ChatTables>, messageId: number,
     return checkEmojiRequest(ask.emoji_name, undefined, ask.reaction_type);
   }
   const type = ask.reaction_type ?? (ask.emoji_name !== undefined ? emojiNamed(ask.emoji_name).reaction_type : 'unicode_emoji');
-  const existing = await db.selectFrom('reactions').select('emoji_name').where('message_id', '=', messageId)
-    .where('emoji_code', '=', ask.emoji_code).where('reaction_type', '=', type).executeTakeFirst();
+  const existing = await db
+    .selectFrom('reactions')
+    .select('emoji_name')
+    .where('message_id', '=', messageId)
+    .where('emoji_code', '=', ask.emoji_code)
+    .where('reaction_type', '=', type)
+    .executeTakeFirst();
   if (existing) return { emoji_name: existing.emoji_name, emoji_code: ask.emoji_code, reaction_type: type };
   if (ask.emoji_name === undefined) {
     // Removing by code alone needs nothing else; adding needs a name to show.
@@ -34,8 +43,7 @@ export async function resolveEmoji(db: Queryable<ChatTables>, messageId: number,
 export async function reactionsOf(db: Queryable<ChatTables>, messageIds: number[]): Promise<Map<number, (Emoji & { user_id: number })[]>> {
   const out = new Map<number, (Emoji & { user_id: number })[]>();
   if (!messageIds.length) return out;
-  const rows = await db.selectFrom('reactions').select(['message_id', 'user_id', 'emoji_name', 'emoji_code', 'reaction_type'])
-    .where('message_id', 'in', messageIds).orderBy('id').execute();
+  const rows = await db.selectFrom('reactions').select(['message_id', 'user_id', 'emoji_name', 'emoji_code', 'reaction_type']).where('message_id', 'in', messageIds).orderBy('id').execute();
   for (const r of rows) {
     const id = Number(r.message_id);
     const list = out.get(id) ?? [];

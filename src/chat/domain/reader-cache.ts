@@ -49,11 +49,14 @@ export class ReaderCaches {
     const store = this.store;
     const narrows = this.narrows;
     const key = `${realmId} ${me.id} ${JSON.stringify(raw)}`;
-    return narrows.peek(key) ?? narrows.get(key, async () => {
-      const narrow = await buildNarrow(store.kysely, store.engine, realmId, me, readNarrow(raw));
-      // Asked for even when this narrow does not search history: fetching by ids does.
-      return { ...narrow, historyStreamIds: Object.freeze(await historyStreamIds(store.kysely, realmId, me)) };
-    });
+    return (
+      narrows.peek(key) ??
+      narrows.get(key, async () => {
+        const narrow = await buildNarrow(store.kysely, store.engine, realmId, me, readNarrow(raw));
+        // Asked for even when this narrow does not search history: fetching by ids does.
+        return { ...narrow, historyStreamIds: Object.freeze(await historyStreamIds(store.kysely, realmId, me)) };
+      })
+    );
   }
 
   /** The reader's receipt through subscription spans (receipt.ts spansOf). */

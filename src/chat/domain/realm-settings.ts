@@ -39,7 +39,9 @@ interface SimpleSetting {
 }
 
 /** A time limit in seconds: a positive integer, or "unlimited" (stored as null). */
-const timeLimit = (column: 'message_content_edit_limit_seconds' | 'move_messages_within_stream_limit_seconds' | 'move_messages_between_streams_limit_seconds' | 'message_content_delete_limit_seconds'): SimpleSetting => ({
+const timeLimit = (
+  column: 'message_content_edit_limit_seconds' | 'move_messages_within_stream_limit_seconds' | 'move_messages_between_streams_limit_seconds' | 'message_content_delete_limit_seconds',
+): SimpleSetting => ({
   param: Type.Union([Type.Integer(), Type.String()]),
   check(value, name) {
     if (value === 'unlimited') return null;
@@ -131,7 +133,10 @@ export const REALM_GROUP_SETTINGS = {
   can_create_public_channel_group: { default: 'role:members', allowNobody: true, allowEveryone: false },
   // Owners by default: web-public channels can be read by anyone on the Internet.
   can_create_web_public_channel_group: {
-    default: 'role:owners', allowNobody: true, allowEveryone: false, systemGroups: ['role:moderators', 'role:administrators', 'role:owners', 'role:nobody'],
+    default: 'role:owners',
+    allowNobody: true,
+    allowEveryone: false,
+    systemGroups: ['role:moderators', 'role:administrators', 'role:owners', 'role:nobody'],
   },
   can_delete_any_message_group: { default: 'role:administrators', allowNobody: false, allowEveryone: false },
   can_delete_own_message_group: { default: 'role:everyone', allowNobody: true, allowEveryone: true },

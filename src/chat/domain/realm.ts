@@ -47,8 +47,12 @@ export async function realmBySubdomain(db: Queryable<ChatTables>, subdomain: str
  * False when the realm was in that state already (nothing changes then).
  */
 export async function setRealmDeactivated(db: Queryable<ChatTables>, realmId: number, deactivated: boolean): Promise<boolean> {
-  const done = await db.updateTable('realms').set({ deactivated: deactivated ? 1 : 0 })
-    .where('id', '=', realmId).where('deactivated', '=', deactivated ? 0 : 1).executeTakeFirst();
+  const done = await db
+    .updateTable('realms')
+    .set({ deactivated: deactivated ? 1 : 0 })
+    .where('id', '=', realmId)
+    .where('deactivated', '=', deactivated ? 0 : 1)
+    .executeTakeFirst();
   return Number(done.numUpdatedRows) > 0;
 }
 
@@ -68,11 +72,7 @@ export async function createRealm(db: Queryable<ChatTables>, r: NewRealm, nowMs:
   const name = checkRealmName(r.name);
   if (await realmBySubdomain(db, r.stringId)) throw subdomainInUse();
   const now = Math.floor(nowMs / 1000);
-  const realm = await db
-    .insertInto('realms')
-    .values({ string_id: r.stringId, name, description: '', email_host: r.emailHost, date_created: now })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const realm = await db.insertInto('realms').values({ string_id: r.stringId, name, description: '', email_host: r.emailHost, date_created: now }).returningAll().executeTakeFirstOrThrow();
   await createSystemGroups(db, realm.id, now);
   const made = await createUser(db, realm.id, { email: r.owner.email, fullName: r.owner.fullName, password: r.owner.password, role: ROLE.owner }, nowMs, sealer);
   return { realm, owner: made.user, apiKey: made.apiKey };

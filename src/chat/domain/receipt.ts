@@ -36,7 +36,10 @@ export function receivedCondition(userId: number, m = 'm'): RawBuilder<boolean> 
 }
 
 async function newestMessageId(db: Queryable<ChatTables>): Promise<number> {
-  const row = await db.selectFrom('messages').select((eb) => eb.fn.max('id').as('max')).executeTakeFirst();
+  const row = await db
+    .selectFrom('messages')
+    .select((eb) => eb.fn.max('id').as('max'))
+    .executeTakeFirst();
   return Number(row?.max ?? 0);
 }
 
@@ -44,21 +47,34 @@ async function newestMessageId(db: Queryable<ChatTables>): Promise<number> {
 export async function openSpan(db: Queryable<ChatTables>, userId: number, streamId: number): Promise<void> {
   const after = await newestMessageId(db);
   // Unsubscribed and back with no message in between: that span is empty, and simply reopens.
-  const reopened = await db.updateTable('subscription_spans').set({ until_message_id: null })
-    .where('user_id', '=', userId).where('stream_id', '=', streamId).where('after_message_id', '=', after).executeTakeFirst();
+  const reopened = await db
+    .updateTable('subscription_spans')
+    .set({ until_message_id: null })
+    .where('user_id', '=', userId)
+    .where('stream_id', '=', streamId)
+    .where('after_message_id', '=', after)
+    .executeTakeFirst();
   if (Number(reopened.numUpdatedRows) > 0) return;
   await db.insertInto('subscription_spans').values({ user_id: userId, stream_id: streamId, after_message_id: after, until_message_id: null }).execute();
 }
 
 /** Unsubscribing ends the open span at the newest message. */
 export async function closeSpan(db: Queryable<ChatTables>, userId: number, streamId: number): Promise<void> {
-  await db.updateTable('subscription_spans').set({ until_message_id: await newestMessageId(db) })
-    .where('user_id', '=', userId).where('stream_id', '=', streamId).where('until_message_id', 'is', null).execute();
+  await db
+    .updateTable('subscription_spans')
+    .set({ until_message_id: await newestMessageId(db) })
+    .where('user_id', '=', userId)
+    .where('stream_id', '=', streamId)
+    .where('until_message_id', 'is', null)
+    .execute();
 }
 
 /** The users whose subscription span holds this channel message. */
 export async function spanHolders(db: Queryable<ChatTables>, streamId: number, messageId: number): Promise<number[]> {
-  const rows = await db.selectFrom('subscription_spans').select('user_id').where('stream_id', '=', streamId)
+  const rows = await db
+    .selectFrom('subscription_spans')
+    .select('user_id')
+    .where('stream_id', '=', streamId)
     .where('after_message_id', '<', messageId)
     .where((eb) => eb.or([eb('until_message_id', 'is', null), eb('until_message_id', '>=', messageId)]))
     .execute();
@@ -97,7 +113,5 @@ export async function historyStreamIds(db: Queryable<ChatTables>, realmId: numbe
     .select(['streams.id', 'streams.invite_only', 'streams.is_web_public', 'streams.history_public_to_subscribers', 'subscriptions.id as sub'])
     .where('streams.realm_id', '=', realmId)
     .execute();
-  return rows
-    .filter((r) => r.is_web_public === 1 || (r.invite_only === 0 && !isGuest(me.role)) || (r.sub !== null && r.history_public_to_subscribers === 1))
-    .map((r) => r.id);
+  return rows.filter((r) => r.is_web_public === 1 || (r.invite_only === 0 && !isGuest(me.role)) || (r.sub !== null && r.history_public_to_subscribers === 1)).map((r) => r.id);
 }

@@ -23,10 +23,15 @@ export const NOBODY_GROUP = { name: 'role:nobody', description: 'Nobody' } as co
 /** The system groups a user of a role is a direct member of (members join fullmembers at once: no waiting period). */
 export function directGroupsForRole(role: number): string[] {
   switch (role) {
-    case ROLE.owner: return ['role:owners'];
-    case ROLE.administrator: return ['role:administrators'];
-    case ROLE.moderator: return ['role:moderators'];
-    case ROLE.member: return ['role:members', 'role:fullmembers'];
-    default: return ['role:everyone'];
+    case ROLE.owner:
+      return ['role:owners'];
+    case ROLE.administrator:
+      return ['role:administrators'];
+    case ROLE.moderator:
+      return ['role:moderators'];
+    case ROLE.member:
+      return ['role:members', 'role:fullmembers'];
+    default:
+      return ['role:everyone'];
   }
 }

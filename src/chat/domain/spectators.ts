@@ -14,9 +14,22 @@ import type { NarrowTerm } from './narrow.js';
 /** The user a spectator is read as: Zulip's "Anonymous User", a guest with id 0. */
 export function spectatorOf(realm: Realm): ChatUser {
   return {
-    id: SPECTATOR_ID, realm_id: realm.id, email: 'username@example.com', email_lower: 'username@example.com', delivery_email: 'username@example.com',
-    full_name: 'Anonymous User', role: ROLE.guest, is_active: 1, is_bot: 0, bot_type: null, bot_owner_id: null, password_hash: null,
-    api_key_hash: '', api_key_sealed: '', timezone: '', avatar_version: 1,
+    id: SPECTATOR_ID,
+    realm_id: realm.id,
+    email: 'username@example.com',
+    email_lower: 'username@example.com',
+    delivery_email: 'username@example.com',
+    full_name: 'Anonymous User',
+    role: ROLE.guest,
+    is_active: 1,
+    is_bot: 0,
+    bot_type: null,
+    bot_owner_id: null,
+    password_hash: null,
+    api_key_hash: '',
+    api_key_sealed: '',
+    timezone: '',
+    avatar_version: 1,
     // Zulip's defaults for a new user, in the realm's language and with Recent conversations as home.
     settings: JSON.stringify({ default_language: realm.default_language, web_home_view: 'recent_topics' }),
     date_joined: 0,
@@ -38,8 +51,7 @@ export async function webPublicAccess(db: Queryable<ChatTables>, realm: Realm): 
   return one !== undefined;
 }
 
-const inWebPublicCreators = (db: Queryable<ChatTables>, realm: Realm, user: ChatUser) =>
-  holdsRealmPermission(db, realm.id, user, 'can_create_web_public_channel_group');
+const inWebPublicCreators = (db: Queryable<ChatTables>, realm: Realm, user: ChatUser) => holdsRealmPermission(db, realm.id, user, 'can_create_web_public_channel_group');
 
 /** Throws Zulip's error unless the user may make a channel web-public (at creation or by PATCH /streams). */
 export async function checkCanCreateWebPublic(db: Queryable<ChatTables>, realm: Realm, user: ChatUser): Promise<void> {

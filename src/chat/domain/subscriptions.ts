@@ -28,7 +28,9 @@ export function withInheritedNotifications(subs: Record<string, unknown>[], user
 
 /** The user's subscription rows, active ones or those left (unsubscribed), by channel name. */
 export async function subscriptionObjects(
-  db: Queryable<ChatTables>, userId: number, nowSeconds: number,
+  db: Queryable<ChatTables>,
+  userId: number,
+  nowSeconds: number,
   o: { active: boolean; streamIds?: number[]; includeSubscribers: boolean; includeArchived?: boolean },
 ): Promise<Record<string, unknown>[]> {
   if (o.streamIds && !o.streamIds.length) return [];
@@ -37,8 +39,13 @@ export async function subscriptionObjects(
     .innerJoin('streams', 'streams.id', 'subscriptions.stream_id')
     .selectAll('streams')
     .select([
-      'subscriptions.color', 'subscriptions.is_muted', 'subscriptions.pin_to_top', 'subscriptions.desktop_notifications',
-      'subscriptions.email_notifications', 'subscriptions.push_notifications', 'subscriptions.audible_notifications',
+      'subscriptions.color',
+      'subscriptions.is_muted',
+      'subscriptions.pin_to_top',
+      'subscriptions.desktop_notifications',
+      'subscriptions.email_notifications',
+      'subscriptions.push_notifications',
+      'subscriptions.audible_notifications',
       'subscriptions.wildcard_mentions_notify',
     ])
     .where('subscriptions.user_id', '=', userId)
@@ -77,8 +84,15 @@ export async function spectatorSubscriptionObjects(db: Queryable<ChatTables>, st
   for (const [i, s] of streams.entries()) {
     out.push({
       ...(await channelFields(db, s, nowSeconds)),
-      color: COLORS[i % COLORS.length], is_muted: false, in_home_view: true, pin_to_top: false,
-      desktop_notifications: true, email_notifications: true, push_notifications: true, audible_notifications: true, wildcard_mentions_notify: true,
+      color: COLORS[i % COLORS.length],
+      is_muted: false,
+      in_home_view: true,
+      pin_to_top: false,
+      desktop_notifications: true,
+      email_notifications: true,
+      push_notifications: true,
+      audible_notifications: true,
+      wildcard_mentions_notify: true,
     });
   }
   return out;

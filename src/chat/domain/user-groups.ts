@@ -4,18 +4,23 @@
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser, UserGroup } from '../tables.js';
 import {
-  botsNotAccepted, cannotMentionGroup, groupDescriptionTooLong, groupNameEmpty, groupNameReservedPrefix, groupNameTaken, groupNameTooLong,
-  insufficientPermission, invalidGroup, notAllowedForGuests, settingGroupNotAllowed,
+  botsNotAccepted,
+  cannotMentionGroup,
+  groupDescriptionTooLong,
+  groupNameEmpty,
+  groupNameReservedPrefix,
+  groupNameTaken,
+  groupNameTooLong,
+  insufficientPermission,
+  invalidGroup,
+  notAllowedForGuests,
+  settingGroupNotAllowed,
 } from '../errors.js';
-import {
-  checkGroupSettingValue, inGroupSetting, normaliseGroupSetting, parseGroupSetting, systemGroupId, type GroupSettingValue,
-} from './groups.js';
+import { checkGroupSettingValue, inGroupSetting, normaliseGroupSetting, parseGroupSetting, systemGroupId, type GroupSettingValue } from './groups.js';
 import { isGuest, NOBODY_GROUP } from './roles.js';
 import { holdsRealmPermission, REALM_GROUP_SETTING_NAMES, realmRow } from './realm-settings.js';
 
-export const GROUP_PERMISSIONS = [
-  'can_add_members_group', 'can_join_group', 'can_leave_group', 'can_manage_group', 'can_mention_group', 'can_remove_members_group',
-] as const;
+export const GROUP_PERMISSIONS = ['can_add_members_group', 'can_join_group', 'can_leave_group', 'can_manage_group', 'can_mention_group', 'can_remove_members_group'] as const;
 export type GroupPermission = (typeof GROUP_PERMISSIONS)[number];
 
 /** 'creator' is Zulip's "group_creator" default: an anonymous group holding the creator alone. */
@@ -37,13 +42,11 @@ const FORBIDDEN: Partial<Record<GroupPermission, string[]>> = {
 export const MAX_GROUP_NAME_LENGTH = 100;
 export const MAX_GROUP_DESCRIPTION_LENGTH = 1024;
 
-
 /** Zulip's user group endpoints are for members and administrators, not guests or bots. */
 export function requireMemberOrAdmin(user: ChatUser): void {
   if (isGuest(user.role)) throw notAllowedForGuests();
   if (user.is_bot === 1) throw botsNotAccepted();
 }
-
 
 export function checkGroupName(name: string): string {
   const trimmed = name.trim();
@@ -67,9 +70,7 @@ export async function checkNameFree(db: Queryable<ChatTables>, realmId: number, 
 }
 
 /** A permission's value for a new group: what the caller gave (checked), or the default. */
-export async function initialSetting(
-  db: Queryable<ChatTables>, realmId: number, creatorId: number, setting: GroupPermission, given: GroupSettingValue | undefined,
-): Promise<GroupSettingValue> {
+export async function initialSetting(db: Queryable<ChatTables>, realmId: number, creatorId: number, setting: GroupPermission, given: GroupSettingValue | undefined): Promise<GroupSettingValue> {
   if (given !== undefined) return checkPermissionValue(db, realmId, setting, given);
   const def = DEFAULTS[setting];
   return def === 'creator' ? { direct_members: [creatorId], direct_subgroups: [] } : systemGroupId(db, realmId, def);
@@ -139,8 +140,13 @@ export async function checkGroupMentions(db: Queryable<ChatTables>, realmId: num
 
 /** Active direct members (deactivated users are not members while deactivated: feature level 303). */
 export async function directMembers(db: Queryable<ChatTables>, groupId: number): Promise<number[]> {
-  const rows = await db.selectFrom('user_group_members').innerJoin('chat_users', 'chat_users.id', 'user_group_members.user_id')
-    .select('user_group_members.user_id').where('user_group_members.group_id', '=', groupId).where('chat_users.is_active', '=', 1).execute();
+  const rows = await db
+    .selectFrom('user_group_members')
+    .innerJoin('chat_users', 'chat_users.id', 'user_group_members.user_id')
+    .select('user_group_members.user_id')
+    .where('user_group_members.group_id', '=', groupId)
+    .where('chat_users.is_active', '=', 1)
+    .execute();
   return rows.map((r) => r.user_id).sort((a, b) => a - b);
 }
 
@@ -161,7 +167,10 @@ export async function allSubgroups(db: Queryable<ChatTables>, groupId: number): 
   while (frontier.length) {
     const subs = await db.selectFrom('user_group_subgroups').select('subgroup_id').where('group_id', 'in', frontier).execute();
     frontier = subs.map((s) => s.subgroup_id).filter((g) => !seen.has(g));
-    for (const g of frontier) { seen.add(g); out.push(g); }
+    for (const g of frontier) {
+      seen.add(g);
+      out.push(g);
+    }
   }
   return out.sort((a, b) => a - b);
 }
@@ -197,8 +206,14 @@ export async function groupObjects(db: Queryable<ChatTables>, realmId: number, o
       // Zulip records no creation time or creator for the system groups made with the realm.
       date_created: g.is_system_group === 1 ? null : g.date_created,
       creator_id: g.creator_id,
-      members: members.filter((m) => m.group_id === g.id && active.has(m.user_id)).map((m) => m.user_id).sort((a, b) => a - b),
-      direct_subgroup_ids: subgroups.filter((s) => s.group_id === g.id).map((s) => s.subgroup_id).sort((a, b) => a - b),
+      members: members
+        .filter((m) => m.group_id === g.id && active.has(m.user_id))
+        .map((m) => m.user_id)
+        .sort((a, b) => a - b),
+      direct_subgroup_ids: subgroups
+        .filter((s) => s.group_id === g.id)
+        .map((s) => s.subgroup_id)
+        .sort((a, b) => a - b),
       is_system_group: g.is_system_group === 1,
     };
     for (const s of GROUP_PERMISSIONS) out[s] = shownSetting(groupSetting(g, s, nobody), active);
@@ -221,8 +236,13 @@ function uses(json: string | null, groupId: number): boolean {
  */
 export async function groupObjections(db: Queryable<ChatTables>, realmId: number, groupId: number): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];
-  const supergroups = await db.selectFrom('user_group_subgroups').innerJoin('user_groups', 'user_groups.id', 'user_group_subgroups.group_id')
-    .select('user_groups.id').where('user_group_subgroups.subgroup_id', '=', groupId).where('user_groups.deactivated', '=', 0).execute();
+  const supergroups = await db
+    .selectFrom('user_group_subgroups')
+    .innerJoin('user_groups', 'user_groups.id', 'user_group_subgroups.group_id')
+    .select('user_groups.id')
+    .where('user_group_subgroups.subgroup_id', '=', groupId)
+    .where('user_groups.deactivated', '=', 0)
+    .execute();
   if (supergroups.length) out.push({ type: 'subgroup', supergroup_ids: supergroups.map((s) => s.id).sort((a, b) => a - b) });
   const realm = await realmRow(db, realmId);
   const realmSettings = REALM_GROUP_SETTING_NAMES.filter((s) => uses(realm[s], groupId));

@@ -3,9 +3,15 @@
 import { adminRequired, cannotDeactivateLastOwner, cannotDeactivateLastUser, guestCannotBeAdmin, lastOwnerRoleChange, ownerRequired, paramInvalid } from '../errors.js';
 import { ROLE, ROLES, isAdmin } from './roles.js';
 
-
-interface Actor { id: number; role: number }
-interface Target { id: number; role: number; is_bot: number }
+interface Actor {
+  id: number;
+  role: number;
+}
+interface Target {
+  id: number;
+  role: number;
+  is_bot: number;
+}
 
 /**
  * Checks a role change of `target` to `newRole` by `actor`; throws Zulip's error, or returns
@@ -51,11 +57,16 @@ export const EMAIL_VISIBILITY = { everyone: 1, members: 2, admins: 3, nobody: 4,
 export function canSeeRealEmail(viewer: Actor, targetId: number, visibility: number, targetIsBot: boolean): boolean {
   if (viewer.id === targetId || targetIsBot) return true;
   switch (visibility) {
-    case EMAIL_VISIBILITY.everyone: return true;
-    case EMAIL_VISIBILITY.members: return viewer.role <= ROLE.member;
-    case EMAIL_VISIBILITY.moderators: return viewer.role <= ROLE.moderator;
-    case EMAIL_VISIBILITY.admins: return viewer.role <= ROLE.administrator;
-    default: return false;
+    case EMAIL_VISIBILITY.everyone:
+      return true;
+    case EMAIL_VISIBILITY.members:
+      return viewer.role <= ROLE.member;
+    case EMAIL_VISIBILITY.moderators:
+      return viewer.role <= ROLE.moderator;
+    case EMAIL_VISIBILITY.admins:
+      return viewer.role <= ROLE.administrator;
+    default:
+      return false;
   }
 }
 

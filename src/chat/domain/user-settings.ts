@@ -38,15 +38,67 @@ export const NOTIFICATION_SOUNDS = ['chime', 'ding', 'zulip'] as const;
 
 /** Language codes a user may choose; their English names come from Intl. */
 export const LANGUAGES = [
-  'ar', 'be', 'bg', 'bn', 'ca', 'cs', 'cy', 'da', 'de', 'el', 'en', 'en-gb', 'eo', 'es', 'fa', 'fi', 'fr', 'gl', 'gu', 'hi', 'hu', 'id',
-  'it', 'ja', 'ko', 'lt', 'ml', 'mn', 'nl', 'no', 'pl', 'pt', 'pt-br', 'pt-pt', 'ro', 'ru', 'si', 'sr', 'sv', 'ta', 'te', 'tl', 'tr', 'uk',
-  'uz', 'vi', 'zh-hans', 'zh-hant',
+  'ar',
+  'be',
+  'bg',
+  'bn',
+  'ca',
+  'cs',
+  'cy',
+  'da',
+  'de',
+  'el',
+  'en',
+  'en-gb',
+  'eo',
+  'es',
+  'fa',
+  'fi',
+  'fr',
+  'gl',
+  'gu',
+  'hi',
+  'hu',
+  'id',
+  'it',
+  'ja',
+  'ko',
+  'lt',
+  'ml',
+  'mn',
+  'nl',
+  'no',
+  'pl',
+  'pt',
+  'pt-br',
+  'pt-pt',
+  'ro',
+  'ru',
+  'si',
+  'sr',
+  'sv',
+  'ta',
+  'te',
+  'tl',
+  'tr',
+  'uk',
+  'uz',
+  'vi',
+  'zh-hans',
+  'zh-hant',
 ] as const;
 
 const LANGUAGE_NAMES = new Intl.DisplayNames(['en'], { type: 'language' });
 
 export function languageName(code: string): string {
-  return LANGUAGE_NAMES.of(code.replace(/-(gb|br|pt)$/, (s) => s.toUpperCase()).replace(/-hans$/, '-Hans').replace(/-hant$/, '-Hant')) ?? code;
+  return (
+    LANGUAGE_NAMES.of(
+      code
+        .replace(/-(gb|br|pt)$/, (s) => s.toUpperCase())
+        .replace(/-hans$/, '-Hans')
+        .replace(/-hant$/, '-Hant'),
+    ) ?? code
+  );
 }
 
 /** Zulip 10's defaults (zerver/models: UserBaseSettings), in the order the register response lists them. */

@@ -37,7 +37,10 @@ export function emailVisibility(user: ChatUser): number {
   return typeof v === 'number' ? v : EMAIL_VISIBILITY.everyone;
 }
 
-export interface Viewer { id: number; role: number }
+export interface Viewer {
+  id: number;
+  role: number;
+}
 
 export interface UserObjectOptions {
   clientGravatar: boolean;
@@ -73,9 +76,18 @@ export function userObject(user: ChatUser, opts: UserObjectOptions): Record<stri
 /** The Bot object of realm_bot events and register's realm_bots (generic bots: no services). */
 export function botObject(bot: ChatUser, apiKey: string): Record<string, unknown> {
   return {
-    email: bot.email, user_id: bot.id, full_name: bot.full_name, bot_type: bot.bot_type, is_active: bot.is_active === 1, api_key: apiKey,
-    default_sending_stream: null, default_events_register_stream: null, default_all_public_streams: false,
-    avatar_url: avatarUrlFor(bot, false), services: [], owner_id: bot.bot_owner_id,
+    email: bot.email,
+    user_id: bot.id,
+    full_name: bot.full_name,
+    bot_type: bot.bot_type,
+    is_active: bot.is_active === 1,
+    api_key: apiKey,
+    default_sending_stream: null,
+    default_events_register_stream: null,
+    default_all_public_streams: false,
+    avatar_url: avatarUrlFor(bot, false),
+    services: [],
+    owner_id: bot.bot_owner_id,
   };
 }
 
@@ -142,7 +154,10 @@ export async function createUser(db: Queryable<ChatTables>, realmId: number, u: 
     .returningAll()
     .executeTakeFirstOrThrow();
   for (const name of directGroupsForRole(u.role)) {
-    await db.insertInto('user_group_members').values({ group_id: await systemGroupId(db, realmId, name), user_id: user.id }).execute();
+    await db
+      .insertInto('user_group_members')
+      .values({ group_id: await systemGroupId(db, realmId, name), user_id: user.id })
+      .execute();
   }
   // New people join the realm's default channels, as in Zulip (bots subscribe themselves).
   if (!u.isBot) {
@@ -168,14 +183,25 @@ export async function userByApiEmail(db: Queryable<ChatTables>, realmId: number,
 
 /** Active human owners: the last of them cannot be demoted or deactivated. */
 export async function activeOwnerCount(db: Queryable<ChatTables>, realmId: number): Promise<number> {
-  const r = await db.selectFrom('chat_users').select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('realm_id', '=', realmId).where('role', '=', ROLE.owner).where('is_active', '=', 1).where('is_bot', '=', 0).executeTakeFirstOrThrow();
+  const r = await db
+    .selectFrom('chat_users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('realm_id', '=', realmId)
+    .where('role', '=', ROLE.owner)
+    .where('is_active', '=', 1)
+    .where('is_bot', '=', 0)
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 
 export async function activeHumanCount(db: Queryable<ChatTables>, realmId: number): Promise<number> {
-  const r = await db.selectFrom('chat_users').select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('realm_id', '=', realmId).where('is_active', '=', 1).where('is_bot', '=', 0).executeTakeFirstOrThrow();
+  const r = await db
+    .selectFrom('chat_users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('realm_id', '=', realmId)
+    .where('is_active', '=', 1)
+    .where('is_bot', '=', 0)
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 
@@ -183,8 +209,19 @@ export async function activeHumanCount(db: Queryable<ChatTables>, realmId: numbe
 export async function setRole(db: Queryable<ChatTables>, realmId: number, userId: number, role: number): Promise<void> {
   await db.updateTable('chat_users').set({ role }).where('id', '=', userId).execute();
   const roleGroups = await db.selectFrom('user_groups').select('id').where('realm_id', '=', realmId).where('is_system_group', '=', 1).where('name', 'like', 'role:%').execute();
-  await db.deleteFrom('user_group_members').where('user_id', '=', userId).where('group_id', 'in', roleGroups.map((g) => g.id)).execute();
+  await db
+    .deleteFrom('user_group_members')
+    .where('user_id', '=', userId)
+    .where(
+      'group_id',
+      'in',
+      roleGroups.map((g) => g.id),
+    )
+    .execute();
   for (const name of directGroupsForRole(role)) {
-    await db.insertInto('user_group_members').values({ group_id: await systemGroupId(db, realmId, name), user_id: userId }).execute();
+    await db
+      .insertInto('user_group_members')
+      .values({ group_id: await systemGroupId(db, realmId, name), user_id: userId })
+      .execute();
   }
 }

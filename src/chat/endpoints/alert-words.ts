@@ -26,10 +26,11 @@ async function changeWords(call: ChatCall, given: string[], apply: (db: Queryabl
   const { db, events } = call.services;
   const words = cleanAlertWords(given);
   const list = await events.write(
-    () => db.transaction(async (trx) => {
-      await apply(trx, me.id, words);
-      return alertWords(trx, me.id);
-    }),
+    () =>
+      db.transaction(async (trx) => {
+        await apply(trx, me.id, words);
+        return alertWords(trx, me.id);
+      }),
     (after) => alertWordsNotice(me.id, after),
   );
   return { alert_words: list };

@@ -8,8 +8,17 @@ import { realmBotAddNotice, realmBotDeleteNotice, realmBotUpdateNotice, realmUse
 import { joinedNotices } from '../events/realm-notices.js';
 import type { Notice } from '../events/hub.js';
 import {
-  badBotName, botOwnerInactive, botOwnerIsBot, botOwnerMissing, ChatError, insufficientPermission, invalidBotType, nameInUse, noSuchBot,
-  notAllowedForGuests, usernameInUse,
+  badBotName,
+  botOwnerInactive,
+  botOwnerIsBot,
+  botOwnerMissing,
+  ChatError,
+  insufficientPermission,
+  invalidBotType,
+  nameInUse,
+  noSuchBot,
+  notAllowedForGuests,
+  usernameInUse,
 } from '../errors.js';
 import { isAdmin, isGuest, ROLE } from '../domain/roles.js';
 import { avatarUrlFor, checkFullName, createUser, userByEmail, userById } from '../domain/users.js';
@@ -40,22 +49,34 @@ export const createBot = defineEndpoint({
     const shortName = p.short_name.trim();
     if (shortName === '' || !/^[A-Za-z0-9._+-]+$/.test(shortName)) throw badBotName();
     const email = botEmail(shortName, call.realm.email_host);
-    const created = await call.services.events.write(() => db.transaction(async (trx) => {
-      if (await userByEmail(trx, call.realm.id, email)) throw usernameInUse();
-      const sameName = await trx.selectFrom('chat_users').select('id').where('realm_id', '=', call.realm.id).where('is_bot', '=', 1)
-        .where('is_active', '=', 1).where('full_name', '=', fullName).executeTakeFirst();
-      // The username is checked first, as a request sent after a concurrent identical one that committed
-      // since the check above (PostgreSQL reads each statement at its own start) is answered.
-      const usernameTaken = async () => !!(await userByEmail(trx, call.realm.id, email));
-      if (sameName) throw (await usernameTaken()) ? usernameInUse() : nameInUse();
-      return createUser(trx, call.realm.id, { email, fullName, password: null, role: ROLE.member, isBot: true, botType: GENERIC_BOT, botOwnerId: me.id }, clock.now(), call.services.apiKeySeal)
-        .catch(async (err: unknown) => {
-          throw err instanceof ChatError && (await usernameTaken()) ? usernameInUse() : err;
-        });
-    }), async (made) => [
-      ...(await joinedNotices(db.kysely, call.realm.id, made.user)),
-      ...(await realmBotAddNotice(db.kysely, made.user, made.apiKey)),
-    ]);
+    const created = await call.services.events.write(
+      () =>
+        db.transaction(async (trx) => {
+          if (await userByEmail(trx, call.realm.id, email)) throw usernameInUse();
+          const sameName = await trx
+            .selectFrom('chat_users')
+            .select('id')
+            .where('realm_id', '=', call.realm.id)
+            .where('is_bot', '=', 1)
+            .where('is_active', '=', 1)
+            .where('full_name', '=', fullName)
+            .executeTakeFirst();
+          // The username is checked first, as a request sent after a concurrent identical one that committed
+          // since the check above (PostgreSQL reads each statement at its own start) is answered.
+          const usernameTaken = async () => !!(await userByEmail(trx, call.realm.id, email));
+          if (sameName) throw (await usernameTaken()) ? usernameInUse() : nameInUse();
+          return createUser(
+            trx,
+            call.realm.id,
+            { email, fullName, password: null, role: ROLE.member, isBot: true, botType: GENERIC_BOT, botOwnerId: me.id },
+            clock.now(),
+            call.services.apiKeySeal,
+          ).catch(async (err: unknown) => {
+            throw err instanceof ChatError && (await usernameTaken()) ? usernameInUse() : err;
+          });
+        }),
+      async (made) => [...(await joinedNotices(db.kysely, call.realm.id, made.user)), ...(await realmBotAddNotice(db.kysely, made.user, made.apiKey))],
+    );
     return {
       user_id: created.user.id,
       api_key: created.apiKey,
@@ -92,8 +113,16 @@ export const getBots = defineEndpoint({
   async handler(call) {
     const me = botManager(call);
     const { db } = call.services;
-    const bots = await db.kysely.selectFrom('chat_users').selectAll().where('realm_id', '=', call.realm.id).where('is_bot', '=', 1)
-      .where('is_active', '=', 1).where('bot_owner_id', '=', me.id).orderBy('date_joined').orderBy('id').execute();
+    const bots = await db.kysely
+      .selectFrom('chat_users')
+      .selectAll()
+      .where('realm_id', '=', call.realm.id)
+      .where('is_bot', '=', 1)
+      .where('is_active', '=', 1)
+      .where('bot_owner_id', '=', me.id)
+      .orderBy('date_joined')
+      .orderBy('id')
+      .execute();
     const sealer = call.services.apiKeySeal;
     return {
       bots: bots.map((b) => ({
@@ -123,10 +152,11 @@ export const regenerateBotApiKey = defineEndpoint({
     const me = botManager(call);
     const { db } = call.services;
     const done = await call.services.events.write(
-      () => db.transaction(async (trx) => {
-        const bot = await botFor(trx, call, me, p.bot_id);
-        return { bot, apiKey: await regenerateApiKey(trx, call.services.apiKeySeal, bot.id) };
-      }),
+      () =>
+        db.transaction(async (trx) => {
+          const bot = await botFor(trx, call, me, p.bot_id);
+          return { bot, apiKey: await regenerateApiKey(trx, call.services.apiKeySeal, bot.id) };
+        }),
       ({ bot, apiKey }) => realmBotUpdateNotice(db.kysely, bot, { api_key: apiKey }),
       ({ bot }) => [bot.id],
     );
@@ -145,11 +175,12 @@ export const deactivateBot = defineEndpoint({
     const me = botManager(call);
     const { db } = call.services;
     await call.services.events.write(
-      () => db.transaction(async (trx) => {
-        const bot = await botFor(trx, call, me, p.bot_id);
-        // As Zulip's do_deactivate_user: deactivating a deactivated user does nothing.
-        return bot.is_active === 1 ? deactivate(trx, bot.id) : [];
-      }),
+      () =>
+        db.transaction(async (trx) => {
+          const bot = await botFor(trx, call, me, p.bot_id);
+          // As Zulip's do_deactivate_user: deactivating a deactivated user does nothing.
+          return bot.is_active === 1 ? deactivate(trx, bot.id) : [];
+        }),
       (ids) => activationNotices(call, ids, false),
       (ids) => ids,
     );
@@ -176,34 +207,42 @@ export const updateBot = defineEndpoint({
   async handler(call, p) {
     const me = botManager(call);
     const { db } = call.services;
-    const work = () => db.transaction(async (trx) => {
-      const bot = await botFor(trx, call, me, p.bot_id);
-      let fullName: string | undefined;
-      if (p.full_name !== undefined) {
-        const name = checkFullName(p.full_name);
-        // As Zulip's check_change_bot_full_name: the same name again changes nothing.
-        if (name !== bot.full_name) {
-          const taken = await trx.selectFrom('chat_users').select('id').where('realm_id', '=', call.realm.id).where('is_bot', '=', 1)
-            .where('is_active', '=', 1).where('full_name', '=', name).where('id', '!=', bot.id).executeTakeFirst();
-          if (taken) throw nameInUse();
-          fullName = name;
+    const work = () =>
+      db.transaction(async (trx) => {
+        const bot = await botFor(trx, call, me, p.bot_id);
+        let fullName: string | undefined;
+        if (p.full_name !== undefined) {
+          const name = checkFullName(p.full_name);
+          // As Zulip's check_change_bot_full_name: the same name again changes nothing.
+          if (name !== bot.full_name) {
+            const taken = await trx
+              .selectFrom('chat_users')
+              .select('id')
+              .where('realm_id', '=', call.realm.id)
+              .where('is_bot', '=', 1)
+              .where('is_active', '=', 1)
+              .where('full_name', '=', name)
+              .where('id', '!=', bot.id)
+              .executeTakeFirst();
+            if (taken) throw nameInUse();
+            fullName = name;
+          }
         }
-      }
-      let owner: ChatUser | undefined;
-      if (p.bot_owner_id !== undefined) {
-        owner = await userById(trx, call.realm.id, p.bot_owner_id);
-        if (!owner) throw botOwnerMissing();
-        if (owner.is_active !== 1) throw botOwnerInactive();
-        if (owner.is_bot === 1) throw botOwnerIsBot();
-        if (owner.id === bot.bot_owner_id) owner = undefined;
-      }
-      const previousOwner = owner && bot.bot_owner_id !== null ? await userById(trx, call.realm.id, bot.bot_owner_id) : undefined;
-      if (fullName !== undefined) await trx.updateTable('chat_users').set({ full_name: fullName }).where('id', '=', bot.id).execute();
-      if (owner) await trx.updateTable('chat_users').set({ bot_owner_id: owner.id }).where('id', '=', bot.id).execute();
-      const after = (await userById(trx, call.realm.id, bot.id))!;
-      const ownerNow = after.bot_owner_id === null ? undefined : await userById(trx, call.realm.id, after.bot_owner_id);
-      return { bot: after, fullName, owner, previousOwner, ownerEmail: ownerNow?.email };
-    });
+        let owner: ChatUser | undefined;
+        if (p.bot_owner_id !== undefined) {
+          owner = await userById(trx, call.realm.id, p.bot_owner_id);
+          if (!owner) throw botOwnerMissing();
+          if (owner.is_active !== 1) throw botOwnerInactive();
+          if (owner.is_bot === 1) throw botOwnerIsBot();
+          if (owner.id === bot.bot_owner_id) owner = undefined;
+        }
+        const previousOwner = owner && bot.bot_owner_id !== null ? await userById(trx, call.realm.id, bot.bot_owner_id) : undefined;
+        if (fullName !== undefined) await trx.updateTable('chat_users').set({ full_name: fullName }).where('id', '=', bot.id).execute();
+        if (owner) await trx.updateTable('chat_users').set({ bot_owner_id: owner.id }).where('id', '=', bot.id).execute();
+        const after = (await userById(trx, call.realm.id, bot.id))!;
+        const ownerNow = after.bot_owner_id === null ? undefined : await userById(trx, call.realm.id, after.bot_owner_id);
+        return { bot: after, fullName, owner, previousOwner, ownerEmail: ownerNow?.email };
+      });
     const done = await call.services.events.write(work, async ({ bot, fullName, owner, previousOwner }) => {
       const out: Notice[] = [];
       if (fullName !== undefined) {

@@ -4,33 +4,45 @@ import { closeSpan, receivedCondition } from '../domain/receipt.js';
 import Type from 'typebox';
 import { defineEndpoint, requireUser } from '../endpoint.js';
 import {
-  adminRequired, badColor, channelAlreadyArchived, channelAlreadyNamed, channelContentAccessRequired, channelNameTaken, channelsDoNotExist,
-  defaultChannelPrivate, insufficientPermission, invalidChannelId, invalidChannelName, invalidParameters, noAdministerPermission, noSuchUser,
-  notAuthorizedForQuery, notSubscribedToChannelId, ownerRequired, paramNotBoolean, privateDefaultChannel, unableToAccessChannel,
+  adminRequired,
+  badColor,
+  channelAlreadyArchived,
+  channelAlreadyNamed,
+  channelContentAccessRequired,
+  channelNameTaken,
+  channelsDoNotExist,
+  defaultChannelPrivate,
+  insufficientPermission,
+  invalidChannelId,
+  invalidChannelName,
+  invalidParameters,
+  noAdministerPermission,
+  noSuchUser,
+  notAuthorizedForQuery,
+  notSubscribedToChannelId,
+  ownerRequired,
+  paramNotBoolean,
+  privateDefaultChannel,
+  unableToAccessChannel,
   unknownSubscriptionProperty,
 } from '../errors.js';
 import type { Updateable } from 'kysely';
 import type { ChatTables, ChatUser, Stream, StreamRow } from '../tables.js';
 import type { Queryable } from '../../platform/db/database.js';
 import type { Notice } from '../events/hub.js';
-import {
-  channelFields, channelPrivacy, checkChannelDescription, checkChannelName, createStream, parseRetentionDays, streamById, streamByName, subscribe, subscriberIds,
-} from '../domain/channels.js';
+import { channelFields, channelPrivacy, checkChannelDescription, checkChannelName, createStream, parseRetentionDays, streamById, streamByName, subscribe, subscriberIds } from '../domain/channels.js';
 import { renderMarkdown } from '../domain/markdown.js';
 import { canAccessContent, canAdminister, canSeeMetadata, isSubscribed } from '../domain/channel-access.js';
 import { checkGroupSettingUpdate, checkGroupSettingValue, inGroupSetting, parseGroupSetting } from '../domain/groups.js';
 import { displayTopic } from '../domain/topics.js';
 import { subscriptionObjects } from '../domain/subscriptions.js';
 import { streamCreateNotices, subscriptionAddNotices, subscriptionRemoveNotices } from '../events/notices.js';
-import {
-  defaultStreamsNotice, hideNotice, peerNotice, revealNotices, streamArchivedNotice, streamUpdateNotice, subscriptionUpdateNotice, channelViewers,
-} from '../events/channel-notices.js';
+import { defaultStreamsNotice, hideNotice, peerNotice, revealNotices, streamArchivedNotice, streamUpdateNotice, subscriptionUpdateNotice, channelViewers } from '../events/channel-notices.js';
 import { isAdmin, isGuest, ROLE } from '../domain/roles.js';
 import { userByEmail, userById } from '../domain/users.js';
 import { unixSeconds } from '../../platform/clock.js';
 import { checkCanCreateWebPublic } from '../domain/spectators.js';
 import { holdsRealmPermission } from '../domain/realm-settings.js';
-
 
 export const subscribeEndpoint = defineEndpoint({
   method: 'POST',
@@ -45,10 +57,9 @@ export const subscribeEndpoint = defineEndpoint({
     is_web_public: Type.Boolean({ default: false }),
     history_public_to_subscribers: Type.Optional(Type.Boolean()),
     // Applies only to channels this request creates, as in Zulip.
-    can_send_message_group: Type.Optional(Type.Union([
-      Type.Integer(),
-      Type.Object({ direct_members: Type.Array(Type.Integer()), direct_subgroups: Type.Array(Type.Integer()) }, { additionalProperties: false }),
-    ])),
+    can_send_message_group: Type.Optional(
+      Type.Union([Type.Integer(), Type.Object({ direct_members: Type.Array(Type.Integer()), direct_subgroups: Type.Array(Type.Integer()) }, { additionalProperties: false })]),
+    ),
   }),
   async handler(call, p) {
     const me = requireUser(call);
@@ -60,66 +71,77 @@ export const subscribeEndpoint = defineEndpoint({
     // Channels a target could not see before this subscription (private ones; public ones for a
     // guest): they get stream create, as Zulip sends for previously inaccessible channels.
     const revealed = new Map<number, number[]>();
-    const work = () => db.transaction(async (trx) => {
-      if (p.can_send_message_group !== undefined) {
-        await checkGroupSettingValue(trx, call.realm.id, 'can_send_message_group', p.can_send_message_group, { allowNobody: true });
-      }
-      // Whom to subscribe: the caller, or the principals (ids preferred, emails accepted).
-      let targets: ChatUser[] = [me];
-      if (p.principals !== undefined) {
-        targets = [];
-        for (const who of p.principals as (string | number)[]) {
-          const u = typeof who === 'number' ? await userById(trx, call.realm.id, who) : await userByEmail(trx, call.realm.id, who);
-          if (!u || u.is_active !== 1) throw noSuchUser();
-          if (!targets.some((t) => t.id === u.id)) targets.push(u);
+    const work = () =>
+      db.transaction(async (trx) => {
+        if (p.can_send_message_group !== undefined) {
+          await checkGroupSettingValue(trx, call.realm.id, 'can_send_message_group', p.can_send_message_group, { allowNobody: true });
         }
-      }
-      const others = targets.some((t) => t.id !== me.id);
-      // The realm's can_add_subscribers_group (members by default) decides who may subscribe others.
-      if (others && !(await holdsRealmPermission(trx, call.realm.id, me, 'can_add_subscribers_group'))) throw insufficientPermission();
-      const subscribed: Record<string, string[]> = {};
-      const already: Record<string, string[]> = {};
-      const unauthorized: string[] = [];
-      const streams: Stream[] = [];
-      for (const entry of p.subscriptions) {
-        const name = checkChannelName(entry.name);
-        let stream = await streamByName(trx, call.realm.id, name);
-        if (!stream) {
-          // Who may create a channel of this kind (members by default); a web-public one is public too.
-          const creators = p.invite_only ? 'can_create_private_channel_group' : 'can_create_public_channel_group';
-          if (!(await holdsRealmPermission(trx, call.realm.id, me, creators))) throw insufficientPermission();
-          if (p.is_web_public) {
-            if (p.invite_only) throw invalidParameters();
-            await checkCanCreateWebPublic(trx, call.realm, me);
+        // Whom to subscribe: the caller, or the principals (ids preferred, emails accepted).
+        let targets: ChatUser[] = [me];
+        if (p.principals !== undefined) {
+          targets = [];
+          for (const who of p.principals as (string | number)[]) {
+            const u = typeof who === 'number' ? await userById(trx, call.realm.id, who) : await userByEmail(trx, call.realm.id, who);
+            if (!u || u.is_active !== 1) throw noSuchUser();
+            if (!targets.some((t) => t.id === u.id)) targets.push(u);
           }
-          stream = await createStream(trx, call.realm.id, me, {
-            name, description: entry.description ?? '', descriptionParam: { where: `subscriptions[${p.subscriptions.indexOf(entry)}]["description"]`, varName: 'subscriptions' },
-            inviteOnly: p.invite_only, isWebPublic: p.is_web_public, historyPublicToSubscribers: p.history_public_to_subscribers,
-            canSendMessageGroup: p.can_send_message_group,
-          }, now);
-          created.push(stream);
-        } else if (!(await canAccessContent(trx, me, stream)) && !(stream.invite_only === 1 && isAdmin(me.role))) {
-          if (p.authorization_errors_fatal) throw unableToAccessChannel({ name: stream.name });
-          unauthorized.push(stream.name);
-          continue;
         }
-        if (!streams.some((s) => s.id === stream!.id)) streams.push(stream);
-      }
-      for (const stream of streams) {
-        for (const t of targets) {
-          if (!created.includes(stream) && !(await canSeeMetadata(trx, t, stream))) {
-            (revealed.get(t.id) ?? revealed.set(t.id, []).get(t.id)!).push(stream.id);
+        const others = targets.some((t) => t.id !== me.id);
+        // The realm's can_add_subscribers_group (members by default) decides who may subscribe others.
+        if (others && !(await holdsRealmPermission(trx, call.realm.id, me, 'can_add_subscribers_group'))) throw insufficientPermission();
+        const subscribed: Record<string, string[]> = {};
+        const already: Record<string, string[]> = {};
+        const unauthorized: string[] = [];
+        const streams: Stream[] = [];
+        for (const entry of p.subscriptions) {
+          const name = checkChannelName(entry.name);
+          let stream = await streamByName(trx, call.realm.id, name);
+          if (!stream) {
+            // Who may create a channel of this kind (members by default); a web-public one is public too.
+            const creators = p.invite_only ? 'can_create_private_channel_group' : 'can_create_public_channel_group';
+            if (!(await holdsRealmPermission(trx, call.realm.id, me, creators))) throw insufficientPermission();
+            if (p.is_web_public) {
+              if (p.invite_only) throw invalidParameters();
+              await checkCanCreateWebPublic(trx, call.realm, me);
+            }
+            stream = await createStream(
+              trx,
+              call.realm.id,
+              me,
+              {
+                name,
+                description: entry.description ?? '',
+                descriptionParam: { where: `subscriptions[${p.subscriptions.indexOf(entry)}]["description"]`, varName: 'subscriptions' },
+                inviteOnly: p.invite_only,
+                isWebPublic: p.is_web_public,
+                historyPublicToSubscribers: p.history_public_to_subscribers,
+                canSendMessageGroup: p.can_send_message_group,
+              },
+              now,
+            );
+            created.push(stream);
+          } else if (!(await canAccessContent(trx, me, stream)) && !(stream.invite_only === 1 && isAdmin(me.role))) {
+            if (p.authorization_errors_fatal) throw unableToAccessChannel({ name: stream.name });
+            unauthorized.push(stream.name);
+            continue;
           }
-          const isNew = await subscribe(trx, t.id, stream.id);
-          (isNew ? subscribed : already)[String(t.id)] ??= [];
-          (isNew ? subscribed : already)[String(t.id)].push(stream.name);
-          if (isNew) (added.get(t.id) ?? added.set(t.id, []).get(t.id)!).push(stream.id);
+          if (!streams.some((s) => s.id === stream!.id)) streams.push(stream);
         }
-      }
-      const out: Record<string, unknown> = { subscribed, already_subscribed: already };
-      if (!p.authorization_errors_fatal) out.unauthorized = unauthorized;
-      return out;
-    });
+        for (const stream of streams) {
+          for (const t of targets) {
+            if (!created.includes(stream) && !(await canSeeMetadata(trx, t, stream))) {
+              (revealed.get(t.id) ?? revealed.set(t.id, []).get(t.id)!).push(stream.id);
+            }
+            const isNew = await subscribe(trx, t.id, stream.id);
+            (isNew ? subscribed : already)[String(t.id)] ??= [];
+            (isNew ? subscribed : already)[String(t.id)].push(stream.name);
+            if (isNew) (added.get(t.id) ?? added.set(t.id, []).get(t.id)!).push(stream.id);
+          }
+        }
+        const out: Record<string, unknown> = { subscribed, already_subscribed: already };
+        if (!p.authorization_errors_fatal) out.unauthorized = unauthorized;
+        return out;
+      });
     return events.write(work, async () => {
       const out = await streamCreateNotices(db.kysely, created, now);
       for (const [userId, ids] of revealed) {
@@ -205,7 +227,6 @@ export const getStreamId = defineEndpoint({
   },
 });
 
-
 /** The channel by id if the caller may know it exists; Zulip answers "Invalid channel ID" otherwise. */
 async function visibleStream(db: Queryable<ChatTables>, realmId: number, me: ChatUser, id: number): Promise<Stream> {
   const stream = await streamById(db, realmId, id);
@@ -235,15 +256,16 @@ export const archiveStream = defineEndpoint({
   async handler(call, p) {
     const me = requireUser(call);
     const db = call.services.db;
-    const work = () => db.transaction(async (trx) => {
-      const stream = await visibleStream(trx, call.realm.id, me, p.stream_id);
-      if (!(await canAdminister(trx, me, stream))) throw noAdministerPermission();
-      if (stream.is_archived === 1) throw channelAlreadyArchived();
-      await trx.updateTable('streams').set({ is_archived: 1 }).where('id', '=', stream.id).execute();
-      // An archived channel is no longer offered to new users.
-      const wasDefault = await trx.deleteFrom('default_streams').where('stream_id', '=', stream.id).executeTakeFirst();
-      return { stream: { ...stream, is_archived: 1 }, wasDefault: Number(wasDefault.numDeletedRows) > 0 };
-    });
+    const work = () =>
+      db.transaction(async (trx) => {
+        const stream = await visibleStream(trx, call.realm.id, me, p.stream_id);
+        if (!(await canAdminister(trx, me, stream))) throw noAdministerPermission();
+        if (stream.is_archived === 1) throw channelAlreadyArchived();
+        await trx.updateTable('streams').set({ is_archived: 1 }).where('id', '=', stream.id).execute();
+        // An archived channel is no longer offered to new users.
+        const wasDefault = await trx.deleteFrom('default_streams').where('stream_id', '=', stream.id).executeTakeFirst();
+        return { stream: { ...stream, is_archived: 1 }, wasDefault: Number(wasDefault.numDeletedRows) > 0 };
+      });
     await call.services.events.write(work, async ({ stream, wasDefault }) => [
       ...(await streamArchivedNotice(db.kysely, stream)),
       ...(wasDefault ? await defaultStreamsNotice(db.kysely, call.realm.id) : []),
@@ -254,9 +276,15 @@ export const archiveStream = defineEndpoint({
 
 /** Active subscribers only: deactivated users keep their rows but are not listed (as in Zulip). */
 async function activeSubscriberIds(db: Queryable<ChatTables>, streamId: number): Promise<number[]> {
-  const rows = await db.selectFrom('subscriptions').innerJoin('chat_users', 'chat_users.id', 'subscriptions.user_id')
-    .select('subscriptions.user_id').where('subscriptions.stream_id', '=', streamId).where('subscriptions.active', '=', 1)
-    .where('chat_users.is_active', '=', 1).orderBy('subscriptions.user_id').execute();
+  const rows = await db
+    .selectFrom('subscriptions')
+    .innerJoin('chat_users', 'chat_users.id', 'subscriptions.user_id')
+    .select('subscriptions.user_id')
+    .where('subscriptions.stream_id', '=', streamId)
+    .where('subscriptions.active', '=', 1)
+    .where('chat_users.is_active', '=', 1)
+    .orderBy('subscriptions.user_id')
+    .execute();
   return rows.map((r) => r.user_id);
 }
 
@@ -301,8 +329,11 @@ export const getStreamTopics = defineEndpoint({
     if (!stream || !(await canAccessContent(db, me, stream))) throw invalidChannelId();
     // Without shared history (or content access without a subscription) only received messages count.
     const shared = stream.history_public_to_subscribers === 1;
-    let q = db.selectFrom('messages').select(['messages.topic', (eb) => eb.fn.max('messages.id').as('max_id')])
-      .where('messages.stream_id', '=', stream.id).groupBy('messages.topic');
+    let q = db
+      .selectFrom('messages')
+      .select(['messages.topic', (eb) => eb.fn.max('messages.id').as('max_id')])
+      .where('messages.stream_id', '=', stream.id)
+      .groupBy('messages.topic');
     if (!shared) q = q.where(receivedCondition(me.id, 'messages'));
     const rows = await q.execute();
     // Topics differing only in case are one topic, named as in its latest message.
@@ -330,46 +361,47 @@ export const unsubscribeEndpoint = defineEndpoint({
   async handler(call, p) {
     const me = requireUser(call);
     const gone = new Map<number, Stream[]>();
-    const work = () => call.services.db.transaction(async (trx) => {
-      let targets: ChatUser[] = [me];
-      if (p.principals !== undefined && p.principals.length) {
-        targets = [];
-        for (const who of p.principals as (string | number)[]) {
-          const u = typeof who === 'number' ? await userById(trx, call.realm.id, who) : await userByEmail(trx, call.realm.id, who);
-          if (!u || u.is_active !== 1) throw noSuchUser();
-          if (!targets.some((t) => t.id === u.id)) targets.push(u);
+    const work = () =>
+      call.services.db.transaction(async (trx) => {
+        let targets: ChatUser[] = [me];
+        if (p.principals !== undefined && p.principals.length) {
+          targets = [];
+          for (const who of p.principals as (string | number)[]) {
+            const u = typeof who === 'number' ? await userById(trx, call.realm.id, who) : await userByEmail(trx, call.realm.id, who);
+            if (!u || u.is_active !== 1) throw noSuchUser();
+            if (!targets.some((t) => t.id === u.id)) targets.push(u);
+          }
         }
-      }
-      const streams: Stream[] = [];
-      const missing: string[] = [];
-      for (const name of p.subscriptions) {
-        const stream = await streamByName(trx, call.realm.id, name);
-        // A private channel the caller cannot see answers exactly as a missing one.
-        if (!stream || !(await canSeeMetadata(trx, me, stream))) missing.push(name.trim());
-        else if (!streams.some((s) => s.id === stream.id)) streams.push(stream);
-      }
-      // Zulip names every unknown channel at once (zerver/lib/streams.py list_to_streams).
-      if (missing.length) throw channelsDoNotExist({ names: missing.join(', ') });
-      // Removing others: administrators; owners of a bot; members of can_remove_subscribers_group with access.
-      for (const t of targets) {
-        if (t.id === me.id || isAdmin(me.role) || (t.is_bot === 1 && t.bot_owner_id === me.id)) continue;
-        for (const s of streams) {
-          const allowed = (await canAccessContent(trx, me, s)) && (await inGroupSetting(trx, me.id, parseGroupSetting(s.can_remove_subscribers_group)));
-          if (!allowed) throw insufficientPermission();
+        const streams: Stream[] = [];
+        const missing: string[] = [];
+        for (const name of p.subscriptions) {
+          const stream = await streamByName(trx, call.realm.id, name);
+          // A private channel the caller cannot see answers exactly as a missing one.
+          if (!stream || !(await canSeeMetadata(trx, me, stream))) missing.push(name.trim());
+          else if (!streams.some((s) => s.id === stream.id)) streams.push(stream);
         }
-      }
-      const removed: string[] = [];
-      const notRemoved: string[] = [];
-      for (const s of streams) {
+        // Zulip names every unknown channel at once (zerver/lib/streams.py list_to_streams).
+        if (missing.length) throw channelsDoNotExist({ names: missing.join(', ') });
+        // Removing others: administrators; owners of a bot; members of can_remove_subscribers_group with access.
         for (const t of targets) {
-          const res = await trx.updateTable('subscriptions').set({ active: 0 }).where('user_id', '=', t.id).where('stream_id', '=', s.id).where('active', '=', 1).executeTakeFirst();
-          if (Number(res.numUpdatedRows) > 0) await closeSpan(trx, t.id, s.id);
-          (Number(res.numUpdatedRows) > 0 ? removed : notRemoved).push(s.name);
-          if (Number(res.numUpdatedRows) > 0) (gone.get(t.id) ?? gone.set(t.id, []).get(t.id)!).push(s);
+          if (t.id === me.id || isAdmin(me.role) || (t.is_bot === 1 && t.bot_owner_id === me.id)) continue;
+          for (const s of streams) {
+            const allowed = (await canAccessContent(trx, me, s)) && (await inGroupSetting(trx, me.id, parseGroupSetting(s.can_remove_subscribers_group)));
+            if (!allowed) throw insufficientPermission();
+          }
         }
-      }
-      return { removed, not_removed: notRemoved };
-    });
+        const removed: string[] = [];
+        const notRemoved: string[] = [];
+        for (const s of streams) {
+          for (const t of targets) {
+            const res = await trx.updateTable('subscriptions').set({ active: 0 }).where('user_id', '=', t.id).where('stream_id', '=', s.id).where('active', '=', 1).executeTakeFirst();
+            if (Number(res.numUpdatedRows) > 0) await closeSpan(trx, t.id, s.id);
+            (Number(res.numUpdatedRows) > 0 ? removed : notRemoved).push(s.name);
+            if (Number(res.numUpdatedRows) > 0) (gone.get(t.id) ?? gone.set(t.id, []).get(t.id)!).push(s);
+          }
+        }
+        return { removed, not_removed: notRemoved };
+      });
     return call.services.events.write(work, async () => {
       const db = call.services.db.kysely;
       const out = subscriptionRemoveNotices(gone);
@@ -396,7 +428,17 @@ async function usersByChannel(db: Queryable<ChatTables>, realmId: number, m: Map
   return out;
 }
 
-const SUB_PROPERTIES = ['color', 'is_muted', 'in_home_view', 'pin_to_top', 'desktop_notifications', 'audible_notifications', 'push_notifications', 'email_notifications', 'wildcard_mentions_notify'] as const;
+const SUB_PROPERTIES = [
+  'color',
+  'is_muted',
+  'in_home_view',
+  'pin_to_top',
+  'desktop_notifications',
+  'audible_notifications',
+  'push_notifications',
+  'email_notifications',
+  'wildcard_mentions_notify',
+] as const;
 type SubProperty = (typeof SUB_PROPERTIES)[number];
 
 export const updateSubscriptionSettings = defineEndpoint({
@@ -411,38 +453,39 @@ export const updateSubscriptionSettings = defineEndpoint({
     const me = requireUser(call);
     // What each entry changed, as its subscription update events.
     const notices: Notice[] = [];
-    const work = () => call.services.db.transaction(async (trx) => {
-      // Every entry is checked before any is applied: a bad one changes nothing.
-      const changes: { streamId: number; set: Record<string, number | string> }[] = [];
-      const told = (streamId: number, property: string, value: unknown) => notices.push(subscriptionUpdateNotice(me.id, streamId, property, value));
-      for (const entry of p.subscription_data) {
-        const prop = entry.property as SubProperty;
-        if (!SUB_PROPERTIES.includes(prop)) throw unknownSubscriptionProperty({ property: entry.property });
-        const stream = await streamById(trx, call.realm.id, entry.stream_id);
-        if (!stream || !(await canSeeMetadata(trx, me, stream))) throw invalidChannelId();
-        if (!(await isSubscribed(trx, me.id, stream.id))) throw notSubscribedToChannelId({ id: stream.id });
-        if (prop === 'color') {
-          if (typeof entry.value !== 'string' || !/^#[0-9a-fA-F]{6}$/.test(entry.value)) throw badColor();
-          changes.push({ streamId: stream.id, set: { color: entry.value.toLowerCase() } });
-          told(stream.id, 'color', entry.value.toLowerCase());
-          continue;
+    const work = () =>
+      call.services.db.transaction(async (trx) => {
+        // Every entry is checked before any is applied: a bad one changes nothing.
+        const changes: { streamId: number; set: Record<string, number | string> }[] = [];
+        const told = (streamId: number, property: string, value: unknown) => notices.push(subscriptionUpdateNotice(me.id, streamId, property, value));
+        for (const entry of p.subscription_data) {
+          const prop = entry.property as SubProperty;
+          if (!SUB_PROPERTIES.includes(prop)) throw unknownSubscriptionProperty({ property: entry.property });
+          const stream = await streamById(trx, call.realm.id, entry.stream_id);
+          if (!stream || !(await canSeeMetadata(trx, me, stream))) throw invalidChannelId();
+          if (!(await isSubscribed(trx, me.id, stream.id))) throw notSubscribedToChannelId({ id: stream.id });
+          if (prop === 'color') {
+            if (typeof entry.value !== 'string' || !/^#[0-9a-fA-F]{6}$/.test(entry.value)) throw badColor();
+            changes.push({ streamId: stream.id, set: { color: entry.value.toLowerCase() } });
+            told(stream.id, 'color', entry.value.toLowerCase());
+            continue;
+          }
+          if (typeof entry.value !== 'boolean') throw paramNotBoolean({ name: prop, var_name: prop });
+          if (prop === 'in_home_view' || prop === 'is_muted') {
+            // in_home_view is the legacy inverse of is_muted; Zulip announces both (feature level 139), legacy first.
+            const muted = prop === 'is_muted' ? entry.value : !entry.value;
+            changes.push({ streamId: stream.id, set: { is_muted: muted ? 1 : 0 } });
+            told(stream.id, 'in_home_view', !muted);
+            told(stream.id, 'is_muted', muted);
+          } else {
+            changes.push({ streamId: stream.id, set: { [prop]: entry.value ? 1 : 0 } });
+            told(stream.id, prop, entry.value);
+          }
         }
-        if (typeof entry.value !== 'boolean') throw paramNotBoolean({ name: prop, var_name: prop });
-        if (prop === 'in_home_view' || prop === 'is_muted') {
-          // in_home_view is the legacy inverse of is_muted; Zulip announces both (feature level 139), legacy first.
-          const muted = prop === 'is_muted' ? entry.value : !entry.value;
-          changes.push({ streamId: stream.id, set: { is_muted: muted ? 1 : 0 } });
-          told(stream.id, 'in_home_view', !muted);
-          told(stream.id, 'is_muted', muted);
-        } else {
-          changes.push({ streamId: stream.id, set: { [prop]: entry.value ? 1 : 0 } });
-          told(stream.id, prop, entry.value);
+        for (const c of changes) {
+          await trx.updateTable('subscriptions').set(c.set).where('user_id', '=', me.id).where('stream_id', '=', c.streamId).execute();
         }
-      }
-      for (const c of changes) {
-        await trx.updateTable('subscriptions').set(c.set).where('user_id', '=', me.id).where('stream_id', '=', c.streamId).execute();
-      }
-    });
+      });
     await call.services.events.write(work, () => notices);
     // Zulip stopped echoing subscription_data at feature level 111; the documented answer is bare.
     return {};
@@ -458,14 +501,15 @@ export const addDefaultStream = defineEndpoint({
   async handler(call, p) {
     const me = requireUser(call);
     if (!isAdmin(me.role)) throw adminRequired();
-    const work = () => call.services.db.transaction(async (trx) => {
-      const stream = await visibleStream(trx, call.realm.id, me, p.stream_id);
-      if (stream.invite_only === 1) throw privateDefaultChannel();
-      if (stream.is_archived === 1) throw invalidChannelId();
-      const had = await trx.selectFrom('default_streams').select('stream_id').where('realm_id', '=', call.realm.id).where('stream_id', '=', stream.id).executeTakeFirst();
-      if (!had) await trx.insertInto('default_streams').values({ realm_id: call.realm.id, stream_id: stream.id }).execute();
-      return !had;
-    });
+    const work = () =>
+      call.services.db.transaction(async (trx) => {
+        const stream = await visibleStream(trx, call.realm.id, me, p.stream_id);
+        if (stream.invite_only === 1) throw privateDefaultChannel();
+        if (stream.is_archived === 1) throw invalidChannelId();
+        const had = await trx.selectFrom('default_streams').select('stream_id').where('realm_id', '=', call.realm.id).where('stream_id', '=', stream.id).executeTakeFirst();
+        if (!had) await trx.insertInto('default_streams').values({ realm_id: call.realm.id, stream_id: stream.id }).execute();
+        return !had;
+      });
     await call.services.events.write(work, async (changed) => (changed ? defaultStreamsNotice(call.services.db.kysely, call.realm.id) : []));
     return {};
   },
@@ -480,11 +524,12 @@ export const removeDefaultStream = defineEndpoint({
   async handler(call, p) {
     const me = requireUser(call);
     if (!isAdmin(me.role)) throw adminRequired();
-    const work = () => call.services.db.transaction(async (trx) => {
-      const stream = await visibleStream(trx, call.realm.id, me, p.stream_id);
-      const gone = await trx.deleteFrom('default_streams').where('realm_id', '=', call.realm.id).where('stream_id', '=', stream.id).executeTakeFirst();
-      return Number(gone.numDeletedRows) > 0;
-    });
+    const work = () =>
+      call.services.db.transaction(async (trx) => {
+        const stream = await visibleStream(trx, call.realm.id, me, p.stream_id);
+        const gone = await trx.deleteFrom('default_streams').where('realm_id', '=', call.realm.id).where('stream_id', '=', stream.id).executeTakeFirst();
+        return Number(gone.numDeletedRows) > 0;
+      });
     await call.services.events.write(work, async (changed) => (changed ? defaultStreamsNotice(call.services.db.kysely, call.realm.id) : []));
     return {};
   },
@@ -537,79 +582,85 @@ export const updateStream = defineEndpoint({
   async handler(call, p) {
     const me = requireUser(call);
     const { db, clock, events } = call.services;
-    const work = () => db.transaction(async (trx) => {
-      const stream = await visibleStream(trx, call.realm.id, me, p.stream_id);
-      if (!(await canAdminister(trx, me, stream))) throw noAdministerPermission();
-      // Every check runs before anything is written: a refused request changes nothing.
-      const set: Updateable<StreamRow> = {};
-      const privacy = p.is_private !== undefined || p.is_web_public !== undefined || p.history_public_to_subscribers !== undefined;
-      const needsContent = privacy || (Object.keys(CHANNEL_GROUP_SETTINGS) as ChannelGroupSetting[]).some((k) => p[k] !== undefined && CHANNEL_GROUP_SETTINGS[k].contentAccess);
-      // An administrator who may see a private channel but not read it can rename it, not open it up.
-      if (needsContent && !(await canAccessContent(trx, me, stream))) throw channelContentAccessRequired();
+    const work = () =>
+      db.transaction(async (trx) => {
+        const stream = await visibleStream(trx, call.realm.id, me, p.stream_id);
+        if (!(await canAdminister(trx, me, stream))) throw noAdministerPermission();
+        // Every check runs before anything is written: a refused request changes nothing.
+        const set: Updateable<StreamRow> = {};
+        const privacy = p.is_private !== undefined || p.is_web_public !== undefined || p.history_public_to_subscribers !== undefined;
+        const needsContent = privacy || (Object.keys(CHANNEL_GROUP_SETTINGS) as ChannelGroupSetting[]).some((k) => p[k] !== undefined && CHANNEL_GROUP_SETTINGS[k].contentAccess);
+        // An administrator who may see a private channel but not read it can rename it, not open it up.
+        if (needsContent && !(await canAccessContent(trx, me, stream))) throw channelContentAccessRequired();
 
-      if (p.new_name !== undefined) {
-        const name = checkChannelName(p.new_name);
-        if (name === stream.name) throw channelAlreadyNamed();
-        // A change of case only is no clash with itself.
-        if (name.toLowerCase() !== stream.name_lower) {
-          const taken = await streamByName(trx, call.realm.id, name);
-          // This channel itself, renamed by a concurrent request that committed after this one read it
-          // (PostgreSQL reads each statement at its own start): answered as the same request sent afterwards.
-          if (taken?.id === stream.id && taken.name === name) throw channelAlreadyNamed();
-          if (taken && taken.id !== stream.id) throw channelNameTaken({ name });
+        if (p.new_name !== undefined) {
+          const name = checkChannelName(p.new_name);
+          if (name === stream.name) throw channelAlreadyNamed();
+          // A change of case only is no clash with itself.
+          if (name.toLowerCase() !== stream.name_lower) {
+            const taken = await streamByName(trx, call.realm.id, name);
+            // This channel itself, renamed by a concurrent request that committed after this one read it
+            // (PostgreSQL reads each statement at its own start): answered as the same request sent afterwards.
+            if (taken?.id === stream.id && taken.name === name) throw channelAlreadyNamed();
+            if (taken && taken.id !== stream.id) throw channelNameTaken({ name });
+          }
+          set.name = name;
+          set.name_lower = name.toLowerCase();
         }
-        set.name = name;
-        set.name_lower = name.toLowerCase();
-      }
-      if (p.description !== undefined) {
-        const description = checkChannelDescription(p.description);
-        set.description = description;
-        set.rendered_description = description ? renderMarkdown(description) : '';
-      }
-      if (privacy) {
-        const next = channelPrivacy(
-          { isPrivate: stream.invite_only === 1, isWebPublic: stream.is_web_public === 1, historyPublic: stream.history_public_to_subscribers === 1 },
-          { isPrivate: p.is_private, isWebPublic: p.is_web_public, historyPublic: p.history_public_to_subscribers },
-        );
-        // Checked only when asked to become web-public, as Zulip does.
-        if (p.is_web_public === true) await checkCanCreateWebPublic(trx, call.realm, me);
-        set.invite_only = next.isPrivate ? 1 : 0;
-        set.is_web_public = next.isWebPublic ? 1 : 0;
-        set.history_public_to_subscribers = next.historyPublic ? 1 : 0;
-      }
-      if (p.message_retention_days !== undefined) {
-        if (me.role !== ROLE.owner) throw ownerRequired();
-        set.message_retention_days = parseRetentionDays(p.message_retention_days);
-      }
-      for (const key of Object.keys(CHANNEL_GROUP_SETTINGS) as ChannelGroupSetting[]) {
-        const update = p[key];
-        if (update === undefined) continue;
-        const value = await checkGroupSettingUpdate(trx, call.realm.id, key, update, parseGroupSetting(stream[key]), { allowEveryone: CHANNEL_GROUP_SETTINGS[key].allowEveryone });
-        set[key] = JSON.stringify(value);
-      }
-      if (p.is_default_stream !== undefined && !isAdmin(me.role)) throw adminRequired();
-      const defaultChange = p.is_default_stream;
-      const willBePrivate = set.invite_only !== undefined ? set.invite_only === 1 : stream.invite_only === 1;
-      const willBeDefault = defaultChange ?? (await defaultStreamIds(trx, call.realm.id)).has(stream.id);
-      if (willBePrivate && willBeDefault) throw defaultChannelPrivate();
+        if (p.description !== undefined) {
+          const description = checkChannelDescription(p.description);
+          set.description = description;
+          set.rendered_description = description ? renderMarkdown(description) : '';
+        }
+        if (privacy) {
+          const next = channelPrivacy(
+            { isPrivate: stream.invite_only === 1, isWebPublic: stream.is_web_public === 1, historyPublic: stream.history_public_to_subscribers === 1 },
+            { isPrivate: p.is_private, isWebPublic: p.is_web_public, historyPublic: p.history_public_to_subscribers },
+          );
+          // Checked only when asked to become web-public, as Zulip does.
+          if (p.is_web_public === true) await checkCanCreateWebPublic(trx, call.realm, me);
+          set.invite_only = next.isPrivate ? 1 : 0;
+          set.is_web_public = next.isWebPublic ? 1 : 0;
+          set.history_public_to_subscribers = next.historyPublic ? 1 : 0;
+        }
+        if (p.message_retention_days !== undefined) {
+          if (me.role !== ROLE.owner) throw ownerRequired();
+          set.message_retention_days = parseRetentionDays(p.message_retention_days);
+        }
+        for (const key of Object.keys(CHANNEL_GROUP_SETTINGS) as ChannelGroupSetting[]) {
+          const update = p[key];
+          if (update === undefined) continue;
+          const value = await checkGroupSettingUpdate(trx, call.realm.id, key, update, parseGroupSetting(stream[key]), { allowEveryone: CHANNEL_GROUP_SETTINGS[key].allowEveryone });
+          set[key] = JSON.stringify(value);
+        }
+        if (p.is_default_stream !== undefined && !isAdmin(me.role)) throw adminRequired();
+        const defaultChange = p.is_default_stream;
+        const willBePrivate = set.invite_only !== undefined ? set.invite_only === 1 : stream.invite_only === 1;
+        const willBeDefault = defaultChange ?? (await defaultStreamIds(trx, call.realm.id)).has(stream.id);
+        if (willBePrivate && willBeDefault) throw defaultChannelPrivate();
 
-      // Who could see the channel before: a change of privacy or of its groups may show or hide it.
-      const viewersBefore = await channelViewers(trx, stream);
-      if (Object.keys(set).length) await trx.updateTable('streams').set(set).where('id', '=', stream.id).execute();
-      const wasDefault = (await defaultStreamIds(trx, call.realm.id)).has(stream.id);
-      if (defaultChange === true && !wasDefault) {
-        await trx.insertInto('default_streams').values({ realm_id: call.realm.id, stream_id: stream.id }).execute();
-      } else if (defaultChange === false && wasDefault) {
-        await trx.deleteFrom('default_streams').where('realm_id', '=', call.realm.id).where('stream_id', '=', stream.id).execute();
-      }
-      return { before: stream, set, viewersBefore, defaultsChanged: defaultChange !== undefined && defaultChange !== wasDefault };
-    });
+        // Who could see the channel before: a change of privacy or of its groups may show or hide it.
+        const viewersBefore = await channelViewers(trx, stream);
+        if (Object.keys(set).length) await trx.updateTable('streams').set(set).where('id', '=', stream.id).execute();
+        const wasDefault = (await defaultStreamIds(trx, call.realm.id)).has(stream.id);
+        if (defaultChange === true && !wasDefault) {
+          await trx.insertInto('default_streams').values({ realm_id: call.realm.id, stream_id: stream.id }).execute();
+        } else if (defaultChange === false && wasDefault) {
+          await trx.deleteFrom('default_streams').where('realm_id', '=', call.realm.id).where('stream_id', '=', stream.id).execute();
+        }
+        return { before: stream, set, viewersBefore, defaultsChanged: defaultChange !== undefined && defaultChange !== wasDefault };
+      });
     await events.write(work, (r) => streamUpdateNotices(db.kysely, r, unixSeconds(clock)));
     return {};
   },
 });
 
-interface StreamChange { before: Stream; set: Updateable<StreamRow>; viewersBefore: number[]; defaultsChanged: boolean }
+interface StreamChange {
+  before: Stream;
+  set: Updateable<StreamRow>;
+  viewersBefore: number[];
+  defaultsChanged: boolean;
+}
 
 /**
  * The events of a PATCH /streams: stream create or delete for those who gained or lost sight of the
@@ -623,10 +674,20 @@ async function streamUpdateNotices(db: Queryable<ChatTables>, c: StreamChange, n
   const after = await channelViewers(db, stream);
   const both = after.filter((id) => before.has(id));
   const out: Notice[] = [
-    ...(await revealNotices(db, stream, after.filter((id) => !before.has(id)), nowSeconds, { peers: true })),
-    ...hideNotice([stream.id], c.viewersBefore.filter((id) => !after.includes(id))),
+    ...(await revealNotices(
+      db,
+      stream,
+      after.filter((id) => !before.has(id)),
+      nowSeconds,
+      { peers: true },
+    )),
+    ...hideNotice(
+      [stream.id],
+      c.viewersBefore.filter((id) => !after.includes(id)),
+    ),
   ];
-  const update = (property: string, value: unknown, extra?: Record<string, unknown>) => out.push(streamUpdateNotice(stream, property === 'name' ? c.before.name : stream.name, property, value, both, extra));
+  const update = (property: string, value: unknown, extra?: Record<string, unknown>) =>
+    out.push(streamUpdateNotice(stream, property === 'name' ? c.before.name : stream.name, property, value, both, extra));
   const { set } = c;
   if (set.name !== undefined) update('name', stream.name);
   if (set.description !== undefined) update('description', stream.description, { rendered_description: stream.rendered_description });

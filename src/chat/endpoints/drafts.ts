@@ -6,15 +6,18 @@ import { checkDraft, checkDraftsEnabled, draftObject, draftsOf, type CheckedDraf
 import { draftMissing } from '../errors.js';
 import { draftsNotice } from '../events/pref-notices.js';
 
-const Draft = Type.Object({
-  // Zulip ignores an id sent inside a draft.
-  id: Type.Optional(Type.Integer()),
-  type: Type.Union([Type.Literal(''), Type.Literal('stream'), Type.Literal('private')]),
-  to: Type.Array(Type.Integer()),
-  topic: Type.String(),
-  content: Type.String(),
-  timestamp: Type.Optional(Type.Number()),
-}, { additionalProperties: false });
+const Draft = Type.Object(
+  {
+    // Zulip ignores an id sent inside a draft.
+    id: Type.Optional(Type.Integer()),
+    type: Type.Union([Type.Literal(''), Type.Literal('stream'), Type.Literal('private')]),
+    to: Type.Array(Type.Integer()),
+    topic: Type.String(),
+    content: Type.String(),
+    timestamp: Type.Optional(Type.Number()),
+  },
+  { additionalProperties: false },
+);
 
 export const getDrafts = defineEndpoint({
   method: 'GET',
@@ -44,11 +47,19 @@ export const createDrafts = defineEndpoint({
     const checked: CheckedDraft[] = [];
     for (const d of p.drafts) checked.push(await checkDraft(db.kysely, me, d as DraftInput, now));
     const made = await events.write(
-      () => db.transaction(async (trx) => {
-        const rows = [];
-        for (const c of checked) rows.push(await trx.insertInto('drafts').values({ user_id: me.id, ...c }).returningAll().executeTakeFirstOrThrow());
-        return rows;
-      }),
+      () =>
+        db.transaction(async (trx) => {
+          const rows = [];
+          for (const c of checked)
+            rows.push(
+              await trx
+                .insertInto('drafts')
+                .values({ user_id: me.id, ...c })
+                .returningAll()
+                .executeTakeFirstOrThrow(),
+            );
+          return rows;
+        }),
       (rows) => (rows.length ? [draftsNotice(me.id, { op: 'add', drafts: rows.map(draftObject) })] : []),
     );
     return { ids: made.map((r) => Number(r.id)) };
@@ -67,11 +78,12 @@ export const editDraft = defineEndpoint({
     const { db, events, clock } = call.services;
     const checked = await checkDraft(db.kysely, me, p.draft as DraftInput, Math.floor(clock.now() / 1000));
     await events.write(
-      () => db.transaction(async (trx) => {
-        const row = await trx.updateTable('drafts').set(checked).where('id', '=', p.draft_id).where('user_id', '=', me.id).returningAll().executeTakeFirst();
-        if (!row) throw draftMissing();
-        return row;
-      }),
+      () =>
+        db.transaction(async (trx) => {
+          const row = await trx.updateTable('drafts').set(checked).where('id', '=', p.draft_id).where('user_id', '=', me.id).returningAll().executeTakeFirst();
+          if (!row) throw draftMissing();
+          return row;
+        }),
       (row) => [draftsNotice(me.id, { op: 'update', draft: draftObject(row) })],
     );
     return {};

@@ -2,10 +2,7 @@
 // lost or doubled), GET /events (long-polling), DELETE /events.
 import Type from 'typebox';
 import { defineEndpoint, LATER, requireUser, type LateAnswer } from '../endpoint.js';
-import {
-  anonymousParameter, invalidApiKey, notAuthorizedForQuery, notLoggedIn, queueNarrowOperand, queueNarrowOperator, realmDeactivated, userDeactivated,
-  type ChatError,
-} from '../errors.js';
+import { anonymousParameter, invalidApiKey, notAuthorizedForQuery, notLoggedIn, queueNarrowOperand, queueNarrowOperator, realmDeactivated, userDeactivated, type ChatError } from '../errors.js';
 import type { Queryable } from '../../platform/db/database.js';
 import { readNarrow, type NarrowTerm, type RawNarrow } from '../domain/narrow.js';
 import { isGuest } from '../domain/roles.js';
@@ -60,12 +57,23 @@ export const registerQueue = defineEndpoint({
     const fetchTypes = p.fetch_event_types ?? eventTypes;
     const fetch = new Set<string>(fetchTypes === null ? SUPPORTED_STATE : fetchTypes);
     const capabilities = p.client_capabilities;
-    const stateOf = (me: ChatUser, clientGravatar: boolean) => initialState(db.kysely, {
-      realm: call.realm, realmUrl: call.services.realmUrl(call.realm), me, fetch, clientGravatar, includeSubscribers: p.include_subscribers,
-      emptyTopicName: capabilities.empty_topic_name === true, capabilities, nowMs: clock.now(),
-      presence: call.services.presence, apiKeySeal: call.services.apiKeySeal, slimPresence: p.slim_presence, presenceHistoryLimitDays: p.presence_history_limit_days,
-      userSettingsObject: capabilities.user_settings_object === true,
-    });
+    const stateOf = (me: ChatUser, clientGravatar: boolean) =>
+      initialState(db.kysely, {
+        realm: call.realm,
+        realmUrl: call.services.realmUrl(call.realm),
+        me,
+        fetch,
+        clientGravatar,
+        includeSubscribers: p.include_subscribers,
+        emptyTopicName: capabilities.empty_topic_name === true,
+        capabilities,
+        nowMs: clock.now(),
+        presence: call.services.presence,
+        apiKeySeal: call.services.apiKeySeal,
+        slimPresence: p.slim_presence,
+        presenceHistoryLimitDays: p.presence_history_limit_days,
+        userSettingsObject: capabilities.user_settings_object === true,
+      });
     if (!call.user) return { queue_id: null, last_event_id: -1, ...(await stateOf(spectatorOf(call.realm), false)) };
     const me = call.user;
     const clientGravatar = p.client_gravatar ?? true;
@@ -98,8 +106,12 @@ export const registerQueue = defineEndpoint({
 
 /** The user is still active, in an active realm, with the key the request was authenticated by (read from the store, not the cache). */
 async function checkStillAuthorized(db: Queryable<ChatTables>, me: ChatUser): Promise<void> {
-  const now = await db.selectFrom('chat_users').innerJoin('realms', 'realms.id', 'chat_users.realm_id')
-    .select(['chat_users.is_active', 'chat_users.api_key_hash', 'realms.deactivated']).where('chat_users.id', '=', me.id).executeTakeFirst();
+  const now = await db
+    .selectFrom('chat_users')
+    .innerJoin('realms', 'realms.id', 'chat_users.realm_id')
+    .select(['chat_users.is_active', 'chat_users.api_key_hash', 'realms.deactivated'])
+    .where('chat_users.id', '=', me.id)
+    .executeTakeFirst();
   if (!now || now.api_key_hash !== me.api_key_hash) throw invalidApiKey();
   if (now.deactivated === 1) throw realmDeactivated();
   if (now.is_active !== 1) throw userDeactivated();

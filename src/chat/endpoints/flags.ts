@@ -49,30 +49,36 @@ export const updateMessageFlags = defineEndpoint({
     const bit = flagBit(p.flag);
     const { db, events } = call.services;
     let changed: number[] = [];
-    const work = () => db.transaction(async (trx) => {
-      const ids = [...new Set(p.messages)];
-      const own = new Set(ids.length ? (await sql<{ id: number }>`select m.id from messages m where m.id in (${sql.join(ids)}) and ${receivedCondition(me.id)}`.execute(trx)).rows.map((r) => Number(r.id)) : []);
-      const others = ids.filter((id) => !own.has(id));
-      // Messages the user never received but may read (shared channel history) are valid targets.
-      const readable = new Set((await fetchByIds(trx, call.realm.id, me, { conditions: [], history: true }, others)).ids);
-      if (others.some((id) => !readable.has(id))) throw invalidMessages();
-      const out: Record<string, unknown> = { messages: p.messages };
-      if (p.op === 'add' && bit !== FLAG.read && others.length) {
-        // Starring or collapsing history gives the user a copy marked historical (and read).
-        await trx.insertInto('user_messages').values(others.map((message_id) => ({ user_id: me.id, message_id, flags: HISTORICAL_FLAGS }))).execute();
-        own.clear();
-        ids.forEach((id) => own.add(id));
-      }
-      let targets = [...own];
-      if (bit === FLAG.read && p.op === 'remove') {
-        const kept = await skipUnsubscribed(trx, me, targets);
-        targets = kept.ids;
-        out.ignored_because_not_subscribed_channels = kept.channels;
-      }
-      await setFlag(trx, me.id, targets, bit, p.op === 'add');
-      changed = targets;
-      return out;
-    });
+    const work = () =>
+      db.transaction(async (trx) => {
+        const ids = [...new Set(p.messages)];
+        const own = new Set(
+          ids.length ? (await sql<{ id: number }>`select m.id from messages m where m.id in (${sql.join(ids)}) and ${receivedCondition(me.id)}`.execute(trx)).rows.map((r) => Number(r.id)) : [],
+        );
+        const others = ids.filter((id) => !own.has(id));
+        // Messages the user never received but may read (shared channel history) are valid targets.
+        const readable = new Set((await fetchByIds(trx, call.realm.id, me, { conditions: [], history: true }, others)).ids);
+        if (others.some((id) => !readable.has(id))) throw invalidMessages();
+        const out: Record<string, unknown> = { messages: p.messages };
+        if (p.op === 'add' && bit !== FLAG.read && others.length) {
+          // Starring or collapsing history gives the user a copy marked historical (and read).
+          await trx
+            .insertInto('user_messages')
+            .values(others.map((message_id) => ({ user_id: me.id, message_id, flags: HISTORICAL_FLAGS })))
+            .execute();
+          own.clear();
+          ids.forEach((id) => own.add(id));
+        }
+        let targets = [...own];
+        if (bit === FLAG.read && p.op === 'remove') {
+          const kept = await skipUnsubscribed(trx, me, targets);
+          targets = kept.ids;
+          out.ignored_because_not_subscribed_channels = kept.channels;
+        }
+        await setFlag(trx, me.id, targets, bit, p.op === 'add');
+        changed = targets;
+        return out;
+      });
     return events.write(work, () => flagsNotice(me.id, p.op, p.flag, changed));
   },
 });
@@ -98,28 +104,34 @@ export const updateMessageFlagsForNarrow = defineEndpoint({
     const narrow = await buildNarrow(db.kysely, db.engine, call.realm.id, me, readNarrow(p.narrow as RawNarrow));
     // Only the user's own copies are updated, so shared history stays out of the range; the server
     // may shrink the range to bound the transaction, as Zulip's description allows.
-    const window = { anchor: parseAnchor(p.anchor), numBefore: Math.min(p.num_before, MAX_MESSAGES_PER_FETCH), numAfter: Math.min(p.num_after, MAX_MESSAGES_PER_FETCH), includeAnchor: p.include_anchor };
+    const window = {
+      anchor: parseAnchor(p.anchor),
+      numBefore: Math.min(p.num_before, MAX_MESSAGES_PER_FETCH),
+      numAfter: Math.min(p.num_after, MAX_MESSAGES_PER_FETCH),
+      includeAnchor: p.include_anchor,
+    };
     let changed: number[] = [];
-    const work = () => db.transaction(async (trx) => {
-      const found = await fetchWindow(trx, call.realm.id, me, { ...narrow, history: false }, window);
-      const out: Record<string, unknown> = {
-        processed_count: found.ids.length,
-        updated_count: 0,
-        first_processed_id: found.ids[0] ?? null,
-        last_processed_id: found.ids.at(-1) ?? null,
-        found_oldest: found.found_oldest,
-        found_newest: found.found_newest,
-      };
-      let targets = found.ids;
-      if (bit === FLAG.read && p.op === 'remove') {
-        const kept = await skipUnsubscribed(trx, me, targets);
-        targets = kept.ids;
-        out.ignored_because_not_subscribed_channels = kept.channels;
-      }
-      out.updated_count = await setFlag(trx, me.id, targets, bit, p.op === 'add');
-      changed = targets;
-      return out;
-    });
+    const work = () =>
+      db.transaction(async (trx) => {
+        const found = await fetchWindow(trx, call.realm.id, me, { ...narrow, history: false }, window);
+        const out: Record<string, unknown> = {
+          processed_count: found.ids.length,
+          updated_count: 0,
+          first_processed_id: found.ids[0] ?? null,
+          last_processed_id: found.ids.at(-1) ?? null,
+          found_oldest: found.found_oldest,
+          found_newest: found.found_newest,
+        };
+        let targets = found.ids;
+        if (bit === FLAG.read && p.op === 'remove') {
+          const kept = await skipUnsubscribed(trx, me, targets);
+          targets = kept.ids;
+          out.ignored_because_not_subscribed_channels = kept.channels;
+        }
+        out.updated_count = await setFlag(trx, me.id, targets, bit, p.op === 'add');
+        changed = targets;
+        return out;
+      });
     return call.services.events.write(work, () => flagsNotice(me.id, p.op, p.flag, changed));
   },
 });
@@ -128,10 +140,11 @@ export const updateMessageFlagsForNarrow = defineEndpoint({
 async function markRead(services: ChatServices, userId: number, where: ReturnType<typeof sql>): Promise<void> {
   let ids: number[] = [];
   await services.events.write(
-    () => services.db.transaction(async (trx) => {
-      ids = await unreadIds(trx, userId, where);
-      await setFlag(trx, userId, ids, FLAG.read, true);
-    }),
+    () =>
+      services.db.transaction(async (trx) => {
+        ids = await unreadIds(trx, userId, where);
+        await setFlag(trx, userId, ids, FLAG.read, true);
+      }),
     () => flagsNotice(userId, 'add', 'read', ids),
   );
 }

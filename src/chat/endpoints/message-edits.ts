@@ -58,22 +58,25 @@ export const updateMessage = defineEndpoint({
     const now = unixSeconds(clock);
     const plan = await checkEdit(db.kysely, call.realm, me, message, ask, now);
     const notify = { old: p.send_notification_to_old_thread, new: p.send_notification_to_new_thread };
-    await events.write(async () => {
-      // The bot a move's notes come from (whether there are notes does not depend on the edit's outcome)
-      // is made, on the realm's first note, before the edit commits:
-      // a request that loses a race there is run again from the start (store-races.ts), which must
-      // find nothing of its own committed. After the edit only message inserts follow, on no unique key.
-      const bot = moveNotes(plan, '', notify, false).length ? await ensureNotificationBot(db, call.realm, clock.now(), call.services.apiKeySeal) : null;
-      const outcome = await applyEdit(db, plan);
-      const notes = moveNotes(plan, outcome.origStreamName ?? '', notify, await topicEmptied(db.kysely, message));
-      if (!notes.length || !bot) return { outcome, posted: [] as Stored[], bot };
-      return { outcome, posted: await postNotes(db, call.realm, bot.bot, me, notes, now), bot };
-    }, async ({ outcome, posted, bot }) => {
-      const notices = [...updateMessageNotices(outcome), ...(await firstMessageIdNotices(db.kysely, call.realm.id, outcome.firstIds))];
-      if (bot?.made) notices.unshift(...(await realmUserAddNotice(db.kysely, call.realm.id, bot.bot)));
-      for (const stored of posted) notices.push(...(await messageNotice(db.kysely, call.realm, stored, null)));
-      return notices;
-    });
+    await events.write(
+      async () => {
+        // The bot a move's notes come from (whether there are notes does not depend on the edit's outcome)
+        // is made, on the realm's first note, before the edit commits:
+        // a request that loses a race there is run again from the start (store-races.ts), which must
+        // find nothing of its own committed. After the edit only message inserts follow, on no unique key.
+        const bot = moveNotes(plan, '', notify, false).length ? await ensureNotificationBot(db, call.realm, clock.now(), call.services.apiKeySeal) : null;
+        const outcome = await applyEdit(db, plan);
+        const notes = moveNotes(plan, outcome.origStreamName ?? '', notify, await topicEmptied(db.kysely, message));
+        if (!notes.length || !bot) return { outcome, posted: [] as Stored[], bot };
+        return { outcome, posted: await postNotes(db, call.realm, bot.bot, me, notes, now), bot };
+      },
+      async ({ outcome, posted, bot }) => {
+        const notices = [...updateMessageNotices(outcome), ...(await firstMessageIdNotices(db.kysely, call.realm.id, outcome.firstIds))];
+        if (bot?.made) notices.unshift(...(await realmUserAddNotice(db.kysely, call.realm.id, bot.bot)));
+        for (const stored of posted) notices.push(...(await messageNotice(db.kysely, call.realm, stored, null)));
+        return notices;
+      },
+    );
     // No uploads exist to detach from.
     return { detached_uploads: [] };
   },
@@ -90,9 +93,10 @@ export const deleteMessageEndpoint = defineEndpoint({
     const { db, clock, events } = call.services;
     const message = await readableMessage(db.kysely, call.realm.id, me, p.message_id);
     await checkCanDelete(db.kysely, await messageSettings(db.kysely, call.realm.id), me, message, unixSeconds(clock));
-    await events.write(() => deleteMessage(db, message), async (d) => [
-      ...deleteMessagesNotices(d.holders, [message.id], d.where), ...(await firstMessageIdNotices(db.kysely, call.realm.id, d.firstIds)),
-    ]);
+    await events.write(
+      () => deleteMessage(db, message),
+      async (d) => [...deleteMessagesNotices(d.holders, [message.id], d.where), ...(await firstMessageIdNotices(db.kysely, call.realm.id, d.firstIds))],
+    );
     return {};
   },
 });
@@ -130,19 +134,32 @@ export const addReaction = defineEndpoint({
     const { db, events } = call.services;
     const message = await readableMessage(db.kysely, call.realm.id, me, p.message_id);
     const emoji = await resolveEmoji(db.kysely, message.id, p, false);
-    await events.write(async () => {
-      return db.transaction(async (trx) => {
-        const mine = await trx.selectFrom('reactions').select('id').where('message_id', '=', message.id).where('user_id', '=', me.id)
-          .where('reaction_type', '=', emoji.reaction_type).where('emoji_code', '=', emoji.emoji_code).executeTakeFirst();
-        const exists = reactionExists;
-        if (mine) throw exists();
-        // Two identical reactions at once on PostgreSQL: the second meets the unique index.
-        await trx.insertInto('reactions').values({ message_id: message.id, user_id: me.id, ...emoji }).execute().catch((err: unknown) => {
-          throw isUniqueViolation(err) ? exists() : err;
+    await events.write(
+      async () => {
+        return db.transaction(async (trx) => {
+          const mine = await trx
+            .selectFrom('reactions')
+            .select('id')
+            .where('message_id', '=', message.id)
+            .where('user_id', '=', me.id)
+            .where('reaction_type', '=', emoji.reaction_type)
+            .where('emoji_code', '=', emoji.emoji_code)
+            .executeTakeFirst();
+          const exists = reactionExists;
+          if (mine) throw exists();
+          // Two identical reactions at once on PostgreSQL: the second meets the unique index.
+          await trx
+            .insertInto('reactions')
+            .values({ message_id: message.id, user_id: me.id, ...emoji })
+            .execute()
+            .catch((err: unknown) => {
+              throw isUniqueViolation(err) ? exists() : err;
+            });
+          return reactionReceivers(trx, message, me.id);
         });
-        return reactionReceivers(trx, message, me.id);
-      });
-    }, (userIds) => [reactionNotice('add', me, message.id, emoji, userIds)]);
+      },
+      (userIds) => [reactionNotice('add', me, message.id, emoji, userIds)],
+    );
     return {};
   },
 });
@@ -158,16 +175,25 @@ export const removeReaction = defineEndpoint({
     const { db, events } = call.services;
     const message = await readableMessage(db.kysely, call.realm.id, me, p.message_id);
     const asked = await resolveEmoji(db.kysely, message.id, p, true);
-    await events.write(async () => {
-      return db.transaction(async (trx) => {
-        const mine = await trx.selectFrom('reactions').select(['id', 'emoji_name']).where('message_id', '=', message.id).where('user_id', '=', me.id)
-          .where('reaction_type', '=', asked.reaction_type).where('emoji_code', '=', asked.emoji_code).executeTakeFirst();
-        if (!mine) throw reactionMissing();
-        await trx.deleteFrom('reactions').where('id', '=', mine.id).execute();
-        // The event names the emoji as it was stored (a removal by code alone has no name).
-        return { userIds: await reactionReceivers(trx, message, me.id), emoji: { ...asked, emoji_name: mine.emoji_name } };
-      });
-    }, (r) => [reactionNotice('remove', me, message.id, r.emoji, r.userIds)]);
+    await events.write(
+      async () => {
+        return db.transaction(async (trx) => {
+          const mine = await trx
+            .selectFrom('reactions')
+            .select(['id', 'emoji_name'])
+            .where('message_id', '=', message.id)
+            .where('user_id', '=', me.id)
+            .where('reaction_type', '=', asked.reaction_type)
+            .where('emoji_code', '=', asked.emoji_code)
+            .executeTakeFirst();
+          if (!mine) throw reactionMissing();
+          await trx.deleteFrom('reactions').where('id', '=', mine.id).execute();
+          // The event names the emoji as it was stored (a removal by code alone has no name).
+          return { userIds: await reactionReceivers(trx, message, me.id), emoji: { ...asked, emoji_name: mine.emoji_name } };
+        });
+      },
+      (r) => [reactionNotice('remove', me, message.id, r.emoji, r.userIds)],
+    );
     return {};
   },
 });

@@ -2,8 +2,20 @@
 import Type from 'typebox';
 import { defineEndpoint, requireUser } from '../endpoint.js';
 import {
-  cannotSendToMultipleChannels, channelIdMissing, channelNameMissing, invalidEmail, invalidUserId, missingAnchor, missingArgument, missingTopic, noRecipients,
-  notAuthorizedToSend, paramInvalid, tooManyMessages, unsupportedParameterCombination, userNoLongerActive,
+  cannotSendToMultipleChannels,
+  channelIdMissing,
+  channelNameMissing,
+  invalidEmail,
+  invalidUserId,
+  missingAnchor,
+  missingArgument,
+  missingTopic,
+  noRecipients,
+  notAuthorizedToSend,
+  paramInvalid,
+  tooManyMessages,
+  unsupportedParameterCombination,
+  userNoLongerActive,
 } from '../errors.js';
 import type { ChatUser } from '../tables.js';
 import { canAccessContent, streamById, streamByName } from '../domain/channels.js';
@@ -13,7 +25,18 @@ import { buildNarrow, readNarrow, type RawNarrow } from '../domain/narrow.js';
 import { displayTopic, normaliseBody, normaliseTopic } from '../domain/topics.js';
 import { userByEmail, userById } from '../domain/users.js';
 import {
-  fetchByIds, fetchWindow, idsMatching, LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH, matchFields, messageObjects, messagesJson, sendDirect, sendToChannel, type Found, type Stored,
+  fetchByIds,
+  fetchWindow,
+  idsMatching,
+  LARGER_THAN_MAX_MESSAGE_ID,
+  MAX_MESSAGES_PER_FETCH,
+  matchFields,
+  messageObjects,
+  messagesJson,
+  sendDirect,
+  sendToChannel,
+  type Found,
+  type Stored,
 } from '../domain/messages.js';
 import { unixSeconds } from '../../platform/clock.js';
 import { messageNotice } from '../events/notices.js';
@@ -49,7 +72,11 @@ export const sendMessage = defineEndpoint({
     const rendered = renderMessage(content, ctx);
     await checkGroupMentions(db.kysely, call.realm.id, me, rendered.mentionedGroupIds);
     const o = {
-      content, rendered: rendered.html, client: call.client, readBySender: p.read_by_sender ?? me.is_bot !== 1, nowSeconds: unixSeconds(clock),
+      content,
+      rendered: rendered.html,
+      client: call.client,
+      readBySender: p.read_by_sender ?? me.is_bot !== 1,
+      nowSeconds: unixSeconds(clock),
       // Without a mention every recipient's bits are 0: skip the flagger (and the topic's participants it needs).
       mentionBits: hasMentions(rendered) ? mentionFlagger(rendered, ctx) : undefined,
       alertWords: await realmAlertWords(db.kysely, call.realm.id),
@@ -67,7 +94,14 @@ export const sendMessage = defineEndpoint({
       if (rawTopic === undefined) throw missingTopic();
       return { id: (await events.write(() => sendToChannel(db, call.realm, me, stream, normaliseTopic(rawTopic), o), publish)).message.id };
     }
-    const list: (string | number)[] = Array.isArray(p.to) ? p.to : typeof p.to === 'number' ? [p.to] : p.to.split(',').map((s) => s.trim()).filter(Boolean);
+    const list: (string | number)[] = Array.isArray(p.to)
+      ? p.to
+      : typeof p.to === 'number'
+        ? [p.to]
+        : p.to
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean);
     if (!list.length) throw noRecipients();
     const recipients: ChatUser[] = [];
     for (const who of list) {
@@ -146,7 +180,10 @@ export const getMessages = defineEndpoint({
       found = await fetchWindow(db, call.realm.id, me, narrow, { anchor, numBefore: p.num_before, numAfter: p.num_after, includeAnchor: p.include_anchor ?? true });
     }
     const messages = await messagesJson(call.services.db, call.services.caches, call.realm, me, found.matches, {
-      applyMarkdown: p.apply_markdown, clientGravatar: p.client_gravatar, allowEmptyTopicName: p.allow_empty_topic_name, search: narrow.search,
+      applyMarkdown: p.apply_markdown,
+      clientGravatar: p.client_gravatar,
+      allowEmptyTopicName: p.allow_empty_topic_name,
+      search: narrow.search,
     });
     const out: Record<string, unknown> = { messages };
     if (found.anchor !== undefined) {

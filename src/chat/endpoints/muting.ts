@@ -3,10 +3,7 @@
 import Type from 'typebox';
 import { sql } from 'kysely';
 import { defineEndpoint, requireUser, type ChatCall } from '../endpoint.js';
-import {
-  cannotMuteSelf, chooseStreamOrStreamId, invalidChannelId, invalidChannelName, noSuchUser, paramNotInList, streamRequired, topicNotMuted, userAlreadyMuted,
-  userNotMuted,
-} from '../errors.js';
+import { cannotMuteSelf, chooseStreamOrStreamId, invalidChannelId, invalidChannelName, noSuchUser, paramNotInList, streamRequired, topicNotMuted, userAlreadyMuted, userNotMuted } from '../errors.js';
 import { FLAG } from '../domain/flags.js';
 import { setFlag, unreadIds } from '../domain/read-state.js';
 import { userById } from '../domain/users.js';
@@ -16,7 +13,6 @@ import { mutedTopicsOf, mutedUsersOf, setTopicPolicy, VISIBILITY } from '../doma
 import type { Stream } from '../tables.js';
 import { flagsNotice } from '../events/notices.js';
 import { mutedUsersNotice, userTopicNotices } from '../events/pref-notices.js';
-
 
 export const muteUser = defineEndpoint({
   method: 'POST',
@@ -31,17 +27,18 @@ export const muteUser = defineEndpoint({
     const now = Math.floor(clock.now() / 1000);
     let read: number[] = [];
     await events.write(
-      () => db.transaction(async (trx) => {
-        // Bots and deactivated users can be muted too.
-        if (!(await userById(trx, call.realm.id, p.muted_user_id))) throw noSuchUser();
-        const muted = await trx.selectFrom('muted_users').select('user_id').where('user_id', '=', me.id).where('muted_user_id', '=', p.muted_user_id).executeTakeFirst();
-        if (muted) throw userAlreadyMuted();
-        await trx.insertInto('muted_users').values({ user_id: me.id, muted_user_id: p.muted_user_id, date_muted: now }).execute();
-        // Everything the muted user sent is read from now on (which also clears notifications).
-        read = await unreadIds(trx, me.id, sql`m.sender_id = ${p.muted_user_id}`);
-        await setFlag(trx, me.id, read, FLAG.read, true);
-        return mutedUsersOf(trx, me.id);
-      }),
+      () =>
+        db.transaction(async (trx) => {
+          // Bots and deactivated users can be muted too.
+          if (!(await userById(trx, call.realm.id, p.muted_user_id))) throw noSuchUser();
+          const muted = await trx.selectFrom('muted_users').select('user_id').where('user_id', '=', me.id).where('muted_user_id', '=', p.muted_user_id).executeTakeFirst();
+          if (muted) throw userAlreadyMuted();
+          await trx.insertInto('muted_users').values({ user_id: me.id, muted_user_id: p.muted_user_id, date_muted: now }).execute();
+          // Everything the muted user sent is read from now on (which also clears notifications).
+          read = await unreadIds(trx, me.id, sql`m.sender_id = ${p.muted_user_id}`);
+          await setFlag(trx, me.id, read, FLAG.read, true);
+          return mutedUsersOf(trx, me.id);
+        }),
       (list) => [...flagsNotice(me.id, 'add', 'read', read), mutedUsersNotice(me.id, list)],
     );
     return {};
@@ -58,12 +55,13 @@ export const unmuteUser = defineEndpoint({
     const me = requireUser(call);
     const { db, events } = call.services;
     await events.write(
-      () => db.transaction(async (trx) => {
-        if (!(await userById(trx, call.realm.id, p.muted_user_id))) throw noSuchUser();
-        const r = await trx.deleteFrom('muted_users').where('user_id', '=', me.id).where('muted_user_id', '=', p.muted_user_id).executeTakeFirst();
-        if (Number(r.numDeletedRows) === 0) throw userNotMuted();
-        return mutedUsersOf(trx, me.id);
-      }),
+      () =>
+        db.transaction(async (trx) => {
+          if (!(await userById(trx, call.realm.id, p.muted_user_id))) throw noSuchUser();
+          const r = await trx.deleteFrom('muted_users').where('user_id', '=', me.id).where('muted_user_id', '=', p.muted_user_id).executeTakeFirst();
+          if (Number(r.numDeletedRows) === 0) throw userNotMuted();
+          return mutedUsersOf(trx, me.id);
+        }),
       (list) => [mutedUsersNotice(me.id, list)],
     );
     return {};
@@ -90,10 +88,11 @@ async function setPolicy(call: ChatCall, stream: Stream, topic: string, policy: 
   const { db, events, clock } = call.services;
   const now = Math.floor(clock.now() / 1000);
   await events.write(
-    () => db.transaction(async (trx) => {
-      await setTopicPolicy(trx, me.id, stream.id, topic, policy, now);
-      return mutedTopicsOf(trx, me.id);
-    }),
+    () =>
+      db.transaction(async (trx) => {
+        await setTopicPolicy(trx, me.id, stream.id, topic, policy, now);
+        return mutedTopicsOf(trx, me.id);
+      }),
     (muted) => userTopicNotices(me.id, { stream_id: stream.id, topic_name: topic, last_updated: now, visibility_policy: policy }, muted),
   );
 }
@@ -130,9 +129,10 @@ export const updateMutedTopic = defineEndpoint({
     const db = call.services.db.kysely;
     const topic = normaliseTopic(p.topic);
     const policy = p.op === 'add' ? VISIBILITY.muted : VISIBILITY.inherit;
-    const stream = p.stream !== undefined
-      ? await policyChannel(call, await streamByName(db, call.realm.id, p.stream), topic, policy, () => (policy === VISIBILITY.inherit ? topicNotMuted() : invalidChannelName({ name: p.stream! })))
-      : await policyChannel(call, await streamById(db, call.realm.id, p.stream_id!), topic, policy, () => (policy === VISIBILITY.inherit ? topicNotMuted() : invalidChannelId()));
+    const stream =
+      p.stream !== undefined
+        ? await policyChannel(call, await streamByName(db, call.realm.id, p.stream), topic, policy, () => (policy === VISIBILITY.inherit ? topicNotMuted() : invalidChannelName({ name: p.stream! })))
+        : await policyChannel(call, await streamById(db, call.realm.id, p.stream_id!), topic, policy, () => (policy === VISIBILITY.inherit ? topicNotMuted() : invalidChannelId()));
     await setPolicy(call, stream, topic, policy);
     return {};
   },

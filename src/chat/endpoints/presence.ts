@@ -10,7 +10,6 @@ import { userByApiEmail, userById } from '../domain/users.js';
 import { presenceNotice, userStatusNotice, type StatusChange } from '../events/live-notices.js';
 import { userSettingNotices } from '../events/pref-notices.js';
 
-
 export const updatePresence = defineEndpoint({
   method: 'POST',
   path: '/users/me/presence',
@@ -42,9 +41,14 @@ export const updatePresence = defineEndpoint({
     // Only for legacy Zephyr mirroring realms in Zulip; always false here, and clients ignore it.
     const out: Record<string, unknown> = { zephyr_mirror_active: false };
     if (p.ping_only) return out;
-    return Object.assign(out, await presenceAnswer(presence, call.realm.id, clock.now(), {
-      slim: p.slim_presence, lastUpdateId: p.last_update_id, historyLimitDays: p.history_limit_days,
-    }));
+    return Object.assign(
+      out,
+      await presenceAnswer(presence, call.realm.id, clock.now(), {
+        slim: p.slim_presence,
+        lastUpdateId: p.last_update_id,
+        historyLimitDays: p.history_limit_days,
+      }),
+    );
   },
 });
 
@@ -73,7 +77,9 @@ export const getUserPresence = defineEndpoint({
     const key = p.user_id_or_email;
     // An id beyond any id column (and the safe integers) is no user, as Django finds none for it.
     const target = /^[0-9]+$/.test(key)
-      ? Number.isSafeInteger(Number(key)) ? await userById(db, call.realm.id, Number(key)) : undefined
+      ? Number.isSafeInteger(Number(key))
+        ? await userById(db, call.realm.id, Number(key))
+        : undefined
       : await userByApiEmail(db, call.realm.id, call.realm.email_host, viewer, key);
     if (!target) throw noSuchUser();
     if (target.is_bot === 1) throw presenceNotForBots();
@@ -108,29 +114,42 @@ export const updateStatus = defineEndpoint({
     const emoji = checkStatusEmoji(p.emoji_name, p.emoji_code, p.reaction_type);
     const change: StatusChange = { away: p.away, status_text: text, emoji };
     const now = Math.floor(clock.now() / 1000);
-    await events.write(async () => db.transaction(async (trx) => {
-      if (p.away !== undefined) {
-        // `away` is the inverse of presence_enabled since Zulip 6.0: invisible mode.
-        const row = await trx.selectFrom('chat_users').select('settings').where('id', '=', me.id).executeTakeFirstOrThrow();
-        const settings = JSON.parse(row.settings) as Record<string, unknown>;
-        settings.presence_enabled = !p.away;
-        await trx.updateTable('chat_users').set({ settings: JSON.stringify(settings) }).where('id', '=', me.id).execute();
-      }
-      const fields = {
-        timestamp: now,
-        ...(text !== undefined ? { status_text: text } : {}),
-        ...(emoji ?? {}),
-      };
-      await trx.insertInto('user_status')
-        .values({ user_id: me.id, realm_id: call.realm.id, status_text: '', emoji_name: '', emoji_code: '', reaction_type: 'unicode_emoji', ...fields })
-        .onConflict((oc) => oc.column('user_id').doUpdateSet(fields))
-        .execute();
-    }), async () => {
-      const receivers = await db.kysely.selectFrom('chat_users').select('id').where('realm_id', '=', call.realm.id).where('is_active', '=', 1).execute();
-      const status = userStatusNotice(me.id, change, receivers.map((r) => Number(r.id)));
-      // The setting `away` changed is announced like any other (Zulip: do_change_user_setting).
-      return p.away === undefined ? [status] : [...userSettingNotices(me, 'presence_enabled', !p.away), status];
-    });
+    await events.write(
+      async () =>
+        db.transaction(async (trx) => {
+          if (p.away !== undefined) {
+            // `away` is the inverse of presence_enabled since Zulip 6.0: invisible mode.
+            const row = await trx.selectFrom('chat_users').select('settings').where('id', '=', me.id).executeTakeFirstOrThrow();
+            const settings = JSON.parse(row.settings) as Record<string, unknown>;
+            settings.presence_enabled = !p.away;
+            await trx
+              .updateTable('chat_users')
+              .set({ settings: JSON.stringify(settings) })
+              .where('id', '=', me.id)
+              .execute();
+          }
+          const fields = {
+            timestamp: now,
+            ...(text !== undefined ? { status_text: text } : {}),
+            ...(emoji ?? {}),
+          };
+          await trx
+            .insertInto('user_status')
+            .values({ user_id: me.id, realm_id: call.realm.id, status_text: '', emoji_name: '', emoji_code: '', reaction_type: 'unicode_emoji', ...fields })
+            .onConflict((oc) => oc.column('user_id').doUpdateSet(fields))
+            .execute();
+        }),
+      async () => {
+        const receivers = await db.kysely.selectFrom('chat_users').select('id').where('realm_id', '=', call.realm.id).where('is_active', '=', 1).execute();
+        const status = userStatusNotice(
+          me.id,
+          change,
+          receivers.map((r) => Number(r.id)),
+        );
+        // The setting `away` changed is announced like any other (Zulip: do_change_user_setting).
+        return p.away === undefined ? [status] : [...userSettingNotices(me, 'presence_enabled', !p.away), status];
+      },
+    );
     return {};
   },
 });

@@ -6,18 +6,13 @@
 import Type, { type TSchema } from 'typebox';
 import type { Updateable } from 'kysely';
 import { defineEndpoint, requireUser, type ChatCall } from '../endpoint.js';
-import {
-  adminOrEmojiAuthorRequired, adminRequired, linkifierExists, linkifierNotFound, linkifierOrderDuplicates, linkifierOrderIncomplete, ownerRequired,
-  realmEmojiNotFound,
-} from '../errors.js';
+import { adminOrEmojiAuthorRequired, adminRequired, linkifierExists, linkifierNotFound, linkifierOrderDuplicates, linkifierOrderIncomplete, ownerRequired, realmEmojiNotFound } from '../errors.js';
 import type { ChatTables, RealmRow } from '../tables.js';
 import type { Queryable } from '../../platform/db/database.js';
 import { isAdmin, ROLE } from '../domain/roles.js';
 import { setRealmDeactivated } from '../domain/realm.js';
 import { checkGroupSettingUpdate, sameGroupSetting, type GroupSettingUpdate } from '../domain/groups.js';
-import {
-  REALM_GROUP_SETTING_NAMES, REALM_GROUP_SETTINGS, realmGroupValues, realmRow, SIMPLE_SETTINGS, type SimpleSettingName, type SimpleValue,
-} from '../domain/realm-settings.js';
+import { REALM_GROUP_SETTING_NAMES, REALM_GROUP_SETTINGS, realmGroupValues, realmRow, SIMPLE_SETTINGS, type SimpleSettingName, type SimpleValue } from '../domain/realm-settings.js';
 import { checkLinkifier, linkifierObjects } from '../domain/linkifiers.js';
 import { activeRealmEmoji, realmEmojiObjects } from '../domain/realm-emoji.js';
 import { linkifiersNotice, realmEmojiNotice, realmSettingsNotices, type RealmSettingChange } from '../events/realm-notices.js';
@@ -61,32 +56,32 @@ export const updateRealm = defineEndpoint({
     const { db, events } = call.services;
     const realmId = call.realm.id;
     const changes = await events.write(
-      () => db.transaction(async (trx) => {
-        const row = await realmRow(trx, realmId);
-        const set: Updateable<RealmRow> = {};
-        const changed: RealmSettingChange[] = [];
-        for (const [name, value] of wanted) {
-          const s = SIMPLE_SETTINGS[name];
-          if (s.read(row) === value) continue;
-          Object.assign(set, s.write(value));
-          changed.push({ name, value, dict: 'dict' in s });
-        }
-        const current = await realmGroupValues(trx, row);
-        for (const name of groupUpdates) {
-          const value = await checkGroupSettingUpdate(trx, realmId, name, given[name] as GroupSettingUpdate, current[name], REALM_GROUP_SETTINGS[name]);
-          if (sameGroupSetting(value, current[name])) continue;
-          set[name] = JSON.stringify(value);
-          changed.push({ name, value, dict: true });
-        }
-        if (changed.length) await trx.updateTable('realms').set(set).where('id', '=', realmId).execute();
-        return changed;
-      }),
+      () =>
+        db.transaction(async (trx) => {
+          const row = await realmRow(trx, realmId);
+          const set: Updateable<RealmRow> = {};
+          const changed: RealmSettingChange[] = [];
+          for (const [name, value] of wanted) {
+            const s = SIMPLE_SETTINGS[name];
+            if (s.read(row) === value) continue;
+            Object.assign(set, s.write(value));
+            changed.push({ name, value, dict: 'dict' in s });
+          }
+          const current = await realmGroupValues(trx, row);
+          for (const name of groupUpdates) {
+            const value = await checkGroupSettingUpdate(trx, realmId, name, given[name] as GroupSettingUpdate, current[name], REALM_GROUP_SETTINGS[name]);
+            if (sameGroupSetting(value, current[name])) continue;
+            set[name] = JSON.stringify(value);
+            changed.push({ name, value, dict: true });
+          }
+          if (changed.length) await trx.updateTable('realms').set(set).where('id', '=', realmId).execute();
+          return changed;
+        }),
       (changed) => realmSettingsNotices(db.kysely, realmId, changed),
     );
     return Object.fromEntries(changes.map((c) => [c.name, typeof c.value === 'string' ? 'updated' : c.value]));
   },
 });
-
 
 async function checkUnique(db: Queryable<ChatTables>, realmId: number, pattern: string, urlTemplate: string, exceptId?: number): Promise<void> {
   const clash = await db.selectFrom('realm_linkifiers').select('id').where('realm_id', '=', realmId).where('pattern', '=', pattern).where('url_template', '=', urlTemplate).executeTakeFirst();
@@ -97,7 +92,10 @@ async function checkUnique(db: Queryable<ChatTables>, realmId: number, pattern: 
 async function linkifierWrite<T>(call: ChatCall, work: (trx: Queryable<ChatTables>) => Promise<T>): Promise<T> {
   requireAdmin(call);
   const { db, events } = call.services;
-  return events.write(() => db.transaction(work), () => linkifiersNotice(db.kysely, call.realm.id));
+  return events.write(
+    () => db.transaction(work),
+    () => linkifiersNotice(db.kysely, call.realm.id),
+  );
 }
 
 export const getLinkifiers = defineEndpoint({
@@ -124,7 +122,11 @@ export const addLinkifier = defineEndpoint({
     const id = await linkifierWrite(call, async (trx) => {
       checkLinkifier(p.pattern, p.url_template);
       await checkUnique(trx, realmId, p.pattern, p.url_template);
-      const last = await trx.selectFrom('realm_linkifiers').select((eb) => eb.fn.max('sort_order').as('max')).where('realm_id', '=', realmId).executeTakeFirst();
+      const last = await trx
+        .selectFrom('realm_linkifiers')
+        .select((eb) => eb.fn.max('sort_order').as('max'))
+        .where('realm_id', '=', realmId)
+        .executeTakeFirst();
       // New linkifiers go last (Zulip's default order).
       const sort_order = last?.max === null || last?.max === undefined ? 0 : Number(last.max) + 1;
       const row = await trx.insertInto('realm_linkifiers').values({ realm_id: realmId, pattern: p.pattern, url_template: p.url_template, sort_order }).returning('id').executeTakeFirstOrThrow();
@@ -213,14 +215,15 @@ export const deactivateCustomEmoji = defineEndpoint({
     const me = requireUser(call);
     const { db, events } = call.services;
     await events.write(
-      () => db.transaction(async (trx) => {
-        const emoji = await activeRealmEmoji(trx, call.realm.id, p.emoji_name);
-        // Zulip answers a missing emoji with 404 since feature level 190.
-        if (!emoji) throw realmEmojiNotFound({ name: p.emoji_name });
-        // Only administrators may remove someone else's emoji.
-        if (!isAdmin(me.role) && emoji.author_id !== me.id) throw adminOrEmojiAuthorRequired();
-        await trx.updateTable('realm_emoji').set({ deactivated: 1 }).where('id', '=', emoji.id).execute();
-      }),
+      () =>
+        db.transaction(async (trx) => {
+          const emoji = await activeRealmEmoji(trx, call.realm.id, p.emoji_name);
+          // Zulip answers a missing emoji with 404 since feature level 190.
+          if (!emoji) throw realmEmojiNotFound({ name: p.emoji_name });
+          // Only administrators may remove someone else's emoji.
+          if (!isAdmin(me.role) && emoji.author_id !== me.id) throw adminOrEmojiAuthorRequired();
+          await trx.updateTable('realm_emoji').set({ deactivated: 1 }).where('id', '=', emoji.id).execute();
+        }),
       () => realmEmojiNotice(db.kysely, call.realm.id),
     );
     return {};
@@ -249,7 +252,11 @@ export const deactivateRealm = defineEndpoint({
     const { db, events } = call.services;
     const realmId = call.realm.id;
     // The caller authenticated, so the realm was active: a concurrent deactivation changes nothing more.
-    await events.write(() => setRealmDeactivated(db.kysely, realmId, true), () => [], () => ({ realmId }));
+    await events.write(
+      () => setRealmDeactivated(db.kysely, realmId, true),
+      () => [],
+      () => ({ realmId }),
+    );
     return {};
   },
 });

@@ -18,8 +18,18 @@ export const getServerSettings = defineEndpoint({
     const url = call.services.realmUrl(call.realm);
     return {
       authentication_methods: {
-        password: true, dev: false, email: true, ldap: false, remoteuser: false, github: false,
-        azuread: false, gitlab: false, apple: false, google: false, saml: false, 'openid connect': false,
+        password: true,
+        dev: false,
+        email: true,
+        ldap: false,
+        remoteuser: false,
+        github: false,
+        azuread: false,
+        gitlab: false,
+        apple: false,
+        google: false,
+        saml: false,
+        'openid connect': false,
       },
       external_authentication_methods: [],
       zulip_feature_level: ZULIP_FEATURE_LEVEL,
@@ -40,7 +50,6 @@ export const getServerSettings = defineEndpoint({
     };
   },
 });
-
 
 export const fetchApiKey = defineEndpoint({
   method: 'POST',

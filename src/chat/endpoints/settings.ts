@@ -8,9 +8,7 @@ import { isAdmin } from '../domain/roles.js';
 import { checkFullName, userByEmail, userById } from '../domain/users.js';
 import { canSeeRealEmail } from '../domain/user-rules.js';
 import { hashPassword, verifyPassword } from '../../platform/auth/passwords.js';
-import {
-  checkSetting, DEFAULTS_SETTING_NAMES, realmDefaultsStored, saveRealmDefaults, SETTING_NAMES, SETTINGS, settingOf, storedSettings, type SettingValue,
-} from '../domain/user-settings.js';
+import { checkSetting, DEFAULTS_SETTING_NAMES, realmDefaultsStored, saveRealmDefaults, SETTING_NAMES, SETTINGS, settingOf, storedSettings, type SettingValue } from '../domain/user-settings.js';
 import { realmUserUpdateNotice } from '../events/notices.js';
 import { realmDefaultsNotice, userSettingNotices } from '../events/pref-notices.js';
 import type { Notice } from '../events/hub.js';
@@ -69,32 +67,37 @@ export const updateSettings = defineEndpoint({
     let nameChanged = false;
     let visibilityBefore = 0;
     await events.write(
-      () => db.transaction(async (trx) => {
-        const user = (await userById(trx, call.realm.id, me.id))!;
-        const settings = storedSettings(user.settings);
-        visibilityBefore = settingOf(user, 'email_address_visibility') as number;
-        let timezone: string | undefined;
-        for (const [name, value] of wanted) {
-          // Zulip announces (and records) only real changes.
-          if (settingOf(user, name) === value) continue;
-          changed.push([name, value]);
-          if (name === 'timezone') timezone = value as string;
-          else settings[name] = value;
-        }
-        nameChanged = fullName !== undefined && fullName !== user.full_name;
-        if (changed.length || nameChanged || passwordHash) {
-          await trx.updateTable('chat_users').set({
-            settings: JSON.stringify(settings),
-            ...(timezone !== undefined ? { timezone } : {}),
-            ...(nameChanged ? { full_name: fullName } : {}),
-            ...(passwordHash ? { password_hash: passwordHash } : {}),
-          }).where('id', '=', me.id).execute();
-        }
-        // Turning synchronisation off deletes the stored drafts, without events (Zulip's rule).
-        if (changed.some(([n, v]) => n === 'enable_drafts_synchronization' && v === false)) {
-          await trx.deleteFrom('drafts').where('user_id', '=', me.id).execute();
-        }
-      }),
+      () =>
+        db.transaction(async (trx) => {
+          const user = (await userById(trx, call.realm.id, me.id))!;
+          const settings = storedSettings(user.settings);
+          visibilityBefore = settingOf(user, 'email_address_visibility') as number;
+          let timezone: string | undefined;
+          for (const [name, value] of wanted) {
+            // Zulip announces (and records) only real changes.
+            if (settingOf(user, name) === value) continue;
+            changed.push([name, value]);
+            if (name === 'timezone') timezone = value as string;
+            else settings[name] = value;
+          }
+          nameChanged = fullName !== undefined && fullName !== user.full_name;
+          if (changed.length || nameChanged || passwordHash) {
+            await trx
+              .updateTable('chat_users')
+              .set({
+                settings: JSON.stringify(settings),
+                ...(timezone !== undefined ? { timezone } : {}),
+                ...(nameChanged ? { full_name: fullName } : {}),
+                ...(passwordHash ? { password_hash: passwordHash } : {}),
+              })
+              .where('id', '=', me.id)
+              .execute();
+          }
+          // Turning synchronisation off deletes the stored drafts, without events (Zulip's rule).
+          if (changed.some(([n, v]) => n === 'enable_drafts_synchronization' && v === false)) {
+            await trx.deleteFrom('drafts').where('user_id', '=', me.id).execute();
+          }
+        }),
       () => settingsNotices(call, changed, nameChanged ? fullName! : undefined, visibilityBefore),
     );
     // Keel sends no mail, so the confirmation Zulip mails to the new address cannot be delivered:
@@ -117,8 +120,11 @@ async function deliveryEmailNotices(call: ChatCall, before: number, after: numbe
     if (sees && !saw) gain.push(viewer.id);
     if (saw && !sees) lose.push(viewer.id);
   }
-  const notice = (userIds: number[], email: string | null): Notice =>
-    ({ type: 'realm_user', userIds, render: () => ({ type: 'realm_user', op: 'update', person: { user_id: me.id, delivery_email: email } }) });
+  const notice = (userIds: number[], email: string | null): Notice => ({
+    type: 'realm_user',
+    userIds,
+    render: () => ({ type: 'realm_user', op: 'update', person: { user_id: me.id, delivery_email: email } }),
+  });
   return [...(gain.length ? [notice(gain, me.delivery_email)] : []), ...(lose.length ? [notice(lose, null)] : [])];
 }
 
@@ -148,18 +154,25 @@ export const updateRealmUserSettingsDefaults = defineEndpoint({
     const wanted = requested(p as Record<string, unknown>, DEFAULTS_SETTING_NAMES);
     const changed: [string, SettingValue][] = [];
     await events.write(
-      () => db.transaction(async (trx) => {
-        const stored = await realmDefaultsStored(trx, call.realm.id);
-        for (const [name, value] of wanted) {
-          if ((stored[name] ?? SETTINGS[name].fallback) === value) continue;
-          stored[name] = value;
-          changed.push([name, value]);
-        }
-        if (changed.length) await saveRealmDefaults(trx, call.realm.id, stored);
-      }),
+      () =>
+        db.transaction(async (trx) => {
+          const stored = await realmDefaultsStored(trx, call.realm.id);
+          for (const [name, value] of wanted) {
+            if ((stored[name] ?? SETTINGS[name].fallback) === value) continue;
+            stored[name] = value;
+            changed.push([name, value]);
+          }
+          if (changed.length) await saveRealmDefaults(trx, call.realm.id, stored);
+        }),
       async () => {
         const users = await db.kysely.selectFrom('chat_users').select('id').where('realm_id', '=', call.realm.id).where('is_active', '=', 1).execute();
-        return changed.map(([name, value]) => realmDefaultsNotice(users.map((u) => Number(u.id)), name, value));
+        return changed.map(([name, value]) =>
+          realmDefaultsNotice(
+            users.map((u) => Number(u.id)),
+            name,
+            value,
+          ),
+        );
       },
     );
     return {};

@@ -4,8 +4,22 @@
 import Type from 'typebox';
 import { defineEndpoint, requireUser, type ChatCall } from '../endpoint.js';
 import {
-  alreadyMember, alreadySubgroup, alreadySupergroup, groupAlreadyDeactivated, groupDeactivated, groupInUse, insufficientPermission, invalidGroupId,
-  invalidGroupMemberId, noNewData, noSuchUser, notMember, notSubgroup, nothingToDoMembers, nothingToDoMembersOrSubgroups, oldValueMismatch,
+  alreadyMember,
+  alreadySubgroup,
+  alreadySupergroup,
+  groupAlreadyDeactivated,
+  groupDeactivated,
+  groupInUse,
+  insufficientPermission,
+  invalidGroupId,
+  invalidGroupMemberId,
+  noNewData,
+  noSuchUser,
+  notMember,
+  notSubgroup,
+  nothingToDoMembers,
+  nothingToDoMembersOrSubgroups,
+  oldValueMismatch,
 } from '../errors.js';
 import type { ChatTables, ChatUser, UserGroup } from '../tables.js';
 import type { Queryable } from '../../platform/db/database.js';
@@ -13,9 +27,25 @@ import { unixSeconds } from '../../platform/clock.js';
 import { sameGroupSetting, type GroupSettingValue } from '../domain/groups.js';
 import { userById } from '../domain/users.js';
 import {
-  allMembers, allSubgroups, checkGroupDescription, checkGroupName, checkNameFree, checkPermissionValue, directMembers, directSubgroups, GROUP_PERMISSIONS,
-  groupById, groupForUpdate, groupObjections, groupObjects, groupSetting, hasGroupPermission, initialSetting, nobodyGroupId,
-  requireMemberOrAdmin, type GroupPermission,
+  allMembers,
+  allSubgroups,
+  checkGroupDescription,
+  checkGroupName,
+  checkNameFree,
+  checkPermissionValue,
+  directMembers,
+  directSubgroups,
+  GROUP_PERMISSIONS,
+  groupById,
+  groupForUpdate,
+  groupObjections,
+  groupObjects,
+  groupSetting,
+  hasGroupPermission,
+  initialSetting,
+  nobodyGroupId,
+  requireMemberOrAdmin,
+  type GroupPermission,
 } from '../domain/user-groups.js';
 import { holdsRealmPermission } from '../domain/realm-settings.js';
 import { userGroupAddNotice, userGroupMembershipNotices, userGroupUpdateNotice } from '../events/realm-notices.js';
@@ -74,22 +104,34 @@ export const createUserGroup = defineEndpoint({
     const { db, clock, events } = call.services;
     const realmId = call.realm.id;
     const groupId = await events.write(
-      () => db.transaction(async (trx) => {
-        if (!(await holdsRealmPermission(trx, realmId, me, 'can_create_groups'))) throw insufficientPermission();
-        const name = checkGroupName(p.name);
-        const description = checkGroupDescription(p.description);
-        await checkNameFree(trx, realmId, name);
-        const members = await activeUsers(trx, realmId, p.members);
-        const subgroups = await usableGroups(trx, realmId, p.subgroups);
-        const settings: Partial<Record<GroupPermission, string>> = {};
-        for (const s of GROUP_PERMISSIONS) settings[s] = JSON.stringify(await initialSetting(trx, realmId, me.id, s, p[s] as GroupSettingValue | undefined));
-        const row = await trx.insertInto('user_groups').values({
-          realm_id: realmId, name, description, is_system_group: 0, deactivated: 0, date_created: unixSeconds(clock), creator_id: me.id, ...settings,
-        }).returning('id').executeTakeFirstOrThrow();
-        for (const user_id of members) await trx.insertInto('user_group_members').values({ group_id: row.id, user_id }).execute();
-        for (const subgroup_id of subgroups) await trx.insertInto('user_group_subgroups').values({ group_id: row.id, subgroup_id }).execute();
-        return row.id;
-      }),
+      () =>
+        db.transaction(async (trx) => {
+          if (!(await holdsRealmPermission(trx, realmId, me, 'can_create_groups'))) throw insufficientPermission();
+          const name = checkGroupName(p.name);
+          const description = checkGroupDescription(p.description);
+          await checkNameFree(trx, realmId, name);
+          const members = await activeUsers(trx, realmId, p.members);
+          const subgroups = await usableGroups(trx, realmId, p.subgroups);
+          const settings: Partial<Record<GroupPermission, string>> = {};
+          for (const s of GROUP_PERMISSIONS) settings[s] = JSON.stringify(await initialSetting(trx, realmId, me.id, s, p[s] as GroupSettingValue | undefined));
+          const row = await trx
+            .insertInto('user_groups')
+            .values({
+              realm_id: realmId,
+              name,
+              description,
+              is_system_group: 0,
+              deactivated: 0,
+              date_created: unixSeconds(clock),
+              creator_id: me.id,
+              ...settings,
+            })
+            .returning('id')
+            .executeTakeFirstOrThrow();
+          for (const user_id of members) await trx.insertInto('user_group_members').values({ group_id: row.id, user_id }).execute();
+          for (const subgroup_id of subgroups) await trx.insertInto('user_group_subgroups').values({ group_id: row.id, subgroup_id }).execute();
+          return row.id;
+        }),
       (id) => userGroupAddNotice(db.kysely, realmId, id),
     );
     return { group_id: groupId };
@@ -116,42 +158,48 @@ export const updateUserGroup = defineEndpoint({
     if (!asked) throw noNewData();
     const data: Record<string, unknown> = {};
     await events.write(
-      () => db.transaction(async (trx) => {
-        // Permission settings of a deactivated group may change (feature level 340): no deactivation check.
-        const g = await groupForUpdate(trx, realmId, me, p.user_group_id, ['can_manage_group']);
-        const set: Partial<Record<'name' | 'description' | GroupPermission, string>> = {};
-        if (p.name !== undefined) {
-          const name = checkGroupName(p.name);
-          if (name !== g.name) {
-            await checkNameFree(trx, realmId, name, g.id);
-            set.name = data.name = name;
+      () =>
+        db.transaction(async (trx) => {
+          // Permission settings of a deactivated group may change (feature level 340): no deactivation check.
+          const g = await groupForUpdate(trx, realmId, me, p.user_group_id, ['can_manage_group']);
+          const set: Partial<Record<'name' | 'description' | GroupPermission, string>> = {};
+          if (p.name !== undefined) {
+            const name = checkGroupName(p.name);
+            if (name !== g.name) {
+              await checkNameFree(trx, realmId, name, g.id);
+              set.name = data.name = name;
+            }
           }
-        }
-        if (p.description !== undefined) {
-          const description = checkGroupDescription(p.description);
-          if (description !== g.description) set.description = data.description = description;
-        }
-        const nobody = await nobodyGroupId(trx, realmId);
-        for (const s of GROUP_PERMISSIONS) {
-          const update = p[s] as { new: GroupSettingValue; old?: GroupSettingValue } | undefined;
-          if (update === undefined) continue;
-          const current = groupSetting(g, s, nobody);
-          const value = await checkPermissionValue(trx, realmId, s, update.new);
-          if (update.old !== undefined && !sameGroupSetting(update.old, current)) throw oldValueMismatch();
-          if (sameGroupSetting(value, current)) continue;
-          set[s] = JSON.stringify(value);
-          data[s] = value;
-        }
-        if (Object.keys(set).length) await trx.updateTable('user_groups').set(set).where('id', '=', g.id).execute();
-        return g;
-      }),
+          if (p.description !== undefined) {
+            const description = checkGroupDescription(p.description);
+            if (description !== g.description) set.description = data.description = description;
+          }
+          const nobody = await nobodyGroupId(trx, realmId);
+          for (const s of GROUP_PERMISSIONS) {
+            const update = p[s] as { new: GroupSettingValue; old?: GroupSettingValue } | undefined;
+            if (update === undefined) continue;
+            const current = groupSetting(g, s, nobody);
+            const value = await checkPermissionValue(trx, realmId, s, update.new);
+            if (update.old !== undefined && !sameGroupSetting(update.old, current)) throw oldValueMismatch();
+            if (sameGroupSetting(value, current)) continue;
+            set[s] = JSON.stringify(value);
+            data[s] = value;
+          }
+          if (Object.keys(set).length) await trx.updateTable('user_groups').set(set).where('id', '=', g.id).execute();
+          return g;
+        }),
       (g) => userGroupUpdateNotice(db.kysely, realmId, g.id, data, g.deactivated === 1),
     );
     return {};
   },
 });
 
-interface MembershipChange { add: number[]; delete: number[]; add_subgroups: number[]; delete_subgroups: number[] }
+interface MembershipChange {
+  add: number[];
+  delete: number[];
+  add_subgroups: number[];
+  delete_subgroups: number[];
+}
 
 function isOnlyMe(ids: number[], me: ChatUser): boolean {
   return ids.length > 0 && ids.every((id) => id === me.id);
@@ -169,42 +217,43 @@ async function changeMembership(call: ChatCall, groupId: number, c: MembershipCh
   const realmId = call.realm.id;
   const done = { add_members: [] as number[], remove_members: [] as number[], add_subgroups: [] as number[], remove_subgroups: [] as number[] };
   await events.write(
-    () => db.transaction(async (trx) => {
-      const g = await groupById(trx, realmId, groupId);
-      if (g.is_system_group === 1) throw insufficientPermission();
-      if (g.deactivated === 1) throw groupDeactivated();
-      const allowed = async (settings: GroupPermission[]) => {
-        if (!(await hasGroupPermission(trx, realmId, me, g, settings))) throw insufficientPermission();
-      };
-      if (c.add.length) await allowed(isOnlyMe(c.add, me) ? ['can_join_group', 'can_add_members_group'] : ['can_add_members_group']);
-      if (c.delete.length) await allowed(isOnlyMe(c.delete, me) ? ['can_leave_group', 'can_remove_members_group'] : ['can_remove_members_group']);
-      if (c.add_subgroups.length || c.delete_subgroups.length) await allowed(['can_manage_group']);
-      const members = new Set(await directMembers(trx, g.id));
-      for (const id of await activeUsers(trx, realmId, c.add)) {
-        if (members.has(id)) throw alreadyMember({ id });
-        done.add_members.push(id);
-      }
-      for (const id of await activeUsers(trx, realmId, c.delete)) {
-        if (!members.has(id)) throw notMember({ id });
-        done.remove_members.push(id);
-      }
-      const subgroups = new Set(await directSubgroups(trx, g.id));
-      for (const id of await usableGroups(trx, realmId, c.add_subgroups)) {
-        if (subgroups.has(id)) throw alreadySubgroup({ id });
-        // A group may not contain itself, however deep.
-        if (id === g.id || (await allSubgroups(trx, id)).includes(g.id)) throw alreadySupergroup({ id });
-        done.add_subgroups.push(id);
-      }
-      for (const id of [...new Set(c.delete_subgroups)]) {
-        if (!subgroups.has(id)) throw notSubgroup({ id });
-        done.remove_subgroups.push(id);
-      }
-      for (const user_id of done.add_members) await trx.insertInto('user_group_members').values({ group_id: g.id, user_id }).execute();
-      if (done.remove_members.length) await trx.deleteFrom('user_group_members').where('group_id', '=', g.id).where('user_id', 'in', done.remove_members).execute();
-      for (const subgroup_id of done.add_subgroups) await trx.insertInto('user_group_subgroups').values({ group_id: g.id, subgroup_id }).execute();
-      if (done.remove_subgroups.length) await trx.deleteFrom('user_group_subgroups').where('group_id', '=', g.id).where('subgroup_id', 'in', done.remove_subgroups).execute();
-      return g;
-    }),
+    () =>
+      db.transaction(async (trx) => {
+        const g = await groupById(trx, realmId, groupId);
+        if (g.is_system_group === 1) throw insufficientPermission();
+        if (g.deactivated === 1) throw groupDeactivated();
+        const allowed = async (settings: GroupPermission[]) => {
+          if (!(await hasGroupPermission(trx, realmId, me, g, settings))) throw insufficientPermission();
+        };
+        if (c.add.length) await allowed(isOnlyMe(c.add, me) ? ['can_join_group', 'can_add_members_group'] : ['can_add_members_group']);
+        if (c.delete.length) await allowed(isOnlyMe(c.delete, me) ? ['can_leave_group', 'can_remove_members_group'] : ['can_remove_members_group']);
+        if (c.add_subgroups.length || c.delete_subgroups.length) await allowed(['can_manage_group']);
+        const members = new Set(await directMembers(trx, g.id));
+        for (const id of await activeUsers(trx, realmId, c.add)) {
+          if (members.has(id)) throw alreadyMember({ id });
+          done.add_members.push(id);
+        }
+        for (const id of await activeUsers(trx, realmId, c.delete)) {
+          if (!members.has(id)) throw notMember({ id });
+          done.remove_members.push(id);
+        }
+        const subgroups = new Set(await directSubgroups(trx, g.id));
+        for (const id of await usableGroups(trx, realmId, c.add_subgroups)) {
+          if (subgroups.has(id)) throw alreadySubgroup({ id });
+          // A group may not contain itself, however deep.
+          if (id === g.id || (await allSubgroups(trx, id)).includes(g.id)) throw alreadySupergroup({ id });
+          done.add_subgroups.push(id);
+        }
+        for (const id of [...new Set(c.delete_subgroups)]) {
+          if (!subgroups.has(id)) throw notSubgroup({ id });
+          done.remove_subgroups.push(id);
+        }
+        for (const user_id of done.add_members) await trx.insertInto('user_group_members').values({ group_id: g.id, user_id }).execute();
+        if (done.remove_members.length) await trx.deleteFrom('user_group_members').where('group_id', '=', g.id).where('user_id', 'in', done.remove_members).execute();
+        for (const subgroup_id of done.add_subgroups) await trx.insertInto('user_group_subgroups').values({ group_id: g.id, subgroup_id }).execute();
+        if (done.remove_subgroups.length) await trx.deleteFrom('user_group_subgroups').where('group_id', '=', g.id).where('subgroup_id', 'in', done.remove_subgroups).execute();
+        return g;
+      }),
     (g: UserGroup) => userGroupMembershipNotices(db.kysely, realmId, g.id, false, done),
   );
 }
@@ -297,14 +346,15 @@ export const deactivateUserGroup = defineEndpoint({
     const { db, events } = call.services;
     const realmId = call.realm.id;
     await events.write(
-      () => db.transaction(async (trx) => {
-        const g = await groupForUpdate(trx, realmId, me, p.user_group_id, ['can_manage_group']);
-        if (g.deactivated === 1) throw groupAlreadyDeactivated();
-        const objections = await groupObjections(trx, realmId, g.id);
-        if (objections.length) throw groupInUse({ objections });
-        await trx.updateTable('user_groups').set({ deactivated: 1 }).where('id', '=', g.id).execute();
-        return g.id;
-      }),
+      () =>
+        db.transaction(async (trx) => {
+          const g = await groupForUpdate(trx, realmId, me, p.user_group_id, ['can_manage_group']);
+          if (g.deactivated === 1) throw groupAlreadyDeactivated();
+          const objections = await groupObjections(trx, realmId, g.id);
+          if (objections.length) throw groupInUse({ objections });
+          await trx.updateTable('user_groups').set({ deactivated: 1 }).where('id', '=', g.id).execute();
+          return g.id;
+        }),
       (id) => userGroupUpdateNotice(db.kysely, realmId, id, { deactivated: true }, true),
     );
     return {};

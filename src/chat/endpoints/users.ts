@@ -4,15 +4,11 @@ import Type from 'typebox';
 import { sql } from 'kysely';
 import { receivedSql } from '../domain/receipt.js';
 import { defineEndpoint, requireUser, type ChatCall } from '../endpoint.js';
-import {
-  adminRequired, botOwnerDeactivated, botsNotAccepted, cannotChangeUserEmails, noSuchUser, ownerRequired, profileFieldNotFound, userAlreadyActive,
-} from '../errors.js';
+import { adminRequired, botOwnerDeactivated, botsNotAccepted, cannotChangeUserEmails, noSuchUser, ownerRequired, profileFieldNotFound, userAlreadyActive } from '../errors.js';
 import type { ChatTables, ChatUser } from '../tables.js';
 import type { Queryable } from '../../platform/db/database.js';
 import { isAdmin, ROLE } from '../domain/roles.js';
-import {
-  activeHumanCount, activeOwnerCount, avatarUrlFor, checkFullName, createUser, isoWithOffset, setRole, userByApiEmail, userById, userObject,
-} from '../domain/users.js';
+import { activeHumanCount, activeOwnerCount, avatarUrlFor, checkFullName, createUser, isoWithOffset, setRole, userByApiEmail, userById, userObject } from '../domain/users.js';
 import { checkDeactivation, checkRoleChange, checkSelfDeactivation } from '../domain/user-rules.js';
 import { realmBotActiveNotice, realmUserUpdateNotice } from '../events/notices.js';
 import { peerNotice, sightNotices, visibleChannelIds } from '../events/channel-notices.js';
@@ -21,7 +17,6 @@ import { joinedNotices, userMembershipNotices } from '../events/realm-notices.js
 import { directGroupIdsOf } from '../domain/user-groups.js';
 import type { Notice } from '../events/hub.js';
 import { regenerateApiKey } from '../domain/api-keys.js';
-
 
 export const getOwnUser = defineEndpoint({
   method: 'GET',
@@ -132,7 +127,12 @@ const updateParams = {
   new_email: Type.Optional(Type.String()),
 };
 
-interface UpdateUser { full_name?: string; role?: number; profile_data?: { id: number; value: string | number[] | null }[]; new_email?: string }
+interface UpdateUser {
+  full_name?: string;
+  role?: number;
+  profile_data?: { id: number; value: string | number[] | null }[];
+  new_email?: string;
+}
 
 /** PATCH /users/{user_id} and /users/{email}: every check first, then the changes in one transaction. */
 async function updateUser(call: ChatCall, targetId: number, p: UpdateUser): Promise<Record<string, never>> {
@@ -144,33 +144,41 @@ async function updateUser(call: ChatCall, targetId: number, p: UpdateUser): Prom
   let sight: { before: Set<number>; after: Set<number> } | null = null;
   // A role change moves the user between system groups: add_members / remove_members follow.
   const groups = { before: [] as number[], after: [] as number[] };
-  const work = () => db.transaction(async (trx) => {
-    const target = await userById(trx, call.realm.id, targetId);
-    if (!target) throw noSuchUser();
-    const fullName = p.full_name === undefined ? undefined : checkFullName(p.full_name);
-    const roleChanges = p.role !== undefined && checkRoleChange(me, target, p.role, await activeOwnerCount(trx, call.realm.id));
-    // Keel has no custom profile fields yet, so every field id is unknown.
-    for (const entry of p.profile_data ?? []) throw profileFieldNotFound({ id: entry.id });
-    // Changing emails needs the can_change_user_emails server permission, which no Keel user has.
-    if (p.new_email !== undefined) throw cannotChangeUserEmails();
-    if (fullName !== undefined && fullName !== target.full_name) {
-      await trx.updateTable('chat_users').set({ full_name: fullName }).where('id', '=', target.id).execute();
-      changes.push({ full_name: fullName });
-    }
-    if (roleChanges) {
-      const before = await visibleChannelIds(trx, target);
-      groups.before = await directGroupIdsOf(trx, target.id);
-      await setRole(trx, call.realm.id, target.id, p.role!);
-      groups.after = await directGroupIdsOf(trx, target.id);
-      changes.push({ role: p.role! });
-      sight = { before, after: await visibleChannelIds(trx, { ...target, role: p.role! }) };
-    }
-  });
+  const work = () =>
+    db.transaction(async (trx) => {
+      const target = await userById(trx, call.realm.id, targetId);
+      if (!target) throw noSuchUser();
+      const fullName = p.full_name === undefined ? undefined : checkFullName(p.full_name);
+      const roleChanges = p.role !== undefined && checkRoleChange(me, target, p.role, await activeOwnerCount(trx, call.realm.id));
+      // Keel has no custom profile fields yet, so every field id is unknown.
+      for (const entry of p.profile_data ?? []) throw profileFieldNotFound({ id: entry.id });
+      // Changing emails needs the can_change_user_emails server permission, which no Keel user has.
+      if (p.new_email !== undefined) throw cannotChangeUserEmails();
+      if (fullName !== undefined && fullName !== target.full_name) {
+        await trx.updateTable('chat_users').set({ full_name: fullName }).where('id', '=', target.id).execute();
+        changes.push({ full_name: fullName });
+      }
+      if (roleChanges) {
+        const before = await visibleChannelIds(trx, target);
+        groups.before = await directGroupIdsOf(trx, target.id);
+        await setRole(trx, call.realm.id, target.id, p.role!);
+        groups.after = await directGroupIdsOf(trx, target.id);
+        changes.push({ role: p.role! });
+        sight = { before, after: await visibleChannelIds(trx, { ...target, role: p.role! }) };
+      }
+    });
   await call.services.events.write(work, async () => {
     const out = await updatesNotices(call, targetId, changes);
     if (sight) out.push(...(await sightNotices(db.kysely, targetId, sight.before, sight.after, unixSeconds(call.services.clock))));
-    out.push(...(await userMembershipNotices(db.kysely, call.realm.id, targetId,
-      groups.after.filter((g) => !groups.before.includes(g)), groups.before.filter((g) => !groups.after.includes(g)))));
+    out.push(
+      ...(await userMembershipNotices(
+        db.kysely,
+        call.realm.id,
+        targetId,
+        groups.after.filter((g) => !groups.before.includes(g)),
+        groups.before.filter((g) => !groups.after.includes(g)),
+      )),
+    );
     return out;
   });
   return {};
@@ -206,8 +214,14 @@ export async function activationNotices(call: ChatCall, userIds: number[], isAct
 
 /** peer_add for every channel the user is subscribed to: they just joined (or came back to) its subscriber list. */
 async function subscriberPeerNotices(db: Queryable<ChatTables>, userId: number): Promise<Notice[]> {
-  const streams = await db.selectFrom('subscriptions').innerJoin('streams', 'streams.id', 'subscriptions.stream_id').selectAll('streams')
-    .where('subscriptions.user_id', '=', userId).where('subscriptions.active', '=', 1).orderBy('streams.id').execute();
+  const streams = await db
+    .selectFrom('subscriptions')
+    .innerJoin('streams', 'streams.id', 'subscriptions.stream_id')
+    .selectAll('streams')
+    .where('subscriptions.user_id', '=', userId)
+    .where('subscriptions.active', '=', 1)
+    .orderBy('streams.id')
+    .execute();
   const out: Notice[] = [];
   for (const s of streams) out.push(...(await peerNotice(db, 'peer_add', s, [userId])));
   return out;
@@ -246,13 +260,14 @@ export const deactivateUser = defineEndpoint({
     const me = requireUser(call);
     if (!isAdmin(me.role)) throw adminRequired();
     await call.services.events.write(
-      () => call.services.db.transaction(async (trx) => {
-        const target = await userById(trx, call.realm.id, p.user_id);
-        // Bots are deactivated through the bot endpoints; a deactivated user is not found again.
-        if (!target || target.is_bot === 1 || target.is_active !== 1) throw noSuchUser();
-        checkDeactivation(me, target, await activeOwnerCount(trx, call.realm.id));
-        return deactivate(trx, target.id);
-      }),
+      () =>
+        call.services.db.transaction(async (trx) => {
+          const target = await userById(trx, call.realm.id, p.user_id);
+          // Bots are deactivated through the bot endpoints; a deactivated user is not found again.
+          if (!target || target.is_bot === 1 || target.is_active !== 1) throw noSuchUser();
+          checkDeactivation(me, target, await activeOwnerCount(trx, call.realm.id));
+          return deactivate(trx, target.id);
+        }),
       (ids) => activationNotices(call, ids, false),
       // Their keys stop at the commit, and their event queues end with them.
       (ids) => ids,
@@ -263,9 +278,19 @@ export const deactivateUser = defineEndpoint({
 
 /** Deactivates a user and, as Zulip does, the bots they own; their API keys stop working at once. */
 export async function deactivate(trx: Queryable<ChatTables>, userId: number): Promise<number[]> {
-  const ids = (await trx.selectFrom('chat_users').select('id').where('is_active', '=', 1)
-    .where((eb) => eb.or([eb('id', '=', userId), eb('bot_owner_id', '=', userId)])).execute()).map((r) => r.id);
-  await trx.updateTable('chat_users').set({ is_active: 0 }).where((eb) => eb.or([eb('id', '=', userId), eb('bot_owner_id', '=', userId)])).execute();
+  const ids = (
+    await trx
+      .selectFrom('chat_users')
+      .select('id')
+      .where('is_active', '=', 1)
+      .where((eb) => eb.or([eb('id', '=', userId), eb('bot_owner_id', '=', userId)]))
+      .execute()
+  ).map((r) => r.id);
+  await trx
+    .updateTable('chat_users')
+    .set({ is_active: 0 })
+    .where((eb) => eb.or([eb('id', '=', userId), eb('bot_owner_id', '=', userId)]))
+    .execute();
   return ids;
 }
 
@@ -278,17 +303,18 @@ export const reactivateUser = defineEndpoint({
   async handler(call, p) {
     const me = requireUser(call);
     if (!isAdmin(me.role)) throw adminRequired();
-    const work = () => call.services.db.transaction(async (trx) => {
-      const target = await userById(trx, call.realm.id, p.user_id);
-      if (!target) throw noSuchUser();
-      if (target.is_active === 1) throw userAlreadyActive();
-      if (target.role === ROLE.owner && me.role !== ROLE.owner) throw ownerRequired();
-      if (target.is_bot === 1 && target.bot_owner_id !== null) {
-        const owner = await userById(trx, call.realm.id, target.bot_owner_id);
-        if (owner?.is_active !== 1) throw botOwnerDeactivated();
-      }
-      await trx.updateTable('chat_users').set({ is_active: 1 }).where('id', '=', target.id).execute();
-    });
+    const work = () =>
+      call.services.db.transaction(async (trx) => {
+        const target = await userById(trx, call.realm.id, p.user_id);
+        if (!target) throw noSuchUser();
+        if (target.is_active === 1) throw userAlreadyActive();
+        if (target.role === ROLE.owner && me.role !== ROLE.owner) throw ownerRequired();
+        if (target.is_bot === 1 && target.bot_owner_id !== null) {
+          const owner = await userById(trx, call.realm.id, target.bot_owner_id);
+          if (owner?.is_active !== 1) throw botOwnerDeactivated();
+        }
+        await trx.updateTable('chat_users').set({ is_active: 1 }).where('id', '=', target.id).execute();
+      });
     await call.services.events.write(work, () => activationNotices(call, [p.user_id], true));
     return {};
   },
@@ -303,10 +329,11 @@ export const deactivateOwnUser = defineEndpoint({
   async handler(call) {
     const me = requireUser(call);
     await call.services.events.write(
-      () => call.services.db.transaction(async (trx) => {
-        checkSelfDeactivation(me, await activeOwnerCount(trx, call.realm.id), await activeHumanCount(trx, call.realm.id));
-        return deactivate(trx, me.id);
-      }),
+      () =>
+        call.services.db.transaction(async (trx) => {
+          checkSelfDeactivation(me, await activeOwnerCount(trx, call.realm.id), await activeHumanCount(trx, call.realm.id));
+          return deactivate(trx, me.id);
+        }),
       (ids) => activationNotices(call, ids, false),
       // Their keys stop at the commit, and their event queues end with them.
       (ids) => ids,

@@ -11,7 +11,9 @@ const BASIC_CHALLENGE = { 'www-authenticate': 'Basic realm="zulip"' };
 export const invalidRequestTarget = defineError({ code: 'BAD_REQUEST', message: 'Invalid request target' });
 export const routeNotFound = defineError({ code: 'BAD_REQUEST', status: 404, message: 'Not Found' });
 export const methodNotAllowed = defineError({
-  code: 'BAD_REQUEST', status: 405, message: 'Method Not Allowed',
+  code: 'BAD_REQUEST',
+  status: 405,
+  message: 'Method Not Allowed',
   headers: (a: { allowed: readonly string[] }) => ({ allow: a.allowed.join(', ') }),
 });
 export const malformedPathEscape = defineError({ code: 'BAD_REQUEST', message: 'Malformed URL: invalid percent-encoding in the path' });
@@ -19,11 +21,13 @@ export const malformedPathEscape = defineError({ code: 'BAD_REQUEST', message: '
 export const malformedHttp = defineError({ code: 'BAD_REQUEST', message: 'Malformed HTTP request ({reason})' });
 export const malformedBody = defineError({ code: 'BAD_REQUEST', message: 'Malformed request body: {reason}' });
 export const lengthRequired = defineError({
-  code: 'BAD_REQUEST', status: 411,
+  code: 'BAD_REQUEST',
+  status: 411,
   message: 'A request body without a valid API key in the Authorization header must announce its length (Content-Length) of at most {limit} bytes',
 });
 export const bodyTooLarge = defineError({
-  code: 'BAD_REQUEST', status: 413,
+  code: 'BAD_REQUEST',
+  status: 413,
   message: 'Request body too large: the limit is {openLimit} bytes without a valid API key in the Authorization header, {limit} bytes with one',
 });
 /** A body over the limit of a request with a valid API key. */
@@ -38,7 +42,8 @@ export const internalServerError = defineError({ code: 'INTERNAL_SERVER_ERROR', 
 
 /** Zulip's REQUEST_VARIABLE_MISSING (zerver/lib/request.py). */
 export const missingArgument = defineError({
-  code: 'REQUEST_VARIABLE_MISSING', message: "Missing '{var_name}' argument",
+  code: 'REQUEST_VARIABLE_MISSING',
+  message: "Missing '{var_name}' argument",
   extra: (a: { var_name: string }) => ({ var_name: a.var_name }),
 });
 
@@ -64,7 +69,8 @@ export const paramNestedTooDeeply = defineError({ code: 'BAD_REQUEST', message: 
 /** A value the type cannot hold (an integer past 2^53); `value` is the text sent, cut to 40 characters. */
 export const paramBadValue = defineError({ code: 'BAD_REQUEST', message: "Bad value for '{name}': {value}", extra: param });
 export const unsupportedParameterCombination = defineError({
-  code: 'BAD_REQUEST', message: 'Unsupported parameter combination: {names}',
+  code: 'BAD_REQUEST',
+  message: 'Unsupported parameter combination: {names}',
   extra: (a: { names: string }) => ({ parameters: a.names }),
 });
 export const invalidParameters = defineError({ code: 'BAD_REQUEST', message: 'Invalid parameters' });
@@ -92,7 +98,9 @@ export const subdomainInUse = defineError({ code: 'BAD_REQUEST', message: 'Subdo
 
 /** Zulip's 429: retry-after in the body as float seconds, in the Retry-After header as whole seconds (rounded up). */
 export const rateLimited = defineError({
-  code: 'RATE_LIMIT_HIT', status: 429, message: 'API usage exceeded rate limit',
+  code: 'RATE_LIMIT_HIT',
+  status: 429,
+  message: 'API usage exceeded rate limit',
   extra: (a: { retryAfter: number; headers?: Record<string, string> }) => ({ 'retry-after': a.retryAfter }),
   headers: (a) => ({ ...a.headers, 'retry-after': String(Math.ceil(a.retryAfter)) }),
 });
@@ -112,7 +120,8 @@ export const lastOwnerRoleChange = defineError({ code: 'BAD_REQUEST', message: '
 export const guestCannotBeAdmin = defineError({ code: 'BAD_REQUEST', message: 'Guests cannot be organization administrators' });
 export const cannotDeactivateLastOwner = defineError({ code: 'BAD_REQUEST', message: 'Cannot deactivate the only organization owner' });
 export const cannotDeactivateLastUser = defineError({
-  code: 'CANNOT_DEACTIVATE_LAST_USER', message: 'Cannot deactivate the only {entity}',
+  code: 'CANNOT_DEACTIVATE_LAST_USER',
+  message: 'Cannot deactivate the only {entity}',
   extra: (a: { entity: 'user' | 'organization owner'; is_last_owner: boolean }) => ({ is_last_owner: a.is_last_owner, entity: a.entity }),
 });
 
@@ -188,11 +197,13 @@ export const webPublicDisabled = defineError({ code: 'BAD_REQUEST', message: 'We
 // ---- Channels and subscriptions --------------------------------------------------------------
 
 export const channelNameMissing = defineError({
-  code: 'STREAM_DOES_NOT_EXIST', message: "Channel '{name}' does not exist",
+  code: 'STREAM_DOES_NOT_EXIST',
+  message: "Channel '{name}' does not exist",
   extra: (a: { name: string }) => ({ stream: a.name }),
 });
 export const channelIdMissing = defineError({
-  code: 'STREAM_DOES_NOT_EXIST', message: "Channel with ID '{id}' does not exist",
+  code: 'STREAM_DOES_NOT_EXIST',
+  message: "Channel with ID '{id}' does not exist",
   extra: (a: { id: number }) => ({ stream_id: a.id }),
 });
 /** Unknown channels named in DELETE /users/me/subscriptions (zerver/lib/streams.py list_to_streams). */
@@ -244,7 +255,8 @@ export const editTimeLimitPassed = defineError({ code: 'BAD_REQUEST', message: '
 export const topicEditTimeLimitPassed = defineError({ code: 'BAD_REQUEST', message: "The time limit for editing this message's topic has passed." });
 export const channelEditTimeLimitPassed = defineError({ code: 'BAD_REQUEST', message: "The time limit for editing this message's channel has passed" });
 export const moveTimeLimitExceeded = defineError({
-  code: 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED', message: 'You only have permission to move the {allowed}/{total} most recent messages in this topic.',
+  code: 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED',
+  message: 'You only have permission to move the {allowed}/{total} most recent messages in this topic.',
   extra: (a: { first_message_id_allowed_to_move: number | null; total_messages_in_topic: number; total_messages_allowed_to_move: number }) => ({
     first_message_id_allowed_to_move: a.first_message_id_allowed_to_move,
     total_messages_in_topic: a.total_messages_in_topic,
@@ -284,7 +296,8 @@ export const queueNarrowOperand = defineError({ code: 'BAD_REQUEST', message: 'O
 // ---- Event queues, typing, drafts ------------------------------------------------------------
 
 export const badEventQueueId = defineError({
-  code: 'BAD_EVENT_QUEUE_ID', message: 'Bad event queue ID: {queue_id}',
+  code: 'BAD_EVENT_QUEUE_ID',
+  message: 'Bad event queue ID: {queue_id}',
   extra: (a: { queue_id: string }) => ({ queue_id: a.queue_id }),
 });
 export const anonymousParameter = defineError({ code: 'BAD_REQUEST', message: "Invalid '{name}' parameter for anonymous request" });
@@ -311,7 +324,8 @@ export const groupNameTaken = defineError({ code: 'BAD_REQUEST', message: "User 
 export const groupDeactivated = defineError({ code: 'BAD_REQUEST', message: 'User group is deactivated.' });
 export const groupAlreadyDeactivated = defineError({ code: 'BAD_REQUEST', message: 'User group is already deactivated.' });
 export const groupInUse = defineError({
-  code: 'CANNOT_DEACTIVATE_GROUP_IN_USE', message: 'Cannot deactivate user group in use.',
+  code: 'CANNOT_DEACTIVATE_GROUP_IN_USE',
+  message: 'Cannot deactivate user group in use.',
   extra: (a: { objections: unknown[] }) => ({ objections: a.objections }),
 });
 export const alreadyMember = defineError({ code: 'BAD_REQUEST', message: 'User {id} is already a member of this group' });

@@ -100,9 +100,17 @@ export async function revealNotices(db: Queryable<ChatTables>, stream: Stream, u
   const create = { type: 'stream', op: 'create', streams: [await channelFields(db, stream, nowSeconds)] };
   const out: Notice[] = [{ type: 'stream', userIds, render: (q) => (hidden(q) ? null : create) }];
   if (!o.peers) return out;
-  const subscribers = (await db.selectFrom('subscriptions').innerJoin('chat_users', 'chat_users.id', 'subscriptions.user_id').select('subscriptions.user_id')
-    .where('subscriptions.stream_id', '=', stream.id).where('subscriptions.active', '=', 1).where('chat_users.is_active', '=', 1)
-    .orderBy('subscriptions.user_id').execute()).map((r) => r.user_id);
+  const subscribers = (
+    await db
+      .selectFrom('subscriptions')
+      .innerJoin('chat_users', 'chat_users.id', 'subscriptions.user_id')
+      .select('subscriptions.user_id')
+      .where('subscriptions.stream_id', '=', stream.id)
+      .where('subscriptions.active', '=', 1)
+      .where('chat_users.is_active', '=', 1)
+      .orderBy('subscriptions.user_id')
+      .execute()
+  ).map((r) => r.user_id);
   // Each receiver hears of the others: a user subscribed already knows of their own subscription.
   for (const userId of userIds) {
     const others = subscribers.filter((id) => id !== userId);
@@ -127,6 +135,11 @@ export async function sightNotices(db: Queryable<ChatTables>, userId: number, be
     const stream = await db.selectFrom('streams').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
     out.push(...(await revealNotices(db, stream, [userId], nowSeconds, { peers: true })));
   }
-  out.push(...hideNotice([...before].filter((x) => !after.has(x)).sort((a, b) => a - b), [userId]));
+  out.push(
+    ...hideNotice(
+      [...before].filter((x) => !after.has(x)).sort((a, b) => a - b),
+      [userId],
+    ),
+  );
   return out;
 }

@@ -29,25 +29,30 @@ export function updateMessageNotices(o: EditOutcome): Notice[] {
   if (m.stream_id !== null) Object.assign(base, { stream_name: o.origStreamName, stream_id: Number(m.stream_id) });
   if (plan.content) {
     Object.assign(base, {
-      orig_content: m.content, orig_rendered_content: m.rendered_content,
-      content: plan.content.content, rendered_content: plan.content.rendered, is_me_message: isMeMessage(plan.content.content),
+      orig_content: m.content,
+      orig_rendered_content: m.rendered_content,
+      content: plan.content.content,
+      rendered_content: plan.content.rendered,
+      is_me_message: isMeMessage(plan.content.content),
     });
   }
   if (plan.move?.stream) base.new_stream_id = plan.move.stream.id;
   if (plan.move) base.propagate_mode = plan.move.propagateMode;
   const userIds = [...o.receivers.keys(), ...o.alsoNotified];
-  const notices: Notice[] = [{
-    type: 'update_message',
-    userIds,
-    render(queue) {
-      const event: Record<string, unknown> & { type: string } = { ...base, type: 'update_message' };
-      // Someone told of a move without holding the target message sees it as shared history would.
-      event.flags = flagNames(o.receivers.get(queue.options.userId) ?? HISTORICAL_FLAGS);
-      if (plan.move) event.orig_subject = showTopic(queue, m.topic);
-      if (plan.move?.topic !== undefined) Object.assign(event, { subject: showTopic(queue, plan.move.topic), topic_links: [] });
-      return event;
+  const notices: Notice[] = [
+    {
+      type: 'update_message',
+      userIds,
+      render(queue) {
+        const event: Record<string, unknown> & { type: string } = { ...base, type: 'update_message' };
+        // Someone told of a move without holding the target message sees it as shared history would.
+        event.flags = flagNames(o.receivers.get(queue.options.userId) ?? HISTORICAL_FLAGS);
+        if (plan.move) event.orig_subject = showTopic(queue, m.topic);
+        if (plan.move?.topic !== undefined) Object.assign(event, { subject: showTopic(queue, plan.move.topic), topic_links: [] });
+        return event;
+      },
     },
-  }];
+  ];
   if (o.losers.size && m.stream_id !== null) {
     for (const [userId, ids] of o.losers) notices.push(...deleteMessagesNotices([userId], ids, { streamId: Number(m.stream_id), topic: m.topic }));
   }
@@ -84,9 +89,12 @@ export function deleteMessagesNotices(userIds: number[], messageIds: number[], w
 /** reaction add/remove, with the deprecated `user` object the React Native app still reads. */
 export function reactionNotice(op: 'add' | 'remove', user: ChatUser, messageId: number, emoji: Emoji, userIds: number[]): Notice {
   const event = {
-    type: 'reaction', op, user_id: user.id,
+    type: 'reaction',
+    op,
+    user_id: user.id,
     user: { user_id: user.id, email: user.email, full_name: user.full_name },
-    message_id: messageId, ...emoji,
+    message_id: messageId,
+    ...emoji,
   };
   return { type: 'reaction', userIds, render: () => event };
 }

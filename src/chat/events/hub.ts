@@ -75,7 +75,6 @@ const NO_FLAGS: string[] = [];
 /** Whose credentials a write took away: users by id, or every user of a realm. */
 export type Revoked = Iterable<number> | { realmId: number };
 
-
 export class EventHub {
   readonly timings: HubTimings;
   readonly limits: HubLimits;

@@ -65,9 +65,7 @@ export function editTypingNotice(op: TypingOp, senderId: number, messageId: numb
     type: 'typing_edit_message',
     userIds: receivers,
     render(queue) {
-      const r = recipient.type === 'channel'
-        ? { ...recipient, topic: displayTopic(recipient.topic, queue.options.capabilities.empty_topic_name === true) }
-        : recipient;
+      const r = recipient.type === 'channel' ? { ...recipient, topic: displayTopic(recipient.topic, queue.options.capabilities.empty_topic_name === true) } : recipient;
       return { type: 'typing_edit_message', op, sender_id: senderId, message_id: messageId, recipient: r };
     },
   };

@@ -16,7 +16,10 @@ import type { EventBody } from './queue.js';
 import { channelViewers, streamUpdateNotice } from './channel-notices.js';
 
 /** Where a sender asked for local echo: the queue that sent it, and the client's own id for it. */
-export interface LocalEcho { queueId: string; localId: string }
+export interface LocalEcho {
+  queueId: string;
+  localId: string;
+}
 
 /** The `message` event of a message just committed, to everyone holding a copy (the sender included). */
 export async function messageNotice(db: Queryable<ChatTables>, realm: Realm, stored: Stored, echo: LocalEcho | null): Promise<Notice[]> {
@@ -75,7 +78,8 @@ export async function messageNotice(db: Queryable<ChatTables>, realm: Realm, sto
 
 // Every send to a channel asks it: compiled once (prepared.ts).
 const earlierInChannel = preparedQuery((db: Kysely<ChatTables>, recipientId: number, messageId: number) =>
-  db.selectFrom('messages').select('id').where('recipient_id', '=', recipientId).where('id', '<', messageId).limit(1));
+  db.selectFrom('messages').select('id').where('recipient_id', '=', recipientId).where('id', '<', messageId).limit(1),
+);
 
 /**
  * The channel's first message: its first_message_id changed from null, which Zulip announces with a
@@ -91,11 +95,13 @@ async function firstMessageNotice(db: Queryable<ChatTables>, streamId: number, r
 export function flagsNotice(userId: number, op: 'add' | 'remove', flag: string, messageIds: number[]): Notice[] {
   if (!messageIds.length) return [];
   const messages = [...messageIds].sort((a, b) => a - b);
-  return [{
-    type: 'update_message_flags',
-    userIds: [userId],
-    render: () => ({ type: 'update_message_flags', op, operation: op, flag, messages, all: false }),
-  }];
+  return [
+    {
+      type: 'update_message_flags',
+      userIds: [userId],
+      render: () => ({ type: 'update_message_flags', op, operation: op, flag, messages, all: false }),
+    },
+  ];
 }
 
 export async function activeUsers(db: Queryable<ChatTables>, realmId: number): Promise<ChatUser[]> {
@@ -151,17 +157,21 @@ export function subscriptionRemoveNotices(removed: Map<number, Stream[]>): Notic
 export async function realmUserAddNotice(db: Queryable<ChatTables>, realmId: number, user: ChatUser): Promise<Notice[]> {
   const viewers = await activeUsers(db, realmId);
   const roles = new Map(viewers.map((v) => [v.id, v.role]));
-  return [{
-    type: 'realm_user',
-    userIds: viewers.map((v) => v.id),
-    render: (queue) => ({
+  return [
+    {
       type: 'realm_user',
-      op: 'add',
-      person: userObject(user, {
-        clientGravatar: queue.options.clientGravatar, includeProfileFields: true, viewer: { id: queue.options.userId, role: roles.get(queue.options.userId)! },
+      userIds: viewers.map((v) => v.id),
+      render: (queue) => ({
+        type: 'realm_user',
+        op: 'add',
+        person: userObject(user, {
+          clientGravatar: queue.options.clientGravatar,
+          includeProfileFields: true,
+          viewer: { id: queue.options.userId, role: roles.get(queue.options.userId)! },
+        }),
       }),
-    }),
-  }];
+    },
+  ];
 }
 
 /** realm_user update: one changed property of one user, to every active user (and the user). */

@@ -82,7 +82,14 @@ export async function saveQueues(hub: EventHub, db: Database<ChatTables>, nowMs:
     for (let i = 0; i < rows.length; i += BATCH) {
       const batch = rows.slice(i, i + BATCH);
       // A row with the same id can only be a leftover the last start did not take: this one is newer.
-      await trx.deleteFrom('chat_event_queues').where('queue_id', 'in', batch.map((r) => r.queue_id)).execute();
+      await trx
+        .deleteFrom('chat_event_queues')
+        .where(
+          'queue_id',
+          'in',
+          batch.map((r) => r.queue_id),
+        )
+        .execute();
       await trx.insertInto('chat_event_queues').values(batch).execute();
     }
   });
@@ -106,9 +113,7 @@ export function restartEvent(serverGeneration: number): EventBody {
  * expiry by `nowMs`, and gives the others to the hub with a `restart` event appended when their
  * event_types accept it. Call it before the listener opens.
  */
-export async function restoreQueues(
-  hub: EventHub, db: Database<ChatTables>, nowMs: number, log: Logger,
-): Promise<{ restored: number; expired: number }> {
+export async function restoreQueues(hub: EventHub, db: Database<ChatTables>, nowMs: number, log: Logger): Promise<{ restored: number; expired: number }> {
   const rows = await db.kysely.deleteFrom('chat_event_queues').returningAll().execute();
   const restart = new SharedEvent(restartEvent(Math.floor(nowMs / 1000)));
   const shared = new Map<string, SharedEvent>();

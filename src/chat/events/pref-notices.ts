@@ -12,11 +12,13 @@ const modern = (queue: { options: { capabilities: Record<string, boolean> } }) =
 /** One changed setting, to the user's queues. */
 export function userSettingNotices(me: Pick<ChatUser, 'id' | 'email'>, name: string, value: SettingValue): Notice[] {
   const language = name === 'default_language' ? { language_name: languageName(value as string) } : {};
-  const out: Notice[] = [{
-    type: 'user_settings',
-    userIds: [me.id],
-    render: () => ({ type: 'user_settings', op: 'update', property: name, value, ...language }),
-  }];
+  const out: Notice[] = [
+    {
+      type: 'user_settings',
+      userIds: [me.id],
+      render: () => ({ type: 'user_settings', op: 'update', property: name, value, ...language }),
+    },
+  ];
   const legacy = legacyEventOf(name);
   if (legacy === 'display') {
     out.push({
@@ -49,7 +51,12 @@ export function mutedUsersNotice(userId: number, mutedUsers: { id: number; times
   return { type: 'muted_users', userIds: [userId], render: () => ({ type: 'muted_users', muted_users: mutedUsers }) };
 }
 
-export interface UserTopicChange { stream_id: number; topic_name: string; last_updated: number; visibility_policy: number }
+export interface UserTopicChange {
+  stream_id: number;
+  topic_name: string;
+  last_updated: number;
+  visibility_policy: number;
+}
 
 /** user_topic, preceded by the legacy muted_topics list, as Zulip still sends both. */
 export function userTopicNotices(userId: number, change: UserTopicChange, mutedTopics: [string, string, number][]): Notice[] {

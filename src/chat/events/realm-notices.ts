@@ -30,20 +30,25 @@ export async function userGroupAddNotice(db: Queryable<ChatTables>, realmId: num
  */
 export async function userGroupUpdateNotice(db: Queryable<ChatTables>, realmId: number, groupId: number, data: Record<string, unknown>, groupDeactivated: boolean): Promise<Notice[]> {
   if (!Object.keys(data).length) return [];
-  return [{
-    type: 'user_group',
-    userIds: await everyone(db, realmId),
-    render: (queue) => {
-      if (seesDeactivatedGroups(queue)) return { type: 'user_group', op: 'update', group_id: groupId, data };
-      if (data.deactivated === true) return { type: 'user_group', op: 'remove', group_id: groupId };
-      return groupDeactivated ? null : { type: 'user_group', op: 'update', group_id: groupId, data };
+  return [
+    {
+      type: 'user_group',
+      userIds: await everyone(db, realmId),
+      render: (queue) => {
+        if (seesDeactivatedGroups(queue)) return { type: 'user_group', op: 'update', group_id: groupId, data };
+        if (data.deactivated === true) return { type: 'user_group', op: 'remove', group_id: groupId };
+        return groupDeactivated ? null : { type: 'user_group', op: 'update', group_id: groupId, data };
+      },
     },
-  }];
+  ];
 }
 
 /** add_members / remove_members (user_ids) and add_subgroups / remove_subgroups (direct_subgroup_ids). */
 export async function userGroupMembershipNotices(
-  db: Queryable<ChatTables>, realmId: number, groupId: number, groupDeactivated: boolean,
+  db: Queryable<ChatTables>,
+  realmId: number,
+  groupId: number,
+  groupDeactivated: boolean,
   changes: { add_members: number[]; remove_members: number[]; add_subgroups: number[]; remove_subgroups: number[] },
 ): Promise<Notice[]> {
   const userIds = await everyone(db, realmId);
@@ -71,7 +76,10 @@ export async function userMembershipNotices(db: Queryable<ChatTables>, realmId: 
   if (!ids.length) return [];
   const deactivated = new Map((await db.selectFrom('user_groups').select(['id', 'deactivated']).where('id', 'in', ids).execute()).map((g) => [g.id, g.deactivated === 1]));
   const out: Notice[] = [];
-  for (const [list, op] of [[added, 'add_members'], [removed, 'remove_members']] as const) {
+  for (const [list, op] of [
+    [added, 'add_members'],
+    [removed, 'remove_members'],
+  ] as const) {
     for (const groupId of [...list].sort((a, b) => a - b)) {
       const changes = { add_members: [] as number[], remove_members: [] as number[], add_subgroups: [], remove_subgroups: [] };
       changes[op].push(userId);
@@ -89,11 +97,13 @@ export async function joinedNotices(db: Queryable<ChatTables>, realmId: number, 
 /** realm_linkifiers: the whole ordered list, to clients that declared linkifier_url_template. */
 export async function linkifiersNotice(db: Queryable<ChatTables>, realmId: number): Promise<Notice[]> {
   const list = await linkifierObjects(db, realmId);
-  return [{
-    type: 'realm_linkifiers',
-    userIds: await everyone(db, realmId),
-    render: (queue) => (queue.options.capabilities.linkifier_url_template === true ? { type: 'realm_linkifiers', realm_linkifiers: list } : null),
-  }];
+  return [
+    {
+      type: 'realm_linkifiers',
+      userIds: await everyone(db, realmId),
+      render: (queue) => (queue.options.capabilities.linkifier_url_template === true ? { type: 'realm_linkifiers', realm_linkifiers: list } : null),
+    },
+  ];
 }
 
 /** realm_emoji update: every custom emoji of the realm, deactivated ones included. */
@@ -103,16 +113,18 @@ export async function realmEmojiNotice(db: Queryable<ChatTables>, realmId: numbe
 }
 
 /** One changed realm setting: update_dict carries it in `data` (see SIMPLE_SETTINGS.dict). */
-export interface RealmSettingChange { name: string; value: unknown; dict: boolean }
+export interface RealmSettingChange {
+  name: string;
+  value: unknown;
+  dict: boolean;
+}
 
 /** realm update (property, value) or update_dict (property "default", data), one per changed setting. */
 export async function realmSettingsNotices(db: Queryable<ChatTables>, realmId: number, changes: RealmSettingChange[]): Promise<Notice[]> {
   if (!changes.length) return [];
   const userIds = await everyone(db, realmId);
   return changes.map((c) => {
-    const event = c.dict
-      ? { type: 'realm', op: 'update_dict', property: 'default', data: { [c.name]: c.value } }
-      : { type: 'realm', op: 'update', property: c.name, value: c.value };
+    const event = c.dict ? { type: 'realm', op: 'update_dict', property: 'default', data: { [c.name]: c.value } } : { type: 'realm', op: 'update', property: c.name, value: c.value };
     return { type: 'realm', userIds, render: () => event };
   });
 }

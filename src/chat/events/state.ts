@@ -30,11 +30,35 @@ import { mutedTopicsOf, mutedUsersOf, userTopicsOf } from '../domain/muting.js';
 
 /** The fetch_event_types this slice fills in; others are ignored, as Zulip ignores unknown ones. */
 export const SUPPORTED_STATE = [
-  'zulip_version', 'realm', 'realm_user', 'subscription', 'message', 'update_message_flags', 'stream', 'default_streams', 'user_groups',
-  'presence', 'recent_private_conversations', 'user_status', 'alert_words', 'starred_messages', 'custom_profile_fields', 'scheduled_messages',
+  'zulip_version',
+  'realm',
+  'realm_user',
+  'subscription',
+  'message',
+  'update_message_flags',
+  'stream',
+  'default_streams',
+  'user_groups',
+  'presence',
+  'recent_private_conversations',
+  'user_status',
+  'alert_words',
+  'starred_messages',
+  'custom_profile_fields',
+  'scheduled_messages',
   'realm_bot',
-  'user_settings', 'update_display_settings', 'update_global_notifications', 'realm_user_settings_defaults', 'drafts', 'muted_users', 'user_topic', 'muted_topics',
-  'realm_user_groups', 'realm_linkifiers', 'realm_filters', 'realm_emoji',
+  'user_settings',
+  'update_display_settings',
+  'update_global_notifications',
+  'realm_user_settings_defaults',
+  'drafts',
+  'muted_users',
+  'user_topic',
+  'muted_topics',
+  'realm_user_groups',
+  'realm_linkifiers',
+  'realm_filters',
+  'realm_emoji',
   ...Object.keys(EMPTY_FEATURE_STATE),
 ] as const;
 
@@ -172,7 +196,8 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
       for (const s of visible) {
         if (known.has(s.id) || (s.invite_only === 1 && !isAdmin(me.role))) continue;
         const fields = await channelFields(db, s, now);
-        if (r.includeSubscribers) fields.subscribers = (await db.selectFrom('subscriptions').select('user_id').where('stream_id', '=', s.id).where('active', '=', 1).orderBy('user_id').execute()).map((x) => x.user_id);
+        if (r.includeSubscribers)
+          fields.subscribers = (await db.selectFrom('subscriptions').select('user_id').where('stream_id', '=', s.id).where('active', '=', 1).orderBy('user_id').execute()).map((x) => x.user_id);
         never.push(fields);
       }
       Object.assign(out, { subscriptions, unsubscribed, never_subscribed: never });
@@ -206,9 +231,11 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
   if (fetch.has('realm_emoji')) out.realm_emoji = await realmEmojiObjects(db, r.realm.id);
   if (fetch.has('message')) {
     // The newest message the user received: a row of theirs, or a channel message in one of their spans.
-    const max = (await sql<{ id: number }>`select m.id from messages m
+    const max = (
+      await sql<{ id: number }>`select m.id from messages m
       left join user_messages um on um.message_id = m.id and um.user_id = ${me.id}
-      where ${receivedSql(me.id)} order by m.id desc limit 1`.execute(db)).rows[0];
+      where ${receivedSql(me.id)} order by m.id desc limit 1`.execute(db)
+    ).rows[0];
     out.max_message_id = max ? Number(max.id) : -1;
   }
   if (fetch.has('update_message_flags') || fetch.has('message')) out.unread_msgs = await unreadMessages(db, me, r.emptyTopicName);
@@ -221,7 +248,9 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
   if (fetch.has('recent_private_conversations')) out.recent_private_conversations = await recentDirect(db, me.id);
   if (fetch.has('alert_words')) out.alert_words = await alertWords(db, me.id);
   if (fetch.has('starred_messages')) {
-    out.starred_messages = (await sql<{ id: number }>`select message_id as id from user_messages where user_id = ${me.id} and (flags & ${FLAG.starred}) <> 0 order by message_id`.execute(db)).rows.map((x) => Number(x.id));
+    out.starred_messages = (await sql<{ id: number }>`select message_id as id from user_messages where user_id = ${me.id} and (flags & ${FLAG.starred}) <> 0 order by message_id`.execute(db)).rows.map(
+      (x) => Number(x.id),
+    );
   }
   // No organization defines custom profile fields yet (no endpoint creates them): the types exist.
   if (fetch.has('custom_profile_fields')) Object.assign(out, { custom_profile_fields: [], custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES });
@@ -232,9 +261,7 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
   return out;
 }
 
-const PREFERENCE_STATE = [
-  'user_settings', 'update_display_settings', 'update_global_notifications', 'realm_user_settings_defaults', 'drafts', 'muted_users', 'user_topic', 'muted_topics',
-];
+const PREFERENCE_STATE = ['user_settings', 'update_display_settings', 'update_global_notifications', 'realm_user_settings_defaults', 'drafts', 'muted_users', 'user_topic', 'muted_topics'];
 
 /** The user's own preferences: settings, the realm's defaults, drafts, muted users and topics. */
 async function preferencesState(db: Queryable<ChatTables>, r: StateRequest): Promise<Record<string, unknown>> {
@@ -258,17 +285,26 @@ async function preferencesState(db: Queryable<ChatTables>, r: StateRequest): Pro
   return out;
 }
 
-interface Unread { id: number; stream_id: number | null; topic: string; sender_id: number; direct_key: string | null; flags: number }
+interface Unread {
+  id: number;
+  stream_id: number | null;
+  topic: string;
+  sender_id: number;
+  direct_key: string | null;
+  flags: number;
+}
 
 /** unread_msgs: the user's unread copies, in subscribed channels (Zulip's rule) and direct messages. */
 async function unreadMessages(db: Queryable<ChatTables>, me: ChatUser, emptyTopicName: boolean): Promise<Record<string, unknown>> {
   // Received (a row, or a subscription span: domain/receipt.ts) and not read; a span without a row is unread.
-  const rows = (await sql<Unread>`select m.id, m.stream_id, m.topic, m.sender_id, r.direct_key, coalesce(um.flags, 0) as flags from messages m
+  const rows = (
+    await sql<Unread>`select m.id, m.stream_id, m.topic, m.sender_id, r.direct_key, coalesce(um.flags, 0) as flags from messages m
     join recipients r on r.id = m.recipient_id
     left join user_messages um on um.message_id = m.id and um.user_id = ${me.id}
     where ${receivedSql(me.id)} and (coalesce(um.flags, 0) & ${FLAG.read}) = 0
       and (m.stream_id is null or exists (select 1 from subscriptions s where s.stream_id = m.stream_id and s.user_id = ${me.id} and s.active = 1))
-    order by m.id`.execute(db)).rows.map((x) => ({ ...x, id: Number(x.id), flags: Number(x.flags) }));
+    order by m.id`.execute(db)
+  ).rows.map((x) => ({ ...x, id: Number(x.id), flags: Number(x.flags) }));
   const streams = new Map<string, { stream_id: number; topic: string; unread_message_ids: number[] }>();
   const pms = new Map<number, number[]>();
   const huddles = new Map<string, number[]>();
@@ -302,8 +338,16 @@ async function unreadMessages(db: Queryable<ChatTables>, me: ChatUser, emptyTopi
 
 /** Direct conversations by their latest message, newest first (Zulip keeps the latest 1000). */
 async function recentDirect(db: Queryable<ChatTables>, meId: number): Promise<Record<string, unknown>[]> {
-  const rows = (await sql<{ direct_key: string; max_id: number }>`select r.direct_key, max(m.id) as max_id from user_messages um
+  const rows = (
+    await sql<{ direct_key: string; max_id: number }>`select r.direct_key, max(m.id) as max_id from user_messages um
     join messages m on m.id = um.message_id join recipients r on r.id = m.recipient_id
-    where um.user_id = ${meId} and m.stream_id is null group by r.direct_key order by max(m.id) desc limit 1000`.execute(db)).rows;
-  return rows.map((x) => ({ max_message_id: Number(x.max_id), user_ids: x.direct_key.split(',').map(Number).filter((id) => id !== meId) }));
+    where um.user_id = ${meId} and m.stream_id is null group by r.direct_key order by max(m.id) desc limit 1000`.execute(db)
+  ).rows;
+  return rows.map((x) => ({
+    max_message_id: Number(x.max_id),
+    user_ids: x.direct_key
+      .split(',')
+      .map(Number)
+      .filter((id) => id !== meId),
+  }));
 }

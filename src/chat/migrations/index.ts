@@ -19,6 +19,19 @@ import { chatChannelCreation } from './016_chat_channel_creation.js';
 import { chatRealmDeactivation } from './017_chat_realm_deactivation.js';
 
 export const CHAT_MIGRATIONS: readonly Migration[] = [
-  chatCore, chatUsers, chatSearch, chatPresence, chatTopicIndex, chatSubscriptionSpans, chatEventQueues, chatAlertWords, chatUserPrefs,
-  chatMessageEdits, chatRealmAdmin, chatRealmSettings, chatSpectators, chatChannelCreation, chatRealmDeactivation,
+  chatCore,
+  chatUsers,
+  chatSearch,
+  chatPresence,
+  chatTopicIndex,
+  chatSubscriptionSpans,
+  chatEventQueues,
+  chatAlertWords,
+  chatUserPrefs,
+  chatMessageEdits,
+  chatRealmAdmin,
+  chatRealmSettings,
+  chatSpectators,
+  chatChannelCreation,
+  chatRealmDeactivation,
 ];

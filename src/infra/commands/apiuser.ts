@@ -47,10 +47,8 @@ function grantable(call: Call, all: string[], value: string[] | string): string[
   return [...new Set(list)];
 }
 
-const ownById = preparedQuery((db: Kysely<InfraTables>, customerId: number, id: number) =>
-  db.selectFrom('api_users').select(SHOWN).where('customer_id', '=', customerId).where('id', '=', id));
-const ownByUuid = preparedQuery((db: Kysely<InfraTables>, customerId: number, uuid: string) =>
-  db.selectFrom('api_users').select(SHOWN).where('customer_id', '=', customerId).where('uuid', '=', uuid));
+const ownById = preparedQuery((db: Kysely<InfraTables>, customerId: number, id: number) => db.selectFrom('api_users').select(SHOWN).where('customer_id', '=', customerId).where('id', '=', id));
+const ownByUuid = preparedQuery((db: Kysely<InfraTables>, customerId: number, uuid: string) => db.selectFrom('api_users').select(SHOWN).where('customer_id', '=', customerId).where('uuid', '=', uuid));
 
 async function findOwn(call: Call, id: number | string) {
   const { customerId } = requirePrincipal(call);
@@ -81,7 +79,12 @@ export function apiuserCommands(allCommandNames: () => string[]): Command[] {
         if (p.name) q = q.where(sql<boolean>`lower(name) like ${'%' + p.name.toLowerCase().replace(/[\\%_]/g, '\\$&') + '%'} escape '\\'`);
         if (p.status) q = q.where('status', '=', p.status);
         const total = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-        const rows = await q.select(SHOWN).orderBy('id').limit(p.resWindow ?? 20).offset(p.resStart ?? 0).execute();
+        const rows = await q
+          .select(SHOWN)
+          .orderBy('id')
+          .limit(p.resWindow ?? 20)
+          .offset(p.resStart ?? 0)
+          .execute();
         const list = rows.map(present);
         return { message: 'API Users Retrieved Successfully', data: list, matches: Number(total.n), top: { apiusers: list } };
       },
@@ -103,8 +106,14 @@ export function apiuserCommands(allCommandNames: () => string[]): Command[] {
         const row = await call.services.db.kysely
           .insertInto('api_users')
           .values({
-            customer_id: customerId, uuid: key.uuid, secret_hash: key.secretHash, name: p.name ?? `API user ${key.uuid.slice(0, 8)}`,
-            permissions: JSON.stringify(permissions), status: p.status ?? 'ACTIVE', date_created: now, date_modified: now,
+            customer_id: customerId,
+            uuid: key.uuid,
+            secret_hash: key.secretHash,
+            name: p.name ?? `API user ${key.uuid.slice(0, 8)}`,
+            permissions: JSON.stringify(permissions),
+            status: p.status ?? 'ACTIVE',
+            date_created: now,
+            date_modified: now,
           })
           .returning(SHOWN)
           .executeTakeFirstOrThrow();
@@ -165,9 +174,7 @@ export function apiuserCommands(allCommandNames: () => string[]): Command[] {
         changes.date_modified = unixSeconds(call.services.clock);
         // Only if its permissions are still those just judged: were it raised meanwhile, the caller
         // could otherwise rotate (and read) the secret of a key it may no longer manage.
-        const updated = await call.services.db.kysely
-          .updateTable('api_users').set(changes).where('id', '=', row.id).where('permissions', '=', row.permissions)
-          .returning(SHOWN).executeTakeFirst();
+        const updated = await call.services.db.kysely.updateTable('api_users').set(changes).where('id', '=', row.id).where('permissions', '=', row.permissions).returning(SHOWN).executeTakeFirst();
         if (!updated) throw infraErrors.apiUserChanged({ id: row.id });
         const apiuser = secret ? { ...present(updated), secret } : present(updated);
         return { message: 'API User Updated Successfully', data: apiuser, top: { apiuser } };

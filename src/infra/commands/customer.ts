@@ -16,8 +16,7 @@ export const customerCommands: Command[] = [
       const db = call.services.db.kysely;
       const c = await db.selectFrom('customers').selectAll().where('id', '=', customerId).executeTakeFirst();
       if (!c) throw infraErrors.customerNotFound();
-      const parent = c.parent_id === null ? undefined
-        : await db.selectFrom('customers').select('std_name').where('id', '=', c.parent_id).executeTakeFirst();
+      const parent = c.parent_id === null ? undefined : await db.selectFrom('customers').select('std_name').where('id', '=', c.parent_id).executeTakeFirst();
       const customer = {
         id: c.id,
         companyName: c.company_name,

@@ -11,13 +11,23 @@ import { pagingParams } from '../params.js';
 import { unixSeconds } from '../../platform/clock.js';
 import { isUniqueViolation, type Queryable } from '../../platform/db/database.js';
 import type { DnsDomainRow, DnsRecordRow, InfraTables } from '../tables.js';
+import { checkHostable, checkLookup, checkRecord, checkZoneName, checkZoneRules, isZoneFileForm, pick, Problems, RECORD_TYPES, serialBase, type RecordValues, type ZoneEntry } from '../dns-rules.js';
 import {
-  checkHostable, checkLookup, checkRecord, checkZoneName, checkZoneRules, isZoneFileForm, pick, Problems, RECORD_TYPES, serialBase,
-  type RecordValues, type ZoneEntry,
-} from '../dns-rules.js';
-import {
-  createRecordsInput, CreateRecordsParams, deleteRecordsInput, DeleteRecordsParams, DOMAIN_ID, DOMAIN_OR_ZONE, RECORD_KEYS, shapeOf,
-  updateRecordsInput, UpdateRecordsParams, ZONE, ZoneRecordsInput, zoneRecordsInput, ZoneRecordsParam, type RecordShape,
+  createRecordsInput,
+  CreateRecordsParams,
+  deleteRecordsInput,
+  DeleteRecordsParams,
+  DOMAIN_ID,
+  DOMAIN_OR_ZONE,
+  RECORD_KEYS,
+  shapeOf,
+  updateRecordsInput,
+  UpdateRecordsParams,
+  ZONE,
+  ZoneRecordsInput,
+  zoneRecordsInput,
+  ZoneRecordsParam,
+  type RecordShape,
 } from '../dns-input.js';
 import { bumpZone, inTransaction, type ZoneEffect } from '../dns-batches.js';
 
@@ -84,7 +94,11 @@ async function presentDomains(db: Queryable<InfraTables>, domains: DomainRow[]):
   if (domains.length === 0) return [];
   const ids = domains.map((d) => d.id);
   const records = await db.selectFrom('dns_records').selectAll().where('domain_id', 'in', ids).orderBy('id').execute();
-  const customers = await db.selectFrom('customers').select(['id', 'std_name']).where('id', 'in', [...new Set(domains.map((d) => d.customer_id))]).execute();
+  const customers = await db
+    .selectFrom('customers')
+    .select(['id', 'std_name'])
+    .where('id', 'in', [...new Set(domains.map((d) => d.customer_id))])
+    .execute();
   const std = new Map(customers.map((c) => [c.id, c.std_name]));
   const byDomain = new Map<number, RecordRow[]>();
   for (const r of records) {
@@ -168,7 +182,11 @@ async function ownDomain(call: Call, ref: { id?: unknown; name?: unknown }, fiel
 // ---- batches of records ----------------------------------------------------------------------
 
 /** One record of a request (dns-input.ts made it canonical): how problems name it, its key in a map, its fields. */
-interface Entry { field: string; key: string; raw: Record<string, unknown> }
+interface Entry {
+  field: string;
+  key: string;
+  raw: Record<string, unknown>;
+}
 
 /** The canonical records with where each came from; the shape's own problems are added to `problems`. */
 function entriesOf(records: Record<string, unknown>[], shape: RecordShape, problems: Problems): Entry[] {
@@ -180,7 +198,10 @@ function entriesOf(records: Record<string, unknown>[], shape: RecordShape, probl
 async function domainsFor(call: Call, entries: Entry[], params: Record<string, unknown>, problems: Problems): Promise<(DomainRow | undefined)[]> {
   const { customerId } = requirePrincipal(call);
   const refs = entries.map((e) => {
-    for (const [src, prefix] of [[e.raw, e.field], [params, '']] as const) {
+    for (const [src, prefix] of [
+      [e.raw, e.field],
+      [params, ''],
+    ] as const) {
       const id = pick(src, 'domainid');
       // Given is given: null or "" is a bad domain id, not a missing one.
       if (id !== undefined) {
@@ -198,7 +219,8 @@ async function domainsFor(call: Call, entries: Entry[], params: Record<string, u
   const ids = refs.flatMap((r) => ('id' in r && r.id !== undefined ? [r.id] : []));
   const names = refs.flatMap((r) => ('name' in r && r.name !== undefined ? [r.name] : []));
   const rows = await call.services.db.kysely
-    .selectFrom('dns_domains').selectAll()
+    .selectFrom('dns_domains')
+    .selectAll()
     .where('customer_id', '=', customerId)
     .where((eb) => eb.or([eb('id', 'in', ids.length ? ids : [0]), eb('name', 'in', names.length ? names : [''])]))
     .execute();
@@ -215,8 +237,15 @@ function toRow(v: RecordValues) {
 
 function valuesOf(r: RecordRow): RecordValues {
   return {
-    lookup: r.lookup, type: r.type as RecordValues['type'], data: r.data, ttl: Number(r.ttl), priority: Number(r.priority),
-    weight: Number(r.weight), port: Number(r.port), caaFlag: Number(r.caa_flag), caaTag: r.caa_tag,
+    lookup: r.lookup,
+    type: r.type as RecordValues['type'],
+    data: r.data,
+    ttl: Number(r.ttl),
+    priority: Number(r.priority),
+    weight: Number(r.weight),
+    port: Number(r.port),
+    caaFlag: Number(r.caa_flag),
+    caaTag: r.caa_tag,
   };
 }
 
@@ -243,13 +272,20 @@ type NewRecord = { domain: DomainRow; values: RecordValues; field: string };
 /** The zone rules for new records, against the stored records at their names; throws the FAULT. */
 async function checkInserts(trx: Trx, items: NewRecord[]): Promise<void> {
   const domainIds = [...new Set(items.map((i) => i.domain.id))];
-  const existing = await recordsAt(trx, domainIds, items.map((i) => i.values.lookup));
+  const existing = await recordsAt(
+    trx,
+    domainIds,
+    items.map((i) => i.values.lookup),
+  );
   const problems = new Problems();
   for (const id of domainIds) {
-    checkZoneRules([
-      ...existing.filter((r) => r.domain_id === id).map((r): ZoneEntry => ({ values: valuesOf(r) })),
-      ...items.filter((i) => i.domain.id === id).map((i): ZoneEntry => ({ values: i.values, field: i.field })),
-    ], problems);
+    checkZoneRules(
+      [
+        ...existing.filter((r) => r.domain_id === id).map((r): ZoneEntry => ({ values: valuesOf(r) })),
+        ...items.filter((i) => i.domain.id === id).map((i): ZoneEntry => ({ values: i.values, field: i.field })),
+      ],
+      problems,
+    );
   }
   if (!problems.empty) throw fault(problems);
 }
@@ -264,9 +300,13 @@ async function writeInserts(trx: Trx, call: Call, items: NewRecord[]): Promise<R
   const now = unixSeconds(call.services.clock);
   const out: RecordRow[] = [];
   for (const i of items) {
-    out.push(await trx.insertInto('dns_records')
-      .values({ domain_id: i.domain.id, ...toRow(i.values), date_created: now, date_modified: now })
-      .returningAll().executeTakeFirstOrThrow());
+    out.push(
+      await trx
+        .insertInto('dns_records')
+        .values({ domain_id: i.domain.id, ...toRow(i.values), date_created: now, date_modified: now })
+        .returningAll()
+        .executeTakeFirstOrThrow(),
+    );
   }
   return out;
 }
@@ -275,9 +315,12 @@ async function writeInserts(trx: Trx, call: Call, items: NewRecord[]): Promise<R
 async function ownRecords(db: Queryable<InfraTables>, customerId: number, ids: number[]): Promise<(RecordRow & { zone: string })[]> {
   if (ids.length === 0) return [];
   const rows = await db
-    .selectFrom('dns_records as r').innerJoin('dns_domains as d', 'd.id', 'r.domain_id')
-    .selectAll('r').select('d.name as zone')
-    .where('d.customer_id', '=', customerId).where('r.id', 'in', ids)
+    .selectFrom('dns_records as r')
+    .innerJoin('dns_domains as d', 'd.id', 'r.domain_id')
+    .selectAll('r')
+    .select('d.name as zone')
+    .where('d.customer_id', '=', customerId)
+    .where('r.id', 'in', ids)
     .execute();
   for (const id of ids) if (!rows.some((r) => r.id === id)) throw infraErrors.recordIdNotFound({ id });
   return rows;
@@ -287,7 +330,13 @@ function sameData(type: string, stored: string, given: string): boolean {
   if (stored === given) return true;
   if (type === 'TXT' || type === 'CAA') return false;
   // Addresses and host names: case and a trailing dot do not matter.
-  return stored.toLowerCase() === given.trim().toLowerCase().replace(/(.)\.$/, '$1');
+  return (
+    stored.toLowerCase() ===
+    given
+      .trim()
+      .toLowerCase()
+      .replace(/(.)\.$/, '$1')
+  );
 }
 
 // ---- the commands ----------------------------------------------------------------------------
@@ -317,7 +366,12 @@ export const dnsCommands: Command[] = [
       if (p.exactName !== undefined) q = q.where('name', '=', p.exactName.trim().toLowerCase().replace(/\.$/, ''));
       if (p.status !== undefined) q = q.where('status', '=', p.status);
       const total = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-      const rows = await q.selectAll().orderBy('id').limit(p.resWindow ?? WINDOW_DEFAULT).offset(p.resStart ?? 0).execute();
+      const rows = await q
+        .selectAll()
+        .orderBy('id')
+        .limit(p.resWindow ?? WINDOW_DEFAULT)
+        .offset(p.resStart ?? 0)
+        .execute();
       const list = await presentDomains(call.services.db.kysely, rows);
       // LEGO-J decodes `domains` as a map keyed by id; the Python client and DOCS read `data` and `matches`.
       const domains = Object.fromEntries(list.map((d) => [String(d.id), d]));
@@ -362,18 +416,26 @@ export const dnsCommands: Command[] = [
           // A zone inside or above another customer's zone would take over part of its names.
           const labels = name.split('.');
           const above = labels.slice(1).map((_, i) => labels.slice(i + 1).join('.'));
-          const clash = await trx.selectFrom('dns_domains').select('name')
+          const clash = await trx
+            .selectFrom('dns_domains')
+            .select('name')
             .where('customer_id', '!=', customerId)
             .where((eb) => eb.or([eb('name', 'in', above.length ? above : ['']), eb('name', 'like', '%.' + name)]))
             .executeTakeFirst();
           if (clash) throw infraErrors.invalidParameter({ name: 'name', problem: P.zoneClash({ name }) });
           const floor = await trx.selectFrom('dns_serial_floors').select('serial').where('name', '=', name).executeTakeFirst();
           const serial = Math.max(serialBase(call.services.clock.now()), floor ? Number(floor.serial) + 1 : 0);
-          const created = await trx.insertInto('dns_domains')
+          const created = await trx
+            .insertInto('dns_domains')
             .values({ customer_id: customerId, name, serial, status: p.status ?? 'ACTIVE', date_created: now, date_modified: now })
-            .returningAll().executeTakeFirstOrThrow();
+            .returningAll()
+            .executeTakeFirstOrThrow();
           if (entries.length) {
-            await insertRecords(trx, call, entries.map((e, i) => ({ domain: created, values: values[i]!, field: e.field })));
+            await insertRecords(
+              trx,
+              call,
+              entries.map((e, i) => ({ domain: created, values: values[i]!, field: e.field })),
+            );
           }
           return created;
         });
@@ -416,8 +478,11 @@ export const dnsCommands: Command[] = [
         const last = await bumpSerial(trx, call, found.id);
         await trx.deleteFrom('dns_records').where('domain_id', '=', found.id).execute();
         await trx.deleteFrom('dns_domains').where('id', '=', found.id).execute();
-        await trx.insertInto('dns_serial_floors').values({ name: found.name, serial: last.serial })
-          .onConflict((oc) => oc.column('name').doUpdateSet({ serial: last.serial })).execute();
+        await trx
+          .insertInto('dns_serial_floors')
+          .values({ name: found.name, serial: last.serial })
+          .onConflict((oc) => oc.column('name').doUpdateSet({ serial: last.serial }))
+          .execute();
       });
       await refreshAll(call, [found.name]);
       return { message: 'Domain Deleted Successfully', data: { id: found.id, name: found.name } };
@@ -438,9 +503,7 @@ export const dnsCommands: Command[] = [
     async handler(call, p) {
       const { customerId } = requirePrincipal(call);
       const params = p as Record<string, unknown>;
-      let q = call.services.db.kysely
-        .selectFrom('dns_records as r').innerJoin('dns_domains as d', 'd.id', 'r.domain_id')
-        .where('d.customer_id', '=', customerId);
+      let q = call.services.db.kysely.selectFrom('dns_records as r').innerJoin('dns_domains as d', 'd.id', 'r.domain_id').where('d.customer_id', '=', customerId);
       let zone: DomainRow | undefined;
       const given = (v: unknown) => v !== undefined && v !== null && v !== '';
       const idRef = pick(params, 'domainid');
@@ -460,7 +523,13 @@ export const dnsCommands: Command[] = [
       }
       if (p.type !== undefined && p.type !== '') q = q.where('r.type', '=', p.type.trim().toUpperCase());
       const total = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-      const rows = await q.selectAll('r').select('d.name as zone').orderBy('r.id').limit(p.resWindow ?? WINDOW_DEFAULT).offset(p.resStart ?? 0).execute();
+      const rows = await q
+        .selectAll('r')
+        .select('d.name as zone')
+        .orderBy('r.id')
+        .limit(p.resWindow ?? WINDOW_DEFAULT)
+        .offset(p.resStart ?? 0)
+        .execute();
       const records = rows.map((r) => presentRecord(r, r.zone));
       return { message: 'Record(s) Retrieved Successfully', data: records, matches: Number(total.n), top: { records } };
     },
@@ -501,10 +570,21 @@ export const dnsCommands: Command[] = [
         });
       } else {
         rows = await inTransaction(call.services.db, async (trx) => {
-          const locked = await lockZones(trx, call, items.map((i) => i.domain.id));
-          return insertRecords(trx, call, items.map((i) => ({ ...i, domain: locked.get(i.domain.id)! })));
+          const locked = await lockZones(
+            trx,
+            call,
+            items.map((i) => i.domain.id),
+          );
+          return insertRecords(
+            trx,
+            call,
+            items.map((i) => ({ ...i, domain: locked.get(i.domain.id)! })),
+          );
         });
-        await refreshAll(call, items.map((i) => i.domain.name));
+        await refreshAll(
+          call,
+          items.map((i) => i.domain.name),
+        );
       }
       const name = new Map(items.map((i) => [i.domain.id, i.domain.name]));
       const records = rows.map((r) => presentRecord(r, name.get(r.domain_id)!));
@@ -543,8 +623,15 @@ export const dnsCommands: Command[] = [
           else if (domainId !== old.domain_id) problems.add(e.field + 'domainId', P.recordMoves());
         }
         const raw: Record<string, unknown> = {
-          lookup: old.lookup, type: old.type, data: old.data, ttl: old.ttl, priority: old.priority, weight: old.weight,
-          port: old.port, caaflag: old.caa_flag, caatag: old.caa_tag,
+          lookup: old.lookup,
+          type: old.type,
+          data: old.data,
+          ttl: old.ttl,
+          priority: old.priority,
+          weight: old.weight,
+          port: old.port,
+          caaflag: old.caa_flag,
+          caatag: old.caa_tag,
         };
         const newType = pick(e.raw, 'type') ?? old.type;
         const newData = pick(e.raw, 'data');
@@ -567,8 +654,12 @@ export const dnsCommands: Command[] = [
         if (zoneIds.length === 1) {
           // One zone, the caller's (records never move between zones): one read finds the records
           // still there and the records at the names they get.
-          const found = await trx.selectFrom('dns_records').selectAll().where('domain_id', '=', zoneIds[0])
-            .where((eb) => eb.or([eb('id', 'in', ids), eb('lookup', 'in', lookups)])).execute();
+          const found = await trx
+            .selectFrom('dns_records')
+            .selectAll()
+            .where('domain_id', '=', zoneIds[0])
+            .where((eb) => eb.or([eb('id', 'in', ids), eb('lookup', 'in', lookups)]))
+            .execute();
           const byId = new Map(found.map((r) => [r.id, r]));
           current = ids.map((id) => {
             const row = byId.get(id);
@@ -589,14 +680,24 @@ export const dnsCommands: Command[] = [
         const changed = new Map(ids.map((id, i) => [id, { values: merged[i]!, field: entries[i].field }]));
         const ruled = new Problems();
         for (const d of domainIds) {
-          checkZoneRules(all.filter((r) => r.domain_id === d).map((r): ZoneEntry => changed.get(r.id) ?? { values: valuesOf(r) }), ruled);
+          checkZoneRules(
+            all.filter((r) => r.domain_id === d).map((r): ZoneEntry => changed.get(r.id) ?? { values: valuesOf(r) }),
+            ruled,
+          );
         }
         if (!ruled.empty) throw fault(ruled);
         return async (): Promise<ZoneEffect<RecordRow[]>> => {
           const now = unixSeconds(call.services.clock);
           const out: RecordRow[] = [];
           for (const [i, id] of ids.entries()) {
-            out.push(await trx.updateTable('dns_records').set({ ...toRow(merged[i]!), date_modified: now }).where('id', '=', id).returningAll().executeTakeFirstOrThrow());
+            out.push(
+              await trx
+                .updateTable('dns_records')
+                .set({ ...toRow(merged[i]!), date_modified: now })
+                .where('id', '=', id)
+                .returningAll()
+                .executeTakeFirstOrThrow(),
+            );
           }
           return { value: out, upserts: out };
         };
@@ -608,7 +709,10 @@ export const dnsCommands: Command[] = [
           await lockZones(trx, call, zoneIds);
           return (await (await change(trx))()).value;
         });
-        await refreshAll(call, before.map((r) => r.zone));
+        await refreshAll(
+          call,
+          before.map((r) => r.zone),
+        );
       }
       const zoneOf = new Map(before.map((r) => [r.domain_id, r.zone]));
       const records = rows.map((r) => presentRecord(r, zoneOf.get(r.domain_id)!));
@@ -650,9 +754,20 @@ export const dnsCommands: Command[] = [
           if (elsewhere) throw infraErrors.recordNotInDomain({ id: elsewhere.id, domainId: domain.id });
         }
         const change = async (trx: Trx) => {
-          const current = await ownRecords(trx, customerId, found.map((r) => r.id));
+          const current = await ownRecords(
+            trx,
+            customerId,
+            found.map((r) => r.id),
+          );
           return async (): Promise<ZoneEffect<typeof current>> => {
-            await trx.deleteFrom('dns_records').where('id', 'in', current.map((r) => r.id)).execute();
+            await trx
+              .deleteFrom('dns_records')
+              .where(
+                'id',
+                'in',
+                current.map((r) => r.id),
+              )
+              .execute();
             return { value: current, deletes: current.map((r) => r.id) };
           };
         };
@@ -663,7 +778,10 @@ export const dnsCommands: Command[] = [
             await lockZones(trx, call, zoneIds);
             return (await (await change(trx))()).value;
           });
-          await refreshAll(call, deleted.map((r) => r.zone));
+          await refreshAll(
+            call,
+            deleted.map((r) => r.zone),
+          );
         }
       } else {
         // acme.sh's form: no id; the zone, type, lookup and value say which record.
@@ -675,12 +793,18 @@ export const dnsCommands: Command[] = [
         if (!problems.empty || lookup === undefined) throw fault(problems);
         const value = p.data === undefined || p.data === null ? undefined : String(p.data);
         deleted = await inZoneBatch(call, domain!.id, async (trx) => {
-          const candidates = await trx.selectFrom('dns_records').selectAll()
-            .where('domain_id', '=', domain!.id).where('lookup', '=', lookup).where('type', '=', type).execute();
+          const candidates = await trx.selectFrom('dns_records').selectAll().where('domain_id', '=', domain!.id).where('lookup', '=', lookup).where('type', '=', type).execute();
           const matched = candidates.filter((r) => value === undefined || sameData(type, r.data, value));
           if (matched.length === 0) throw infraErrors.recordNotFound();
           return async () => {
-            await trx.deleteFrom('dns_records').where('id', 'in', matched.map((r) => r.id)).execute();
+            await trx
+              .deleteFrom('dns_records')
+              .where(
+                'id',
+                'in',
+                matched.map((r) => r.id),
+              )
+              .execute();
             return { value: matched.map((r) => ({ ...r, zone: domain!.name })), deletes: matched.map((r) => r.id) };
           };
         });

@@ -33,7 +33,11 @@ export const sessionCommands: Command[] = [
       const login = await checkLogin(call.services.db, p.username, p.password);
       if (!login) throw infraErrors.accessDenied();
       passwords.succeeded(p.username, call.ip);
-      await call.services.db.kysely.updateTable('logins').set({ last_login: unixSeconds(call.services.clock) }).where('id', '=', login.id).execute();
+      await call.services.db.kysely
+        .updateTable('logins')
+        .set({ last_login: unixSeconds(call.services.clock) })
+        .where('id', '=', login.id)
+        .execute();
       const session = await issue(call, `login:${login.id}`, login.customerId);
       return { message: 'Login Successful', data: session, top: session };
     },

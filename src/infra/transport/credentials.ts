@@ -2,11 +2,7 @@
 // body APIUUID/APISECRET (any case), Authorization: Bearer <JWT>, and the JWTSESSIONID cookie.
 import { SESSION_COOKIE } from '../commands/session.js';
 
-export type Credentials =
-  | { kind: 'apikey'; uuid: string; secret: string }
-  | { kind: 'jwt'; token: string }
-  | { kind: 'invalid' }
-  | { kind: 'none' };
+export type Credentials = { kind: 'apikey'; uuid: string; secret: string } | { kind: 'jwt'; token: string } | { kind: 'invalid' } | { kind: 'none' };
 
 const BODY_KEYS = { uuid: 'apiuuid', secret: 'apisecret' };
 
@@ -51,8 +47,13 @@ export function takeCredentials(headers: { authorization?: string; cookie?: stri
     // Only two lengths can be these keys; the others are not lower-cased.
     if (key.length !== BODY_KEYS.uuid.length && key.length !== BODY_KEYS.secret.length) continue;
     const lower = key.toLowerCase();
-    if (lower === BODY_KEYS.uuid) { uuid = params[key]; params[key] = undefined; }
-    else if (lower === BODY_KEYS.secret) { secret = params[key]; params[key] = undefined; }
+    if (lower === BODY_KEYS.uuid) {
+      uuid = params[key];
+      params[key] = undefined;
+    } else if (lower === BODY_KEYS.secret) {
+      secret = params[key];
+      params[key] = undefined;
+    }
   }
   const auth = headers.authorization?.trim();
   if (auth) {

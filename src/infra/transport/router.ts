@@ -7,12 +7,7 @@ import { Router as PathRouter, type Route } from '../../platform/http/router.js'
 
 const PREFIX = /^\/api\/(?:rest\/)?(v\d+(?:\.\d+)*)(\/.*)?$/i;
 
-export type Target =
-  | { kind: 'cmd' }
-  | { kind: 'openapi' }
-  | { kind: 'rest'; command: Command; pathParams: Record<string, string> }
-  | { kind: 'wrong-method'; allowed: string[] }
-  | { kind: 'none' };
+export type Target = { kind: 'cmd' } | { kind: 'openapi' } | { kind: 'rest'; command: Command; pathParams: Record<string, string> } | { kind: 'wrong-method'; allowed: string[] } | { kind: 'none' };
 
 const CMD: Target = { kind: 'cmd' };
 const OPENAPI: Target = { kind: 'openapi' };

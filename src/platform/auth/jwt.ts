@@ -22,12 +22,7 @@ export class JwtSigner {
   async sign(claims: JwtClaims): Promise<{ token: string; expires: number }> {
     const now = Math.floor(this.clock.now() / 1000);
     const expires = now + this.lifetimeSeconds;
-    const token = await new SignJWT({ ...claims })
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setIssuer(this.issuer)
-      .setIssuedAt(now)
-      .setExpirationTime(expires)
-      .sign(this.key);
+    const token = await new SignJWT({ ...claims }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setIssuer(this.issuer).setIssuedAt(now).setExpirationTime(expires).sign(this.key);
     return { token, expires };
   }
 

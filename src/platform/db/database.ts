@@ -1,8 +1,21 @@
 // One Database interface over two engines: SQLite (embedded default) and PostgreSQL.
 // Handlers write one Kysely query that runs unchanged on both; engine-specific SQL stays in this folder.
 import {
-  AliasNode, Kysely, sql, TableNode, type CompiledQuery, type InsertQueryNode, type UpdateQueryNode, type KyselyPlugin, type OperationNode, type PluginTransformQueryArgs,
-  type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type Transaction, type UnknownRow,
+  AliasNode,
+  Kysely,
+  sql,
+  TableNode,
+  type CompiledQuery,
+  type InsertQueryNode,
+  type UpdateQueryNode,
+  type KyselyPlugin,
+  type OperationNode,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type QueryResult,
+  type RootOperationNode,
+  type Transaction,
+  type UnknownRow,
 } from 'kysely';
 import type { Clock } from '../clock.js';
 

@@ -46,10 +46,7 @@ export function postgresSearchVector(): string {
 /** DDL for the search index of the messages table (migration 005). */
 export function messageSearchDdl(engine: Engine): string[] {
   if (engine === 'postgres') {
-    return [
-      `ALTER TABLE messages ADD COLUMN search_tsv tsvector GENERATED ALWAYS AS (${postgresSearchVector()}) STORED`,
-      `CREATE INDEX messages_search ON messages USING GIN (search_tsv)`,
-    ];
+    return [`ALTER TABLE messages ADD COLUMN search_tsv tsvector GENERATED ALWAYS AS (${postgresSearchVector()}) STORED`, `CREATE INDEX messages_search ON messages USING GIN (search_tsv)`];
   }
   // External content: the FTS table stores only the index; triggers keep it in step with every
   // insert, update (edits, topic moves) and delete of messages, whatever code path makes them.
@@ -101,7 +98,10 @@ export function searchCondition(engine: Engine, groups: SearchGroups): RawBuilde
   const used = groups.filter((g) => g.length > 0);
   if (!used.length) return sql`1 = 1`;
   if (engine === 'postgres') {
-    const q = used.map((g) => g.map((t) => `'${t}'`).join(' <-> ')).map((p) => `(${p})`).join(' & ');
+    const q = used
+      .map((g) => g.map((t) => `'${t}'`).join(' <-> '))
+      .map((p) => `(${p})`)
+      .join(' & ');
     return sql`m.search_tsv @@ to_tsquery('simple'::regconfig, ${q})`;
   }
   const q = used.map((g) => `"${g.join(' ')}"`).join(' AND ');

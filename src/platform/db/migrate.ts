@@ -48,9 +48,7 @@ export async function migrate<S>(db: Database<S>, migrations: readonly Migration
   await sql.raw(`CREATE TABLE IF NOT EXISTS ${TABLE} (version ${t.bigint} PRIMARY KEY, name ${t.text} NOT NULL, applied_at ${t.bigint} NOT NULL)`).execute(k);
   let current = await schemaVersion(k);
   if (current > latest) {
-    throw new DatabaseError(
-      `the database at ${db.location} is at schema version ${current}, newer than this Keel knows (${latest}); upgrade Keel before using it`,
-    );
+    throw new DatabaseError(`the database at ${db.location} is at schema version ${current}, newer than this Keel knows (${latest}); upgrade Keel before using it`);
   }
   for (const m of sorted.slice(current)) {
     // Two nodes starting together on one PostgreSQL: the second waits, then finds the work done.

@@ -13,9 +13,7 @@ export function sqliteFile(dataDir: string): string {
 
 /** `clock` is what the store's caches read the time from (default: the system's). */
 export async function openDatabase<S>(opts: { dataDir: string; databaseUrl?: string; migrations: readonly Migration[]; clock?: Clock }): Promise<Database<S>> {
-  const db = opts.databaseUrl
-    ? await openPostgres<S>(opts.databaseUrl, opts.clock)
-    : openSqlite<S>(sqliteFile(opts.dataDir), opts.clock);
+  const db = opts.databaseUrl ? await openPostgres<S>(opts.databaseUrl, opts.clock) : openSqlite<S>(sqliteFile(opts.dataDir), opts.clock);
   try {
     await migrate(db, opts.migrations);
   } catch (err) {

@@ -37,7 +37,11 @@ export function openSqlite<S>(file: string, clock: Clock = systemClock): Databas
   }
   const flusher = new WalFlusher(`${file}-wal`);
   const snapshot = new TurnSnapshot(raw);
-  const statements = reusingStatements(raw, () => flusher.markDirty(), () => snapshot.end());
+  const statements = reusingStatements(
+    raw,
+    () => flusher.markDirty(),
+    () => snapshot.end(),
+  );
   // The measured fast paths (fast/README.md): literal limits, the statement cache, direct reads in a
   // turn's snapshot with generated row builders.
   const kysely = new Kysely<S>({ dialect: new SqliteDialect({ database: statements }), plugins: [new LiteralLimits()] });

@@ -16,8 +16,7 @@ export class BodyTooLarge extends Error {
 export class ClientGone extends Error {}
 
 /** Whether a request announces a body that is not empty (the Go client sends {} with GET). */
-export const hasBody = (req: IncomingMessage): boolean =>
-  req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+export const hasBody = (req: IncomingMessage): boolean => req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
 
 /** Whether a body is announced within OPEN_BODY_LIMIT: read without asking who sends it. */
 export const smallBody = (req: IncomingMessage): boolean => {

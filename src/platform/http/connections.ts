@@ -53,7 +53,9 @@ export function readOpenFilesLimit(): OpenFilesLimit | undefined {
     // Not Linux: ask a shell.
   }
   try {
-    const [soft, hard] = execFileSync('sh', ['-c', 'ulimit -Sn; ulimit -Hn'], { encoding: 'utf8', timeout: 2_000, stdio: ['ignore', 'pipe', 'ignore'] }).trim().split(/\s+/);
+    const [soft, hard] = execFileSync('sh', ['-c', 'ulimit -Sn; ulimit -Hn'], { encoding: 'utf8', timeout: 2_000, stdio: ['ignore', 'pipe', 'ignore'] })
+      .trim()
+      .split(/\s+/);
     const limit = { soft: parseLimit(soft), hard: parseLimit(hard) };
     return Number.isNaN(limit.soft) || Number.isNaN(limit.hard) ? undefined : limit;
   } catch {
@@ -218,9 +220,8 @@ export function answerMalformedHttp(body: (status: number, reason: string) => st
     const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
     const reason = http.STATUS_CODES[status]!;
     const text = body(status, reason);
-    socket.end(
-      `HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
-      () => socket.destroy(),
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`, () =>
+      socket.destroy(),
     );
   };
 }
@@ -247,10 +248,7 @@ export function createHttpServer(options: HttpServerOptions, handler: http.Reque
   // Node checks the header and request timeouts on this period (30 s by default, which would let a
   // 20 s header timeout run to 50 s).
   const checkEvery = Math.min(5_000, Math.max(100, Math.floor(t.headersMs / 4)));
-  const server = http.createServer(
-    { headersTimeout: t.headersMs, requestTimeout: t.requestMs, keepAliveTimeout: t.keepAliveMs, connectionsCheckingInterval: checkEvery },
-    handler,
-  );
+  const server = http.createServer({ headersTimeout: t.headersMs, requestTimeout: t.requestMs, keepAliveTimeout: t.keepAliveMs, connectionsCheckingInterval: checkEvery }, handler);
   // Silence on a new connection (node replaces this by the keep-alive timeout after each answer):
   // a little longer than the header timeout, so that half-sent headers get node's 408 first. Set on
   // the new socket, not as the server's timeout, which node re-arms at every request of a kept-alive

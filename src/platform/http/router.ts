@@ -10,10 +10,7 @@ export interface Route<T> {
   value: T;
 }
 
-export type RouteMatch<T> =
-  | { kind: 'found'; value: T; params: Record<string, string> }
-  | { kind: 'wrong-method'; allowed: string[] }
-  | { kind: 'none' };
+export type RouteMatch<T> = { kind: 'found'; value: T; params: Record<string, string> } | { kind: 'wrong-method'; allowed: string[] } | { kind: 'none' };
 
 export interface RouterOptions {
   /** Literal segments match whatever their case (Infra). Default: exactly as written (Chat). */

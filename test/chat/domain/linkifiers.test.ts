@@ -19,10 +19,13 @@ function bestOf3(run: () => unknown): number {
 }
 const link = (href: string, text: string) => `<a href="${href}" target="_blank" title="${href}">${text}</a>`;
 
-it('links a named group through the URL template, only at Zulip\'s word boundaries', () => {
+it("links a named group through the URL template, only at Zulip's word boundaries", () => {
   assert.deepEqual(linkifyText('fix #12, see (#7)', [issues]), [
-    { text: 'fix ' }, { text: '#12', href: 'https://github.com/zulip/zulip/issues/12' }, { text: ', see (' },
-    { text: '#7', href: 'https://github.com/zulip/zulip/issues/7' }, { text: ')' },
+    { text: 'fix ' },
+    { text: '#12', href: 'https://github.com/zulip/zulip/issues/12' },
+    { text: ', see (' },
+    { text: '#7', href: 'https://github.com/zulip/zulip/issues/7' },
+    { text: ')' },
   ]);
   // Not after a word character, not before one.
   assert.deepEqual(linkifyText('a#12 #12b', [issues]), [{ text: 'a#12 #12b' }]);
@@ -35,21 +38,33 @@ it('percent-encodes simple expansions and keeps reserved characters in {+var} an
   assert.equal(linkifyText('wiki:Café', [u])[0].href, 'https://w.example/Caf%C3%A9');
 });
 
-it('applies linkifiers in order: an earlier one\'s match is not linked again', () => {
+it("applies linkifiers in order: an earlier one's match is not linked again", () => {
   const repo = checkLinkifier('(?P<org>[a-z]+)/(?P<repo>[a-z]+)#(?P<id>[0-9]+)', 'https://github.com/{org}/{repo}/pull/{id}');
-  assert.deepEqual(linkifyText('zulip/docs#3 #4', [repo, issues]).map((p) => p.href), ['https://github.com/zulip/docs/pull/3', undefined, 'https://github.com/zulip/zulip/issues/4']);
+  assert.deepEqual(
+    linkifyText('zulip/docs#3 #4', [repo, issues]).map((p) => p.href),
+    ['https://github.com/zulip/docs/pull/3', undefined, 'https://github.com/zulip/zulip/issues/4'],
+  );
   const other = checkLinkifier('#(?P<n>[0-9]+)', 'https://tracker.example/{n}');
-  assert.deepEqual(linkifyText('#4', [other, issues]).map((p) => p.href), ['https://tracker.example/4']);
-  assert.deepEqual(linkifyText('#4', [issues, other]).map((p) => p.href), ['https://github.com/zulip/zulip/issues/4']);
+  assert.deepEqual(
+    linkifyText('#4', [other, issues]).map((p) => p.href),
+    ['https://tracker.example/4'],
+  );
+  assert.deepEqual(
+    linkifyText('#4', [issues, other]).map((p) => p.href),
+    ['https://github.com/zulip/zulip/issues/4'],
+  );
 });
 
 it('refuses patterns and templates Zulip refuses, in its words and under its field', () => {
   const bad = (pattern: string, template: string, msg: string, field: string) => {
-    assert.throws(() => checkLinkifier(pattern, template), (e: unknown) => {
-      assert.ok(e instanceof ChatError && e.code === 'BAD_REQUEST', String(e));
-      assert.deepEqual([e.message, e.extra.errors], [msg, { [field]: [msg] }]);
-      return true;
-    });
+    assert.throws(
+      () => checkLinkifier(pattern, template),
+      (e: unknown) => {
+        assert.ok(e instanceof ChatError && e.code === 'BAD_REQUEST', String(e));
+        assert.deepEqual([e.message, e.extra.errors], [msg, { [field]: [msg] }]);
+        return true;
+      },
+    );
   };
   // RE2's refusals, in the words of the C++ RE2 that Zulip compiles with (the first two are Zulip's own tests).
   bad('(foo', 'https://x/', 'Bad regular expression: missing ): (foo', '__all__');
@@ -87,8 +102,14 @@ it('refuses patterns and templates Zulip refuses, in its words and under its fie
 });
 
 it('accepts RE2 syntax Zulip accepts: flags, \\Q...\\E, both named-group spellings, Unicode classes', () => {
-  const texts = (l: ReturnType<typeof checkLinkifier>, text: string) => linkifyText(text, [l]).filter((p) => p.href).map((p) => [p.text, p.href]);
-  assert.deepEqual(texts(checkLinkifier('(?i)bug(?P<n>[0-9]+)', 'https://b.example/{n}'), 'BUG7 bug8'), [['BUG7', 'https://b.example/7'], ['bug8', 'https://b.example/8']]);
+  const texts = (l: ReturnType<typeof checkLinkifier>, text: string) =>
+    linkifyText(text, [l])
+      .filter((p) => p.href)
+      .map((p) => [p.text, p.href]);
+  assert.deepEqual(texts(checkLinkifier('(?i)bug(?P<n>[0-9]+)', 'https://b.example/{n}'), 'BUG7 bug8'), [
+    ['BUG7', 'https://b.example/7'],
+    ['bug8', 'https://b.example/8'],
+  ]);
   // An unclosed \Q quotes to the end of the pattern only, not into the boundaries around it.
   assert.deepEqual(texts(checkLinkifier('\\Q[x]', 'https://q.example/'), 'a [x] b'), [['[x]', 'https://q.example/']]);
   assert.deepEqual(texts(checkLinkifier('(?<n>[0-9]+)!', 'https://n.example/{n}'), 'go 12!'), [['12!', 'https://n.example/12']]);
@@ -96,7 +117,10 @@ it('accepts RE2 syntax Zulip accepts: flags, \\Q...\\E, both named-group spellin
 });
 
 it('matches where Zulip does: after Unicode spaces, and before anything but a letter or digit', () => {
-  const hrefs = (text: string) => linkifyText(text, [issues]).filter((p) => p.href).map((p) => p.text);
+  const hrefs = (text: string) =>
+    linkifyText(text, [issues])
+      .filter((p) => p.href)
+      .map((p) => p.text);
   assert.deepEqual(hrefs('#1\u00a0#2\u2003#3 #4_ #5é #6٣ "#7" <#8>'), ['#1', '#2', '#3', '#4', '#7', '#8']);
   // Adjacent matches share a boundary character.
   assert.deepEqual(hrefs('#1,#2 #3'), ['#1', '#2', '#3']);
@@ -111,13 +135,18 @@ it('matches in time linear in the text, whatever the pattern', () => {
     console.log(`# (a+)+b on ${n + 1} characters: ${ms.toFixed(2)} ms`);
     assert.ok(ms < 100, `${ms} ms`);
   }
-  assert.deepEqual(linkifyText('a'.repeat(40) + 'b', [l]).map((p) => p.href), ['https://a.example/']);
+  assert.deepEqual(
+    linkifyText('a'.repeat(40) + 'b', [l]).map((p) => p.href),
+    ['https://a.example/'],
+  );
 });
 
 it('bounds what a message built against the linkifiers costs: pattern size when saved, time when rendering', () => {
   // Real linkifiers fit: Zulip's own seven-group test pattern, a 30-project alternation.
-  checkLinkifier('FOO_(?P<id>[a-f]{5});(?P<zone>[a-f]);(?P<domain>[a-z]+);(?P<location>[a-z]+);(?P<name>[a-z]{2,8});(?P<chapter>[0-9]{2,3});(?P<fragment>[a-z]{2,8})',
-    'https://zone_{zone}.example/{domain}/{location}/{id}/{name}/{chapter}/{fragment}');
+  checkLinkifier(
+    'FOO_(?P<id>[a-f]{5});(?P<zone>[a-f]);(?P<domain>[a-z]+);(?P<location>[a-z]+);(?P<name>[a-z]{2,8});(?P<chapter>[0-9]{2,3});(?P<fragment>[a-z]{2,8})',
+    'https://zone_{zone}.example/{domain}/{location}/{id}/{name}/{chapter}/{fragment}',
+  );
   checkLinkifier(`(?P<key>${Array.from({ length: 30 }, (_, i) => `PRJ${i}`).join('|')})-(?P<id>[0-9]+)`, 'https://t.example/{key}-{id}');
   // A program big enough to make the NFA slow is not.
   assert.throws(() => checkLinkifier('(?:a|b)*a(?:a|b){300}z', 'https://x/'), /^Error: Bad regular expression: pattern too large - compile failed$/);
@@ -147,7 +176,10 @@ it('compiles stored linkifiers once, leaving out those RE2 refuses (saved under 
   ];
   const first = compileLinkifiers(stored);
   assert.equal(first.length, 1);
-  assert.deepEqual(linkifyText('T-5 aa', first).map((p) => p.href), ['https://t.example/5', undefined]);
+  assert.deepEqual(
+    linkifyText('T-5 aa', first).map((p) => p.href),
+    ['https://t.example/5', undefined],
+  );
   assert.equal(compileLinkifiers(stored)[0], first[0], 'the same compiled pattern, not compiled again');
 });
 
@@ -160,7 +192,7 @@ it('renders linkifier links in text, not in code or inside links', () => {
   assert.equal(renderMarkdown('see #5'), '<p>see #5</p>', 'no linkifiers, no links');
 });
 
-it('finds a topic\'s links: linkifier matches and bare URLs, in order', () => {
+it("finds a topic's links: linkifier matches and bare URLs, in order", () => {
   assert.deepEqual(topicLinks('see https://a.example/x?y=1, then #8', [issues]), [
     { text: 'https://a.example/x?y=1', url: 'https://a.example/x?y=1' },
     { text: '#8', url: 'https://github.com/zulip/zulip/issues/8' },

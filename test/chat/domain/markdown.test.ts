@@ -22,10 +22,7 @@ it('uses * for emphasis and ** for strong, never _', () => {
 
 it('renders inline code and fenced code in the codehilite wrapper', () => {
   assert.equal(renderMarkdown('use `a < b`'), '<p>use <code>a &lt; b</code></p>');
-  assert.equal(
-    renderMarkdown('```python\nprint("<hi>")\n```'),
-    '<div class="codehilite" data-code-language="python"><pre><span></span><code>print(&quot;&lt;hi&gt;&quot;)\n</code></pre></div>',
-  );
+  assert.equal(renderMarkdown('```python\nprint("<hi>")\n```'), '<div class="codehilite" data-code-language="python"><pre><span></span><code>print(&quot;&lt;hi&gt;&quot;)\n</code></pre></div>');
   assert.equal(renderMarkdown('```\nplain\n```'), '<div class="codehilite"><pre><span></span><code>plain\n</code></pre></div>');
 });
 
@@ -42,18 +39,37 @@ it('links bare URLs and Markdown links, opening in a new tab with the URL as tit
 
 const hamlet = { id: 4, full_name: 'King Hamlet' };
 const ctx: MarkdownContext = {
-  usersByName: new Map([['king hamlet', [hamlet]], ['twin', [{ id: 7, full_name: 'Twin' }, { id: 8, full_name: 'Twin' }]]]),
-  usersById: new Map([[4, hamlet], [7, { id: 7, full_name: 'Twin' }], [8, { id: 8, full_name: 'Twin' }]]),
+  usersByName: new Map([
+    ['king hamlet', [hamlet]],
+    [
+      'twin',
+      [
+        { id: 7, full_name: 'Twin' },
+        { id: 8, full_name: 'Twin' },
+      ],
+    ],
+  ]),
+  usersById: new Map([
+    [4, hamlet],
+    [7, { id: 7, full_name: 'Twin' }],
+    [8, { id: 8, full_name: 'Twin' }],
+  ]),
   groups: new Map([['support', { id: 9, name: 'support', memberIds: [4] }]]),
-  channels: new Map([['general', { id: 3, name: 'general' }], ['big room', { id: 5, name: 'Big Room' }]]),
+  channels: new Map([
+    ['general', { id: 3, name: 'general' }],
+    ['big room', { id: 5, name: 'Big Room' }],
+  ]),
 };
 
 it('renders user, silent, wildcard and group mentions and reports who is mentioned', () => {
   const r = renderMessage('@**King Hamlet** @_**Twin|8** @**all** @**topic** @*support* @_*support* @**Nobody** @**Twin**', ctx);
-  assert.equal(r.html, '<p><span class="user-mention" data-user-id="4">@King Hamlet</span> <span class="user-mention silent" data-user-id="8">Twin</span> '
-    + '<span class="user-mention channel-wildcard-mention" data-user-id="*">@all</span> <span class="topic-mention">@topic</span> '
-    + '<span class="user-group-mention" data-user-group-id="9">@support</span> <span class="user-group-mention silent" data-user-group-id="9">support</span> '
-    + '@<strong>Nobody</strong> @<strong>Twin</strong></p>');
+  assert.equal(
+    r.html,
+    '<p><span class="user-mention" data-user-id="4">@King Hamlet</span> <span class="user-mention silent" data-user-id="8">Twin</span> ' +
+      '<span class="user-mention channel-wildcard-mention" data-user-id="*">@all</span> <span class="topic-mention">@topic</span> ' +
+      '<span class="user-group-mention" data-user-group-id="9">@support</span> <span class="user-group-mention silent" data-user-group-id="9">support</span> ' +
+      '@<strong>Nobody</strong> @<strong>Twin</strong></p>',
+  );
   assert.deepEqual([r.mentionedUserIds, r.mentionedGroupIds, r.streamWildcard, r.topicWildcard], [[4], [9], true, true]);
   assert.deepEqual(renderMessage('@**everyone** @**channel**', ctx).streamWildcard, true);
   const quiet = renderMessage('@_**all** `@**King Hamlet**` @**Hamlet|4**', ctx);
@@ -77,10 +93,15 @@ it('renders emoji by name and Unicode emoji with Zulip names', () => {
 it('renders quotes, spoilers, lists, tables, strikethrough and headings', () => {
   assert.equal(renderMarkdown('> a\nb'), '<blockquote>\n<p>a<br>\nb</p>\n</blockquote>');
   assert.equal(renderMarkdown('```quote\n**q**\n```'), '<blockquote>\n<p><strong>q</strong></p>\n</blockquote>');
-  assert.equal(renderMarkdown('```spoiler Title\nhidden\n```'),
-    '<div class="spoiler-block"><div class="spoiler-header">\n<p>Title</p>\n</div><div class="spoiler-content" aria-hidden="true">\n<p>hidden</p>\n</div></div>');
+  assert.equal(
+    renderMarkdown('```spoiler Title\nhidden\n```'),
+    '<div class="spoiler-block"><div class="spoiler-header">\n<p>Title</p>\n</div><div class="spoiler-content" aria-hidden="true">\n<p>hidden</p>\n</div></div>',
+  );
   assert.equal(renderMarkdown('- a\n- b'), '<ul>\n<li>a</li>\n<li>b</li>\n</ul>');
-  assert.equal(renderMarkdown('|a|b|\n|-|:-:|\n|1|2|'), '<table>\n<thead>\n<tr>\n<th>a</th>\n<th style="text-align: center;">b</th>\n</tr>\n</thead>\n<tbody>\n<tr>\n<td>1</td>\n<td style="text-align: center;">2</td>\n</tr>\n</tbody>\n</table>');
+  assert.equal(
+    renderMarkdown('|a|b|\n|-|:-:|\n|1|2|'),
+    '<table>\n<thead>\n<tr>\n<th>a</th>\n<th style="text-align: center;">b</th>\n</tr>\n</thead>\n<tbody>\n<tr>\n<td>1</td>\n<td style="text-align: center;">2</td>\n</tr>\n</tbody>\n</table>',
+  );
   assert.equal(renderMarkdown('# head\n#nohead'), '<h1>head</h1>\n<p>#nohead</p>');
   assert.equal(renderMarkdown('<https://x.org>'), '<p><a href="https://x.org" target="_blank" title="https://x.org">https://x.org</a></p>');
 });

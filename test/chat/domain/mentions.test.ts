@@ -14,7 +14,10 @@ const ctx: MarkdownContext = {
 
 it('flags members of a mentioned group, and nobody for a silent one', () => {
   const f = mentionFlagger(renderMessage('@*ops* and @**Ann**', ctx), ctx);
-  assert.deepEqual([1, 2, 3, 4].map((id) => f(id, new Set())), [FLAG.mentioned, FLAG.mentioned, FLAG.mentioned, 0]);
+  assert.deepEqual(
+    [1, 2, 3, 4].map((id) => f(id, new Set())),
+    [FLAG.mentioned, FLAG.mentioned, FLAG.mentioned, 0],
+  );
   const quiet = mentionFlagger(renderMessage('@_*ops*', ctx), ctx);
   assert.equal(quiet(2, new Set()), 0);
 });

@@ -30,14 +30,27 @@ await forEachEngine('chat search index', (engine) => {
     (await sql<{ id: number }>`select m.id from messages m where ${searchCondition(engine, parseSearch(q))} order by m.id`.execute(k)).rows.map((r) => Number(r.id));
 
   it('indexes old messages at migration and follows later changes', async () => {
-    assert.equal(await migrate(db, MIGRATIONS.filter((m) => m.version < 5)), 4);
+    assert.equal(
+      await migrate(
+        db,
+        MIGRATIONS.filter((m) => m.version < 5),
+      ),
+      4,
+    );
     const k = db.kysely;
     const realm = (await sql<{ id: number }>`insert into realms (string_id, name, email_host, date_created) values ('', 'K', 'x', 0) returning id`.execute(k)).rows[0].id;
-    const user = (await sql<{ id: number }>`insert into chat_users (realm_id, email, email_lower, delivery_email, full_name, role, api_key_hash, api_key_sealed, date_joined)
-      values (${realm}, 'a@x', 'a@x', 'a@x', 'A', 100, 'h', 's', 0) returning id`.execute(k)).rows[0].id;
+    const user = (
+      await sql<{ id: number }>`insert into chat_users (realm_id, email, email_lower, delivery_email, full_name, role, api_key_hash, api_key_sealed, date_joined)
+      values (${realm}, 'a@x', 'a@x', 'a@x', 'A', 100, 'h', 's', 0) returning id`.execute(k)
+    ).rows[0].id;
     const rcpt = (await sql<{ id: number }>`insert into recipients (kind, direct_key) values ('direct', ${String(user)}) returning id`.execute(k)).rows[0].id;
-    const insert = async (topic: string, content: string) => Number((await sql<{ id: number }>`insert into messages (realm_id, sender_id, recipient_id, topic, content, rendered_content, client, date_sent)
-      values (${realm}, ${user}, ${rcpt}, ${topic}, ${content}, '', 'test', 0) returning id`.execute(k)).rows[0].id);
+    const insert = async (topic: string, content: string) =>
+      Number(
+        (
+          await sql<{ id: number }>`insert into messages (realm_id, sender_id, recipient_id, topic, content, rendered_content, client, date_sent)
+      values (${realm}, ${user}, ${rcpt}, ${topic}, ${content}, '', 'test', 0) returning id`.execute(k)
+        ).rows[0].id,
+      );
     const old = await insert('Ancient', 'written before the index');
     assert.equal(await migrate(db, MIGRATIONS), Math.max(...MIGRATIONS.map((m) => m.version)));
     assert.deepEqual(await find(k, 'ancient before'), [old]);

@@ -7,7 +7,10 @@ import { Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, S
 
 it('reads words (AND) and quoted phrases; punctuation splits words into phrases', () => {
   assert.deepEqual(parseSearch('Hello  "exact Phrase" world'), [['hello'], ['exact', 'phrase'], ['world']]);
-  assert.deepEqual(parseSearch('foo-bar x@y.com'), [['foo', 'bar'], ['x', 'y', 'com']]);
+  assert.deepEqual(parseSearch('foo-bar x@y.com'), [
+    ['foo', 'bar'],
+    ['x', 'y', 'com'],
+  ]);
   assert.deepEqual(parseSearch('"" ... '), []);
   assert.deepEqual(parseSearch('Café'), [['cafe']]);
 });
@@ -29,9 +32,22 @@ it('highlights matched words in text only, never inside tags or entities', () =>
 
 it('builds engine-specific conditions from tokens only', () => {
   const compile = (engine: 'sqlite' | 'postgres') => {
-    const k = new Kysely<Record<string, never>>({ dialect: engine === 'sqlite'
-      ? { createAdapter: () => new SqliteAdapter(), createDriver: () => new DummyDriver(), createIntrospector: (db) => new SqliteIntrospector(db), createQueryCompiler: () => new SqliteQueryCompiler() }
-      : { createAdapter: () => new PostgresAdapter(), createDriver: () => new DummyDriver(), createIntrospector: (db) => new PostgresIntrospector(db), createQueryCompiler: () => new PostgresQueryCompiler() } });
+    const k = new Kysely<Record<string, never>>({
+      dialect:
+        engine === 'sqlite'
+          ? {
+              createAdapter: () => new SqliteAdapter(),
+              createDriver: () => new DummyDriver(),
+              createIntrospector: (db) => new SqliteIntrospector(db),
+              createQueryCompiler: () => new SqliteQueryCompiler(),
+            }
+          : {
+              createAdapter: () => new PostgresAdapter(),
+              createDriver: () => new DummyDriver(),
+              createIntrospector: (db) => new PostgresIntrospector(db),
+              createQueryCompiler: () => new PostgresQueryCompiler(),
+            },
+    });
     return searchCondition(engine, parseSearch('alpha "beta gamma"')).compile(k);
   };
   const lite = compile('sqlite');

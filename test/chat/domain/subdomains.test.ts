@@ -62,7 +62,11 @@ describe('chat realm subdomains', () => {
     assert.equal(chatUrl(config(['--chat-root-domain', 'chat.example.com']).chatListen, 'chat.example.com'), 'http://chat.example.com:9991');
     assert.equal(chatUrl(config([]).chatListen), 'http://127.0.0.1:9991');
     for (const bad of ['not a domain', '192.0.2.1', 'x..example']) {
-      assert.throws(() => config(['--chat-root-domain', bad]), (e) => e instanceof UsageError && /^--chat-root-domain must be a domain name/.test(e.message), bad);
+      assert.throws(
+        () => config(['--chat-root-domain', bad]),
+        (e) => e instanceof UsageError && /^--chat-root-domain must be a domain name/.test(e.message),
+        bad,
+      );
     }
   });
 });

@@ -21,27 +21,69 @@ function code(fn: () => unknown): string {
 
 it('lets only owners give or take the owner role, and keeps the last owner', () => {
   assert.equal(checkRoleChange(owner, member, 100, 1), true);
-  assert.match(code(() => checkRoleChange(admin, member, 100, 1)), /^UNAUTHORIZED_PRINCIPAL: Must be an organization owner/);
-  assert.match(code(() => checkRoleChange(admin, { ...owner, id: 9 }, 400, 2)), /^UNAUTHORIZED_PRINCIPAL/);
-  assert.match(code(() => checkRoleChange(owner, owner, 200, 1)), /^BAD_REQUEST: The owner permission cannot be removed from the only organization owner/);
+  assert.match(
+    code(() => checkRoleChange(admin, member, 100, 1)),
+    /^UNAUTHORIZED_PRINCIPAL: Must be an organization owner/,
+  );
+  assert.match(
+    code(() => checkRoleChange(admin, { ...owner, id: 9 }, 400, 2)),
+    /^UNAUTHORIZED_PRINCIPAL/,
+  );
+  assert.match(
+    code(() => checkRoleChange(owner, owner, 200, 1)),
+    /^BAD_REQUEST: The owner permission cannot be removed from the only organization owner/,
+  );
   assert.equal(checkRoleChange(owner, owner, 200, 2), true);
   assert.equal(checkRoleChange(admin, member, 300, 1), true);
   assert.equal(checkRoleChange(admin, member, 400, 1), false, 'the same role changes nothing');
-  assert.match(code(() => checkRoleChange(member, guest, 400, 1)), /^UNAUTHORIZED_PRINCIPAL: Must be an organization administrator/);
-  assert.match(code(() => checkRoleChange(admin, member, 500, 1)), /^BAD_REQUEST: Invalid role/);
-  assert.match(code(() => checkRoleChange(admin, guest, 200, 1)), /^BAD_REQUEST: Guests cannot be organization administrators/);
+  assert.match(
+    code(() => checkRoleChange(member, guest, 400, 1)),
+    /^UNAUTHORIZED_PRINCIPAL: Must be an organization administrator/,
+  );
+  assert.match(
+    code(() => checkRoleChange(admin, member, 500, 1)),
+    /^BAD_REQUEST: Invalid role/,
+  );
+  assert.match(
+    code(() => checkRoleChange(admin, guest, 200, 1)),
+    /^BAD_REQUEST: Guests cannot be organization administrators/,
+  );
   assert.equal(checkRoleChange(admin, guest, 400, 1), true);
 });
 
 it('keeps the last owner from being deactivated, by others or by themselves', () => {
-  assert.match(code(() => checkDeactivation(owner, owner, 1)), /only organization owner/);
-  assert.match(code(() => checkDeactivation(admin, { ...owner, id: 7 }, 2)), /^UNAUTHORIZED_PRINCIPAL/);
-  assert.match(code(() => checkDeactivation(member, guest, 1)), /^UNAUTHORIZED_PRINCIPAL/);
-  assert.equal(code(() => checkDeactivation(admin, member, 1)), 'ok');
-  assert.match(code(() => checkSelfDeactivation(owner, 1, 3)), /^CANNOT_DEACTIVATE_LAST_USER: Cannot deactivate the only organization owner/);
-  assert.match(code(() => checkSelfDeactivation(owner, 1, 1)), /^CANNOT_DEACTIVATE_LAST_USER: Cannot deactivate the only user/);
-  assert.equal(code(() => checkSelfDeactivation(owner, 2, 3)), 'ok');
-  assert.equal(code(() => checkSelfDeactivation(member, 1, 3)), 'ok');
+  assert.match(
+    code(() => checkDeactivation(owner, owner, 1)),
+    /only organization owner/,
+  );
+  assert.match(
+    code(() => checkDeactivation(admin, { ...owner, id: 7 }, 2)),
+    /^UNAUTHORIZED_PRINCIPAL/,
+  );
+  assert.match(
+    code(() => checkDeactivation(member, guest, 1)),
+    /^UNAUTHORIZED_PRINCIPAL/,
+  );
+  assert.equal(
+    code(() => checkDeactivation(admin, member, 1)),
+    'ok',
+  );
+  assert.match(
+    code(() => checkSelfDeactivation(owner, 1, 3)),
+    /^CANNOT_DEACTIVATE_LAST_USER: Cannot deactivate the only organization owner/,
+  );
+  assert.match(
+    code(() => checkSelfDeactivation(owner, 1, 1)),
+    /^CANNOT_DEACTIVATE_LAST_USER: Cannot deactivate the only user/,
+  );
+  assert.equal(
+    code(() => checkSelfDeactivation(owner, 2, 3)),
+    'ok',
+  );
+  assert.equal(
+    code(() => checkSelfDeactivation(member, 1, 3)),
+    'ok',
+  );
 });
 
 it('shows real email addresses by each user’s visibility setting', () => {

@@ -22,22 +22,29 @@ it('matches an alert word only where it stands apart', () => {
   assert.equal(containsAlertWord('big deal here', 'big deal'), true, 'phrases too');
 });
 
-it('finds all of a realm\'s words at once, as each would be found alone', () => {
+it("finds all of a realm's words at once, as each would be found alone", () => {
   // A small alphabet with the boundary characters, so words overlap, repeat and stand apart often.
   let seed = 7;
-  const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+  const rand = (n: number) => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
   const pick = (len: number) => Array.from({ length: len }, () => 'ab .,(!'[rand(7)]).join('');
   for (let round = 0; round < 200; round++) {
     const words = [...new Set(Array.from({ length: 1 + rand(6) }, () => pick(1 + rand(4)).trim()).filter(Boolean))];
     const text = pick(rand(40));
-    const realm = new RealmAlertWords(new Map([[1, words.slice(0, 2)], [2, words.slice(2)]]));
+    const realm = new RealmAlertWords(
+      new Map([
+        [1, words.slice(0, 2)],
+        [2, words.slice(2)],
+      ]),
+    );
     assert.deepEqual([...realm.found(text)].sort(), words.filter((w) => containsAlertWord(text, w)).sort(), JSON.stringify({ text, words }));
-    assert.deepEqual([...usersAlerted(realm, text.toUpperCase(), [1, 2])].sort(),
-      [1, 2].filter((u) => (realm.byUser.get(u) ?? []).some((w) => containsAlertWord(text, w))));
+    assert.deepEqual(
+      [...usersAlerted(realm, text.toUpperCase(), [1, 2])].sort(),
+      [1, 2].filter((u) => (realm.byUser.get(u) ?? []).some((w) => containsAlertWord(text, w))),
+    );
   }
 });
 
-it('costs the message\'s length times the longest word, however many words there are', () => {
+it("costs the message's length times the longest word, however many words there are", () => {
   // 1,000 words that all begin where the message does (looked for one by one: 0.4 s).
   const words = Array.from({ length: 1000 }, (_, i) => 'a'.repeat(i % 100) + 'bcdefghijk'[Math.floor(i / 100)]);
   // And the worst case: a word may start at every other character and run 100 characters deep.
@@ -106,17 +113,23 @@ await forEachEngine('chat alert words', (engine) => {
     assert.ok(!(await flagsOf(bob, own)).includes('has_alert_word'), 'own message');
     assert.ok(!(await flagsOf(alice, hit)).includes('has_alert_word'), 'alice has no alert words');
     const alerted = await ok(bob, 'GET', '/messages', { anchor: 'newest', num_before: 100, num_after: 0, narrow: JSON.stringify([{ operator: 'is', operand: 'alerted' }]) });
-    assert.deepEqual(alerted.messages.map((m: { id: number }) => m.id), [hit, phrase]);
+    assert.deepEqual(
+      alerted.messages.map((m: { id: number }) => m.id),
+      [hit, phrase],
+    );
   });
 
-  it('removes words ignoring case, ignores unknown ones, and tells the user\'s clients', async () => {
-    const q = (await ok(bob, 'POST', '/register', { event_types: ['alert_words'], fetch_event_types: ['alert_words'] }));
+  it("removes words ignoring case, ignores unknown ones, and tells the user's clients", async () => {
+    const q = await ok(bob, 'POST', '/register', { event_types: ['alert_words'], fetch_event_types: ['alert_words'] });
     assert.deepEqual(q.alert_words, ['Tomato', 'basil', 'big harvest']);
     const other = (await ok(alice, 'POST', '/register', { event_types: ['alert_words'] })).queue_id;
     const left = await ok(bob, 'DELETE', '/users/me/alert_words', { alert_words: ['TOMATO', 'nothing'] });
     assert.deepEqual(left.alert_words, ['basil', 'big harvest']);
     const events = (await ok(bob, 'GET', '/events', { queue_id: q.queue_id, last_event_id: -1, dont_block: true })).events;
-    assert.deepEqual(events.map(({ id: _id, ...e }: Record<string, unknown>) => e), [{ type: 'alert_words', alert_words: ['basil', 'big harvest'] }]);
+    assert.deepEqual(
+      events.map(({ id: _id, ...e }: Record<string, unknown>) => e),
+      [{ type: 'alert_words', alert_words: ['basil', 'big harvest'] }],
+    );
     assert.deepEqual((await ok(alice, 'GET', '/events', { queue_id: other, last_event_id: -1, dont_block: true })).events, [], 'only the owner hears of it');
     const after = await send(alice, 'tomato again');
     assert.ok(!(await flagsOf(bob, after)).includes('has_alert_word'));

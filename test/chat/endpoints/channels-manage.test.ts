@@ -44,9 +44,28 @@ await forEachEngine('chat channel management', (engine) => {
   it('shows a channel by id only to those who may see it', async () => {
     const r = await ann.get(`/streams/${pub}`);
     assert.equal(r.status, 200, JSON.stringify(r.body));
-    for (const f of ['stream_id', 'name', 'description', 'rendered_description', 'date_created', 'creator_id', 'invite_only', 'is_web_public', 'stream_post_policy',
-      'message_retention_days', 'history_public_to_subscribers', 'first_message_id', 'is_recently_active', 'stream_weekly_traffic', 'can_add_subscribers_group',
-      'can_remove_subscribers_group', 'can_administer_channel_group', 'can_send_message_group', 'can_subscribe_group', 'is_archived']) {
+    for (const f of [
+      'stream_id',
+      'name',
+      'description',
+      'rendered_description',
+      'date_created',
+      'creator_id',
+      'invite_only',
+      'is_web_public',
+      'stream_post_policy',
+      'message_retention_days',
+      'history_public_to_subscribers',
+      'first_message_id',
+      'is_recently_active',
+      'stream_weekly_traffic',
+      'can_add_subscribers_group',
+      'can_remove_subscribers_group',
+      'can_administer_channel_group',
+      'can_send_message_group',
+      'can_subscribe_group',
+      'is_archived',
+    ]) {
       assert.ok(f in r.body.stream, f);
     }
     const hidden = await ann.get(`/streams/${secret}`);
@@ -63,30 +82,44 @@ await forEachEngine('chat channel management', (engine) => {
   });
 
   it('lists topics newest first, only what the user may see', async () => {
-    for (const [topic, body] of [['alpha', 'one'], ['beta', 'two'], ['Alpha', 'three']]) {
+    for (const [topic, body] of [
+      ['alpha', 'one'],
+      ['beta', 'two'],
+      ['Alpha', 'three'],
+    ]) {
       assert.equal((await owner.post('/messages', { type: 'stream', to: 'town', topic, content: body })).status, 200);
     }
     await owner.post('/messages', { type: 'stream', to: 'vault', topic: 'hidden', content: 'x' });
     const r = await ben.get(`/users/me/${pub}/topics`);
     assert.equal(r.status, 200, JSON.stringify(r.body));
-    assert.deepEqual(r.body.topics.map((t: { name: string }) => t.name), ['Alpha', 'beta']);
+    assert.deepEqual(
+      r.body.topics.map((t: { name: string }) => t.name),
+      ['Alpha', 'beta'],
+    );
     assert.ok(r.body.topics[0].max_id > r.body.topics[1].max_id);
     assert.equal((await ben.get(`/users/me/${secret}/topics`)).body.msg, 'Invalid channel ID');
   });
 
   it('changes subscription properties, all or nothing', async () => {
-    const ok = await ann.post('/users/me/subscriptions/properties', { subscription_data: [
-      { stream_id: pub, property: 'color', value: '#F00F00' }, { stream_id: pub, property: 'pin_to_top', value: true },
-      { stream_id: pub, property: 'in_home_view', value: false }, { stream_id: pub, property: 'desktop_notifications', value: true },
-    ] });
+    const ok = await ann.post('/users/me/subscriptions/properties', {
+      subscription_data: [
+        { stream_id: pub, property: 'color', value: '#F00F00' },
+        { stream_id: pub, property: 'pin_to_top', value: true },
+        { stream_id: pub, property: 'in_home_view', value: false },
+        { stream_id: pub, property: 'desktop_notifications', value: true },
+      ],
+    });
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     // Since feature level 111 the answer no longer echoes subscription_data.
     assert.deepEqual(Object.keys(ok.body).sort(), ['msg', 'result']);
     let sub = (await ann.get('/users/me/subscriptions')).body.subscriptions.find((s: { stream_id: number }) => s.stream_id === pub);
     assert.deepEqual([sub.color, sub.pin_to_top, sub.is_muted, sub.in_home_view, sub.desktop_notifications, sub.email_notifications], ['#f00f00', true, true, false, true, null]);
-    const bad = await ann.post('/users/me/subscriptions/properties', { subscription_data: [
-      { stream_id: pub, property: 'is_muted', value: false }, { stream_id: pub, property: 'loudness', value: true },
-    ] });
+    const bad = await ann.post('/users/me/subscriptions/properties', {
+      subscription_data: [
+        { stream_id: pub, property: 'is_muted', value: false },
+        { stream_id: pub, property: 'loudness', value: true },
+      ],
+    });
     assert.deepEqual([bad.status, bad.body.msg], [400, 'Unknown subscription property: loudness']);
     const notSub = await ben.post('/users/me/subscriptions/properties', { subscription_data: [{ stream_id: pub, property: 'is_muted', value: true }] });
     assert.equal(notSub.body.msg, `Not subscribed to channel ID ${pub}`);
@@ -121,11 +154,17 @@ await forEachEngine('chat channel management', (engine) => {
     assert.equal((await owner.post('/default_streams', { stream_id: 99999 })).body.msg, 'Invalid channel ID');
     assert.equal((await owner.post('/default_streams', { stream_id: pub })).status, 200);
     const listed = (await owner.get('/streams', { include_default: true })).body.streams;
-    assert.deepEqual(listed.filter((s: { is_default: boolean }) => s.is_default).map((s: { stream_id: number }) => s.stream_id), [pub]);
+    assert.deepEqual(
+      listed.filter((s: { is_default: boolean }) => s.is_default).map((s: { stream_id: number }) => s.stream_id),
+      [pub],
+    );
     const r = await runKeel(['admin', 'create-user', '--email', 'new@example.com', '--full-name', 'New', '--json', ...storageArgs(storage)]);
     const made = JSON.parse(r.stdout);
     const subs = (await new ChatClient(server.chatUrl, made.email, made.apiKey).get('/users/me/subscriptions')).body.subscriptions;
-    assert.deepEqual(subs.map((s: { name: string }) => s.name), ['town']);
+    assert.deepEqual(
+      subs.map((s: { name: string }) => s.name),
+      ['town'],
+    );
     assert.equal((await owner.call('DELETE', '/default_streams', { stream_id: pub })).status, 200);
     const after = (await owner.get('/streams', { include_default: true })).body.streams;
     assert.ok(after.every((s: { is_default: boolean }) => !s.is_default));

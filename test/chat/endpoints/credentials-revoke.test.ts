@@ -91,7 +91,7 @@ await forEachEngine('chat credentials revoked', (engine) => {
     assert.deepEqual([refusedBot.status, refusedBot.body.code], [401, 'USER_DEACTIVATED']);
   });
 
-  it('regenerates one\'s own key: the old key and its queues stop at once, the new key works', async () => {
+  it("regenerates one's own key: the old key and its queues stop at once, the new key works", async () => {
     const { client: carol } = await user('carol');
     // The old key is in the credential cache: the next request must not be served from it.
     for (let i = 0; i < 3; i++) assert.equal((await carol.get('/users/me')).status, 200);
@@ -145,8 +145,14 @@ await forEachEngine('chat credentials revoked', (engine) => {
     assert.deepEqual([(await bot.get('/users/me')).body.code], ['INVALID_API_KEY']);
     assert.equal((await new ChatClient(server.chatUrl, email, r.body.api_key).get('/users/me')).status, 200);
     const update = { type: 'realm_bot', op: 'update', bot: { user_id: botId, api_key: r.body.api_key } };
-    assert.deepEqual((await drain(fay, fayQ.id, fayQ.last)).map(({ id: _, ...e }) => e), [update]);
-    assert.deepEqual((await drain(admin, adminQ.id, adminQ.last)).map(({ id: _, ...e }) => e), [update]);
+    assert.deepEqual(
+      (await drain(fay, fayQ.id, fayQ.last)).map(({ id: _, ...e }) => e),
+      [update],
+    );
+    assert.deepEqual(
+      (await drain(admin, adminQ.id, adminQ.last)).map(({ id: _, ...e }) => e),
+      [update],
+    );
     assert.deepEqual(await drain(gus, gusQ.id, gusQ.last), [], 'not to a member who does not own the bot');
 
     // An administrator may too.
@@ -155,7 +161,7 @@ await forEachEngine('chat credentials revoked', (engine) => {
     assert.notEqual(byAdmin.body.api_key, r.body.api_key);
   });
 
-  it('lists one\'s own active bots (GET /bots) as Zulip does', async () => {
+  it("lists one's own active bots (GET /bots) as Zulip does", async () => {
     const { client: jon } = await user('jon');
     const { client: admin } = await user('kim', 200);
     const { client: guest } = await user('lea', 600);
@@ -165,17 +171,31 @@ await forEachEngine('chat credentials revoked', (engine) => {
     const host = new URL(server.chatUrl).hostname;
     const listed = await jon.get('/bots');
     assert.equal(listed.status, 200);
-    assert.deepEqual(listed.body.bots.map((b: Ev) => [b.username, b.full_name, b.api_key]), [
-      [`jon1-bot@${host}`, 'jon1 bot', first.apiKey], [`jon2-bot@${host}`, 'jon2 bot', second.apiKey],
-    ]);
+    assert.deepEqual(
+      listed.body.bots.map((b: Ev) => [b.username, b.full_name, b.api_key]),
+      [
+        [`jon1-bot@${host}`, 'jon1 bot', first.apiKey],
+        [`jon2-bot@${host}`, 'jon2 bot', second.apiKey],
+      ],
+    );
     assert.deepEqual(Object.keys(listed.body.bots[0]).sort(), [
-      'api_key', 'avatar_url', 'default_all_public_streams', 'default_events_register_stream', 'default_sending_stream', 'full_name', 'username',
+      'api_key',
+      'avatar_url',
+      'default_all_public_streams',
+      'default_events_register_stream',
+      'default_sending_stream',
+      'full_name',
+      'username',
     ]);
     assert.match(listed.body.bots[0].avatar_url, /^https:\/\//);
     assert.deepEqual((await admin.get('/bots')).body.bots, [], "an administrator's list is their own bots");
     refused(await guest.get('/bots'), 'BAD_REQUEST', 'Not allowed for guest users');
     assert.equal((await jon.call('DELETE', `/bots/${first.id}`)).status, 200);
-    assert.deepEqual((await jon.get('/bots')).body.bots.map((b: Ev) => b.username), [`jon2-bot@${host}`], 'deactivated bots are not listed');
+    assert.deepEqual(
+      (await jon.get('/bots')).body.bots.map((b: Ev) => b.username),
+      [`jon2-bot@${host}`],
+      'deactivated bots are not listed',
+    );
   });
 
   it('deactivates a bot (DELETE /bots/{bot_id}): its key and queues stop, is_active updates go out, again is a no-op', async () => {
@@ -216,10 +236,22 @@ await forEachEngine('chat credentials revoked', (engine) => {
 
     const renamed = await pam.call('PATCH', `/bots/${botId}`, { full_name: '  Renamed bot ' });
     assert.equal(renamed.status, 200, JSON.stringify(renamed.body));
-    assert.deepEqual({ ...renamed.body, avatar_url: typeof renamed.body.avatar_url }, {
-      result: 'success', msg: '', full_name: 'Renamed bot', avatar_url: 'string', service_interface: 1, service_payload_url: null, config_data: null,
-      default_sending_stream: null, default_events_register_stream: null, default_all_public_streams: false, bot_owner: pam.email,
-    });
+    assert.deepEqual(
+      { ...renamed.body, avatar_url: typeof renamed.body.avatar_url },
+      {
+        result: 'success',
+        msg: '',
+        full_name: 'Renamed bot',
+        avatar_url: 'string',
+        service_interface: 1,
+        service_payload_url: null,
+        config_data: null,
+        default_sending_stream: null,
+        default_events_register_stream: null,
+        default_all_public_streams: false,
+        bot_owner: pam.email,
+      },
+    );
     const nameUser = { type: 'realm_user', op: 'update', person: { user_id: botId, full_name: 'Renamed bot' } };
     const nameBot = { type: 'realm_bot', op: 'update', bot: { user_id: botId, full_name: 'Renamed bot' } };
     assert.deepEqual(strip(await drain(pam, pamQ.id, pamQ.last)), [nameUser, nameBot]);
@@ -246,8 +278,14 @@ await forEachEngine('chat credentials revoked', (engine) => {
     assert.deepEqual(quinEvents[1], ownerUser);
     const adminEvents = strip(await drain(admin, adminQ.id, adminQ.last)).filter((e) => e.type === 'realm_bot' && 'owner_id' in e.bot);
     assert.deepEqual(adminEvents, [{ type: 'realm_bot', op: 'update', bot: { user_id: botId, owner_id: quinId } }]);
-    assert.deepEqual((await pam.get('/bots')).body.bots.map((b: Ev) => b.api_key), [other.apiKey]);
-    assert.deepEqual((await quin.get('/bots')).body.bots.map((b: Ev) => b.api_key), [apiKey]);
+    assert.deepEqual(
+      (await pam.get('/bots')).body.bots.map((b: Ev) => b.api_key),
+      [other.apiKey],
+    );
+    assert.deepEqual(
+      (await quin.get('/bots')).body.bots.map((b: Ev) => b.api_key),
+      [apiKey],
+    );
     refused(await pam.post(`/bots/${botId}/api_key/regenerate`), 'BAD_REQUEST', 'Insufficient permission');
   });
 

@@ -30,7 +30,10 @@ await forEachEngine('chat credentials through zulip-js', (engine) => {
       const again = await zulip({ realm: server.chatUrl, username: email, apiKey: renewed.api_key });
       assert.equal((await again.users.me.getProfile()).user_id, made.user_id);
       const listed = await owner.callEndpoint('/bots', 'GET', {});
-      assert.deepEqual(listed.bots.map((b: { username: string; api_key: string }) => [b.username, b.api_key]), [[email, renewed.api_key]]);
+      assert.deepEqual(
+        listed.bots.map((b: { username: string; api_key: string }) => [b.username, b.api_key]),
+        [[email, renewed.api_key]],
+      );
     } finally {
       await server.stop();
       await storage.dispose();

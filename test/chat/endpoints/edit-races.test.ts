@@ -30,17 +30,27 @@ await forEachEngine('chat edit races', (engine) => {
     const ids: number[] = [];
     for (let i = 0; i < MOVES; i++) ids.push((await ok(owner, 'POST', '/messages', { type: 'stream', to: 'moves', topic: `from ${i}`, content: `message ${i}` })).id);
     const answers = await Promise.all(ids.map((id, i) => owner.call('PATCH', `/messages/${id}`, { topic: `to ${i}`, send_notification_to_new_thread: true })));
-    assert.deepEqual(answers.map((a) => [a.status, a.body.msg]), answers.map(() => [200, '']));
+    assert.deepEqual(
+      answers.map((a) => [a.status, a.body.msg]),
+      answers.map(() => [200, '']),
+    );
     const bots = (await ok(owner, 'GET', '/users')).members.filter((u: { full_name: string }) => u.full_name === 'Notification Bot');
     assert.equal(bots.length, 1);
     for (let i = 0; i < MOVES; i++) {
-      const narrow = JSON.stringify([{ operator: 'stream', operand: 'moves' }, { operator: 'topic', operand: `to ${i}` }]);
+      const narrow = JSON.stringify([
+        { operator: 'stream', operand: 'moves' },
+        { operator: 'topic', operand: `to ${i}` },
+      ]);
       const got = (await ok(owner, 'GET', '/messages', { anchor: 'oldest', num_before: 0, num_after: 10, narrow })).messages;
-      assert.deepEqual(got.map((m: { id: number; sender_id: number }) => (m.id === ids[i] ? 'moved' : m.sender_id === bots[0].user_id ? 'notice' : m.id)), ['moved', 'notice'], `topic to ${i}`);
+      assert.deepEqual(
+        got.map((m: { id: number; sender_id: number }) => (m.id === ids[i] ? 'moved' : m.sender_id === bots[0].user_id ? 'notice' : m.id)),
+        ['moved', 'notice'],
+        `topic to ${i}`,
+      );
     }
   });
 
-  it('answers a reaction removal racing the message\'s deletion with Zulip\'s 400s, never 500', async () => {
+  it("answers a reaction removal racing the message's deletion with Zulip's 400s, never 500", async () => {
     const owner = chat.owner;
     await ok(owner, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'deletions' }] });
     const statuses = new Map<number, number>();

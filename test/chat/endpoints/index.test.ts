@@ -18,7 +18,9 @@ function isDefinition(v: unknown): v is Endpoint {
 /** Every exported definition of every module in the folder, by where it is exported. */
 async function exportedDefinitions(): Promise<Map<Endpoint, string>> {
   const found = new Map<Endpoint, string>();
-  for (const file of readdirSync(DIR).filter((f) => f.endsWith('.ts')).sort()) {
+  for (const file of readdirSync(DIR)
+    .filter((f) => f.endsWith('.ts'))
+    .sort()) {
     const mod = (await import(new URL(file, DIR).href)) as Record<string, unknown>;
     for (const [name, value] of Object.entries(mod)) if (isDefinition(value) && !found.has(value)) found.set(value, `${file} ${name}`);
   }

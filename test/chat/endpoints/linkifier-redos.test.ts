@@ -35,14 +35,20 @@ await forEachEngine('linkifier patterns run in linear time', (engine) => {
     const t0 = performance.now();
     let done = false;
     const sending = owner.post('/messages', { type: 'stream', to: 'general', topic: 'redos', content });
-    sending.catch(() => {}).finally(() => { done = true; });
+    sending
+      .catch(() => {})
+      .finally(() => {
+        done = true;
+      });
     const probes: Promise<number | null>[] = [];
     while (!done && probes.length < 300) {
       const sent = performance.now();
       probes.push(udpExchange(server.dns, makeQuery('probe.example.', 'A'), 3000).then((r) => (r ? performance.now() - sent : null)));
       await Promise.race([sending.catch(() => {}), delay(10)]);
     }
-    const timeout = delay(15_000).then(() => { throw new Error(`no answer to a ${content.length}-byte send in 15 s`); });
+    const timeout = delay(15_000).then(() => {
+      throw new Error(`no answer to a ${content.length}-byte send in 15 s`);
+    });
     const reply = await Promise.race([sending, timeout]);
     const ms = performance.now() - t0;
     return { reply, ms, dnsMs: await Promise.all(probes) };
@@ -61,7 +67,9 @@ await forEachEngine('linkifier patterns run in linear time', (engine) => {
       const plain = 'x'.repeat(length - 1) + 'c';
       // The best of five of each, interleaved, after one of each that warms up the JIT: noise on a
       // busy machine only ever adds time.
-      let attackMs = Infinity, plainMs = Infinity, dnsWorst = 0;
+      let attackMs = Infinity,
+        plainMs = Infinity,
+        dnsWorst = 0;
       for (let i = 0; i < 6; i++) {
         const a = await sendProbingDns(attack);
         assert.equal(a.reply.status, 200, JSON.stringify(a.reply.body));
@@ -76,14 +84,16 @@ await forEachEngine('linkifier patterns run in linear time', (engine) => {
         plainMs = Math.min(plainMs, p.ms);
       }
       const renderMs = attackMs - plainMs;
-      console.log(`# ${engine}: ${length}-byte send against (a+)+b ${attackMs.toFixed(1)} ms, plain ${plainMs.toFixed(1)} ms: ` +
-        `render costs ${renderMs.toFixed(1)} ms more; slowest DNS answer meanwhile ${dnsWorst.toFixed(1)} ms`);
+      console.log(
+        `# ${engine}: ${length}-byte send against (a+)+b ${attackMs.toFixed(1)} ms, plain ${plainMs.toFixed(1)} ms: ` +
+          `render costs ${renderMs.toFixed(1)} ms more; slowest DNS answer meanwhile ${dnsWorst.toFixed(1)} ms`,
+      );
       assert.ok(renderMs < RENDER_BUDGET_MS, `render took ${renderMs.toFixed(1)} ms more than a plain message`);
       assert.ok(dnsWorst < DNS_BUDGET_MS, `a DNS answer took ${dnsWorst.toFixed(1)} ms`);
     }
   });
 
-  it('refuses patterns RE2 cannot run with Zulip\'s error, storing nothing', async () => {
+  it("refuses patterns RE2 cannot run with Zulip's error, storing nothing", async () => {
     const before = (await owner.get('/realm/linkifiers')).body.linkifiers;
     const cases: [string, string][] = [
       ['(a)\\1', 'Bad regular expression: invalid escape sequence: \\1'],

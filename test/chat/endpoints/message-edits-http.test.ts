@@ -52,8 +52,10 @@ await forEachEngine('chat message edits over HTTP and zulip-js', (engine) => {
     assert.equal(edited.status, 200, JSON.stringify(edited.body));
     assert.deepEqual(edited.body.detached_uploads, []);
     const [e] = await events(owner, q.body.queue_id);
-    assert.deepEqual([e.type, e.message_id, e.orig_content, e.content, e.rendered_content, e.orig_subject, e.subject, e.propagate_mode],
-      ['update_message', id, 'first draft', 'final **draft**', '<p>final <strong>draft</strong></p>', 'raw', 'raw moved', 'change_one']);
+    assert.deepEqual(
+      [e.type, e.message_id, e.orig_content, e.content, e.rendered_content, e.orig_subject, e.subject, e.propagate_mode],
+      ['update_message', id, 'first draft', 'final **draft**', '<p>final <strong>draft</strong></p>', 'raw', 'raw moved', 'change_one'],
+    );
     const bad = await owner.call('PATCH', `/messages/${id}`, { content: 'not mine' });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.code, 'BAD_REQUEST');
@@ -63,7 +65,10 @@ await forEachEngine('chat message edits over HTTP and zulip-js', (engine) => {
     const del = await alice.call('DELETE', `/messages/${id}`);
     assert.equal(del.status, 200, JSON.stringify(del.body));
     const after = await events(owner, q.body.queue_id);
-    assert.deepEqual(after.slice(1).map((x) => [x.type, x.message_ids]), [['delete_message', [id]]]);
+    assert.deepEqual(
+      after.slice(1).map((x) => [x.type, x.message_ids]),
+      [['delete_message', [id]]],
+    );
   });
 
   it('zulip-js: update, history, reactions add/remove, deleteById', async () => {
@@ -74,7 +79,10 @@ await forEachEngine('chat message edits over HTTP and zulip-js', (engine) => {
     assert.equal(updated.result, 'success', JSON.stringify(updated));
     const history = await aliceJs.messages.getHistoryById({ message_id: sent.id });
     assert.equal(history.result, 'success', JSON.stringify(history));
-    assert.deepEqual(history.message_history.map((h: Ev) => h.content), ['from js', 'from js, edited']);
+    assert.deepEqual(
+      history.message_history.map((h: Ev) => h.content),
+      ['from js', 'from js, edited'],
+    );
     const added = await aliceJs.reactions.add({ message_id: sent.id, emoji_name: 'tada' });
     assert.equal(added.result, 'success', JSON.stringify(added));
     const again = await aliceJs.reactions.add({ message_id: sent.id, emoji_name: 'tada' });
@@ -82,7 +90,10 @@ await forEachEngine('chat message edits over HTTP and zulip-js', (engine) => {
     const bogus = await aliceJs.reactions.add({ message_id: sent.id, emoji_name: 'tada', emoji_code: 'zzzz' });
     assert.equal(bogus.code, 'BAD_REQUEST');
     const listed = await aliceJs.messages.retrieve({ anchor: sent.id, num_before: 0, num_after: 0, narrow: [{ operator: 'has', operand: 'reaction' }] });
-    assert.deepEqual(listed.messages.map((m: Ev) => [m.id, m.reactions]), [[sent.id, [{ emoji_name: 'tada', emoji_code: '1f389', reaction_type: 'unicode_emoji', user_id: aliceId }]]]);
+    assert.deepEqual(
+      listed.messages.map((m: Ev) => [m.id, m.reactions]),
+      [[sent.id, [{ emoji_name: 'tada', emoji_code: '1f389', reaction_type: 'unicode_emoji', user_id: aliceId }]]],
+    );
     const removed = await aliceJs.reactions.remove({ message_id: sent.id, emoji_name: 'tada', emoji_code: '1f389', reaction_type: 'unicode_emoji' });
     assert.equal(removed.result, 'success', JSON.stringify(removed));
     const deleted = await aliceJs.messages.deleteById({ message_id: sent.id });
@@ -90,8 +101,14 @@ await forEachEngine('chat message edits over HTTP and zulip-js', (engine) => {
     const gone = await aliceJs.messages.getById({ message_id: sent.id });
     assert.equal(gone.result, 'error');
     const seen = await events(owner, q.body.queue_id);
-    assert.deepEqual(seen.map((e) => [e.type, e.op ?? null, e.message_id]), [
-      ['update_message', null, sent.id], ['reaction', 'add', sent.id], ['reaction', 'remove', sent.id], ['delete_message', null, sent.id],
-    ]);
+    assert.deepEqual(
+      seen.map((e) => [e.type, e.op ?? null, e.message_id]),
+      [
+        ['update_message', null, sent.id],
+        ['reaction', 'add', sent.id],
+        ['reaction', 'remove', sent.id],
+        ['delete_message', null, sent.id],
+      ],
+    );
   });
 });

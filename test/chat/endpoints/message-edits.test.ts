@@ -38,7 +38,6 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     await storage?.dispose();
   });
 
-
   async function refused(c: InProcessClient, method: string, path: string, params: Record<string, unknown>, code: string, msg?: string): Promise<Ev> {
     const r = await c.call(method, path, params);
     assert.equal(r.status, 400, JSON.stringify(r.body));
@@ -96,8 +95,23 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     const answer = await ok(alice, 'PATCH', `/messages/${id}`, { content: 'hello @**Bob**' });
     assert.deepEqual(answer.detached_uploads, []);
     const [eb] = await drain(bob, qb);
-    assert.deepEqual(Object.keys(eb).sort(), ['content', 'edit_timestamp', 'flags', 'id', 'is_me_message', 'message_id', 'message_ids', 'orig_content',
-      'orig_rendered_content', 'rendered_content', 'rendering_only', 'stream_id', 'stream_name', 'type', 'user_id']);
+    assert.deepEqual(Object.keys(eb).sort(), [
+      'content',
+      'edit_timestamp',
+      'flags',
+      'id',
+      'is_me_message',
+      'message_id',
+      'message_ids',
+      'orig_content',
+      'orig_rendered_content',
+      'rendered_content',
+      'rendering_only',
+      'stream_id',
+      'stream_name',
+      'type',
+      'user_id',
+    ]);
     assert.equal(eb.type, 'update_message');
     assert.equal(eb.user_id, aliceId);
     assert.equal(eb.edit_timestamp, Math.floor(before / 1000) + 30);
@@ -108,7 +122,7 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     assert.equal(eb.is_me_message, false);
     assert.equal(eb.rendering_only, false);
     assert.equal(eb.stream_name, 'general');
-    assert.deepEqual(eb.flags, ['mentioned'], "bob is now mentioned (and the message is still unread)");
+    assert.deepEqual(eb.flags, ['mentioned'], 'bob is now mentioned (and the message is still unread)');
     assert.deepEqual((await drain(alice, qa))[0].flags, ['read']);
     assert.deepEqual(await drain(carol, qc), [], 'carol does not hold the message');
 
@@ -176,28 +190,62 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     const qb = await queue(bob);
     const qe = await queue(bob, { client_capabilities: { empty_topic_name: true } });
     await ok(bob, 'PATCH', `/messages/${m1}`, { topic: 'solo', ...quiet });
-    assert.deepEqual(await ids(bob, [['stream', 'general'], ['topic', 'solo']]), [m1]);
+    assert.deepEqual(
+      await ids(bob, [
+        ['stream', 'general'],
+        ['topic', 'solo'],
+      ]),
+      [m1],
+    );
     await ok(bob, 'PATCH', `/messages/${m3}`, { topic: 'later', propagate_mode: 'change_later', ...quiet });
-    assert.deepEqual(await ids(bob, [['stream', 'general'], ['topic', 'later']]), [m3, m4]);
+    assert.deepEqual(
+      await ids(bob, [
+        ['stream', 'general'],
+        ['topic', 'later'],
+      ]),
+      [m3, m4],
+    );
     await ok(alice, 'PATCH', `/messages/${m3}`, { topic: '', propagate_mode: 'change_all', ...quiet });
     const events = await drain(bob, qb);
-    assert.deepEqual(events.map((e) => [e.message_ids, e.propagate_mode, e.orig_subject, e.subject]), [
-      [[m1], 'change_one', 'journey', 'solo'],
-      [[m3, m4], 'change_later', 'journey', 'later'],
-      [[m3, m4], 'change_all', 'later', 'general chat'],
-    ]);
+    assert.deepEqual(
+      events.map((e) => [e.message_ids, e.propagate_mode, e.orig_subject, e.subject]),
+      [
+        [[m1], 'change_one', 'journey', 'solo'],
+        [[m3, m4], 'change_later', 'journey', 'later'],
+        [[m3, m4], 'change_all', 'later', 'general chat'],
+      ],
+    );
     const last = events[2];
     assert.deepEqual(last.topic_links, []);
     assert.equal('content' in last || 'orig_content' in last || 'new_stream_id' in last, false);
     assert.equal((await drain(bob, qe)).at(-1)!.subject, '', 'a client that handles the empty topic sees it');
-    assert.deepEqual(await ids(bob, [['stream', 'general'], ['topic', 'journey']]), [m2]);
+    assert.deepEqual(
+      await ids(bob, [
+        ['stream', 'general'],
+        ['topic', 'journey'],
+      ]),
+      [m2],
+    );
     const moved = (await message(bob, m4))!;
     assert.equal(moved.subject, 'general chat');
     assert.equal(typeof moved.last_moved_timestamp, 'number');
     assert.equal('last_edit_timestamp' in moved, false, 'a move is not a content edit');
-    assert.deepEqual(moved.edit_history.map((h: Ev) => [h.prev_topic, h.topic, h.user_id]), [['later', 'general chat', aliceId], ['Journey', 'later', bobId]]);
+    assert.deepEqual(
+      moved.edit_history.map((h: Ev) => [h.prev_topic, h.topic, h.user_id]),
+      [
+        ['later', 'general chat', aliceId],
+        ['Journey', 'later', bobId],
+      ],
+    );
     const history = (await ok(bob, 'GET', `/messages/${m4}/history`, { allow_empty_topic_name: true })).message_history as Ev[];
-    assert.deepEqual(history.map((h) => [h.topic, h.prev_topic]), [['Journey', undefined], ['later', 'Journey'], ['', 'later']]);
+    assert.deepEqual(
+      history.map((h) => [h.topic, h.prev_topic]),
+      [
+        ['Journey', undefined],
+        ['later', 'Journey'],
+        ['', 'later'],
+      ],
+    );
     assert.equal(history[0].user_id, bobId);
     assert.equal(history[0].content, 'four (same topic, other case)');
   });
@@ -210,8 +258,14 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     // The first note makes the Notification Bot: clients hear of it before its message.
     const [made, note] = await drain(alice, qa);
     assert.deepEqual([made.type, made.op, made.person.full_name, made.person.is_bot], ['realm_user', 'add', 'Notification Bot', true]);
-    assert.deepEqual([note.type, note.message.sender_id, note.message.subject, note.message.content], ['message', made.person.user_id, '✔ bug 7', `@_**Bob|${bobId}** has marked this topic as resolved.`]);
-    assert.deepEqual((await ids(alice, [['is', 'resolved']])).filter((id) => id === a || id === b), [a, b]);
+    assert.deepEqual(
+      [note.type, note.message.sender_id, note.message.subject, note.message.content],
+      ['message', made.person.user_id, '✔ bug 7', `@_**Bob|${bobId}** has marked this topic as resolved.`],
+    );
+    assert.deepEqual(
+      (await ids(alice, [['is', 'resolved']])).filter((id) => id === a || id === b),
+      [a, b],
+    );
     await ok(bob, 'PATCH', `/messages/${b}`, { topic: 'bug 7', propagate_mode: 'change_all' });
     assert.equal((await ids(alice, [['is', 'resolved']])).includes(a), false);
     const e = await send(alice, 'general', '', 'no topic');
@@ -227,19 +281,38 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     const body = await refused(bob, 'PATCH', `/messages/${new1}`, { topic: 'aged', propagate_mode: 'change_all' }, 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED');
     assert.deepEqual([body.first_message_id_allowed_to_move, body.total_messages_in_topic, body.total_messages_allowed_to_move], [new1, 4, 2]);
     assert.equal(body.msg, 'You only have permission to move the 2/4 most recent messages in this topic.');
-    assert.deepEqual(await ids(bob, [['stream', 'general'], ['topic', 'aged']]), [], 'nothing moved');
+    assert.deepEqual(
+      await ids(bob, [
+        ['stream', 'general'],
+        ['topic', 'aged'],
+      ]),
+      [],
+      'nothing moved',
+    );
     await refused(bob, 'PATCH', `/messages/${old1}`, { topic: 'aged' }, 'BAD_REQUEST', "The time limit for editing this message's topic has passed.");
     const fromOld = await refused(bob, 'PATCH', `/messages/${old1}`, { topic: 'aged', propagate_mode: 'change_all' }, 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED');
     assert.equal(fromOld.first_message_id_allowed_to_move, new1);
     // The repeat the error suggests moves the allowed part.
     await ok(bob, 'PATCH', `/messages/${body.first_message_id_allowed_to_move}`, { topic: 'aged', propagate_mode: 'change_later', ...quiet });
-    assert.deepEqual(await ids(bob, [['stream', 'general'], ['topic', 'aged']]), [new1, new2]);
+    assert.deepEqual(
+      await ids(bob, [
+        ['stream', 'general'],
+        ['topic', 'aged'],
+      ]),
+      [new1, new2],
+    );
     // A moderator moves the rest regardless of age.
     const { client: mod, id: modId } = await chat.member('mod@example.com', 'Mod');
     await ok(owner, 'PATCH', `/users/${modId}`, { role: 300 });
     await ok(owner, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'general' }], principals: [modId] });
     await ok(mod, 'PATCH', `/messages/${old1}`, { topic: 'aged', propagate_mode: 'change_all', ...quiet });
-    assert.deepEqual(await ids(bob, [['stream', 'general'], ['topic', 'aged']]), [old1, old2, new1, new2]);
+    assert.deepEqual(
+      await ids(bob, [
+        ['stream', 'general'],
+        ['topic', 'aged'],
+      ]),
+      [old1, old2, new1, new2],
+    );
     // Topic moves only for administrators: members are refused, resolving stays open to everyone.
     const admins = (await ok(owner, 'POST', '/register', { fetch_event_types: ['user_groups'] })).realm_user_groups.find((g: Ev) => g.name === 'role:administrators').id;
     await setRealm({ can_move_messages_between_topics_group: String(admins) });
@@ -268,21 +341,40 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     assert.equal(ec.message_id, id);
     assert.deepEqual(ec.flags, ['read'], 'moved into her channel, it arrives read');
     assert.equal((await message(carol, id))!.display_recipient, 'other');
-    assert.ok((await ids(carol, [['stream', 'other'], ['topic', 'arrived']])).includes(id));
+    assert.ok(
+      (
+        await ids(carol, [
+          ['stream', 'other'],
+          ['topic', 'arrived'],
+        ])
+      ).includes(id),
+    );
     assert.equal((await message(bob, id))!.stream_id, other);
     await drain(alice, qa);
     // Into a private channel carol is not in: she loses it (delete_message); bob, no longer holding it, hears nothing.
     await ok(owner, 'PATCH', `/messages/${id}`, { stream_id: vault });
     const ec2 = await drain(carol, qc);
-    assert.deepEqual(ec2.map((e) => e.type), ['delete_message']);
+    assert.deepEqual(
+      ec2.map((e) => e.type),
+      ['delete_message'],
+    );
     assert.deepEqual([ec2[0].message_id, ec2[0].message_type, ec2[0].stream_id, ec2[0].topic], [id, 'stream', other, 'arrived']);
     assert.equal(await message(carol, id), undefined);
     assert.deepEqual(await drain(bob, qb), []);
     assert.equal(await message(bob, id), undefined);
-    assert.deepEqual((await drain(alice, qa)).map((e) => [e.type, e.new_stream_id]), [['update_message', vault]]);
+    assert.deepEqual(
+      (await drain(alice, qa)).map((e) => [e.type, e.new_stream_id]),
+      [['update_message', vault]],
+    );
     assert.equal((await message(alice, id))!.display_recipient, 'vault');
     const hist = (await message(alice, id))!.edit_history as Ev[];
-    assert.deepEqual(hist.map((h) => [h.prev_stream, h.stream]), [[other, vault], [general, other]]);
+    assert.deepEqual(
+      hist.map((h) => [h.prev_stream, h.stream]),
+      [
+        [other, vault],
+        [general, other],
+      ],
+    );
     // Members may move between channels by default; not once the realm says administrators only.
     const admins = (await ok(owner, 'POST', '/register', { fetch_event_types: ['user_groups'] })).realm_user_groups.find((g: Ev) => g.name === 'role:administrators').id;
     await setRealm({ can_move_messages_between_channels_group: String(admins) });
@@ -298,8 +390,14 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     const id = await send(alice, 'general', 'doomed', 'delete me');
     await refused(bob, 'DELETE', `/messages/${id}`, {}, 'BAD_REQUEST', "You don't have permission to delete this message");
     await ok(alice, 'DELETE', `/messages/${id}`);
-    assert.deepEqual((await drain(alice, qa)).map((e) => [e.type, e.message_ids, e.message_type, e.topic, 'message_id' in e]), [['delete_message', [id], 'stream', 'doomed', false]]);
-    assert.deepEqual((await drain(bob, qb)).map((e) => [e.type, e.message_id, 'message_ids' in e]), [['delete_message', id, false]]);
+    assert.deepEqual(
+      (await drain(alice, qa)).map((e) => [e.type, e.message_ids, e.message_type, e.topic, 'message_id' in e]),
+      [['delete_message', [id], 'stream', 'doomed', false]],
+    );
+    assert.deepEqual(
+      (await drain(bob, qb)).map((e) => [e.type, e.message_id, 'message_ids' in e]),
+      [['delete_message', id, false]],
+    );
     assert.deepEqual(await drain(carol, qc), []);
     assert.equal(await message(bob, id), undefined);
     await refused(alice, 'DELETE', `/messages/${id}`, {}, 'BAD_REQUEST', 'Invalid message(s)');
@@ -316,7 +414,10 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     await setRealm({ message_content_delete_limit_seconds: null });
     await ok(bob, 'DELETE', `/messages/${dm}`);
     await setRealm({ message_content_delete_limit_seconds: 600 });
-    assert.deepEqual((await drain(alice, qa)).filter((x) => x.type === 'delete_message').map((x) => [x.message_ids, x.message_type, 'stream_id' in x]), [[[dm], 'private', false]]);
+    assert.deepEqual(
+      (await drain(alice, qa)).filter((x) => x.type === 'delete_message').map((x) => [x.message_ids, x.message_type, 'stream_id' in x]),
+      [[[dm], 'private', false]],
+    );
   });
 
   it("announces a channel's new first_message_id when its oldest message is deleted or moved away", async () => {
@@ -343,8 +444,15 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     await ok(bob, 'POST', `/messages/${id}/reactions`, { emoji_name: 'octopus' });
     const [ea] = await drain(alice, qa);
     assert.deepEqual(ea, {
-      id: ea.id, type: 'reaction', op: 'add', user_id: bobId, user: { user_id: bobId, email: 'bob@example.com', full_name: 'Bob' },
-      message_id: id, emoji_name: 'octopus', emoji_code: '1f419', reaction_type: 'unicode_emoji',
+      id: ea.id,
+      type: 'reaction',
+      op: 'add',
+      user_id: bobId,
+      user: { user_id: bobId, email: 'bob@example.com', full_name: 'Bob' },
+      message_id: id,
+      emoji_name: 'octopus',
+      emoji_code: '1f419',
+      reaction_type: 'unicode_emoji',
     });
     assert.deepEqual(await drain(carol, qc), []);
     await refused(bob, 'POST', `/messages/${id}/reactions`, { emoji_name: 'octopus' }, 'REACTION_ALREADY_EXISTS', 'Reaction already exists.');
@@ -363,7 +471,11 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
       { emoji_name: 'zulip', emoji_code: 'zulip', reaction_type: 'zulip_extra_emoji', user_id: aliceId },
       { emoji_name: 'octopus', emoji_code: '1f419', reaction_type: 'unicode_emoji', user_id: carolId },
     ]);
-    const reacted = await ids(alice, [['stream', 'general'], ['topic', 'reactions'], ['has', 'reaction']]);
+    const reacted = await ids(alice, [
+      ['stream', 'general'],
+      ['topic', 'reactions'],
+      ['has', 'reaction'],
+    ]);
     assert.deepEqual(reacted, [id]);
     assert.ok((await ids(alice, [['stream', 'general'], ['topic', 'reactions'], { operator: 'has', operand: 'reaction', negated: true }])).includes(plain));
     await drain(alice, qa);
@@ -375,7 +487,10 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     await ok(carol, 'DELETE', `/messages/${id}/reactions`, { emoji_code: '1f419' });
     assert.equal((await drain(alice, qa)).at(-1)!.emoji_name, 'octopus');
     await refused(carol, 'DELETE', `/messages/${id}/reactions`, {}, 'BAD_REQUEST');
-    assert.deepEqual((await message(alice, id))!.reactions.map((r: Ev) => r.user_id), [aliceId]);
+    assert.deepEqual(
+      (await message(alice, id))!.reactions.map((r: Ev) => r.user_id),
+      [aliceId],
+    );
     await refused(bob, 'POST', '/messages/999999/reactions', { emoji_name: 'octopus' }, 'BAD_REQUEST', 'Invalid message(s)');
   });
 
@@ -386,9 +501,21 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     const a = await send(alice, 'general', 'noted', 'one');
     const b = await send(alice, 'general', 'noted', 'two');
     await send(alice, 'general', 'noted', 'three');
-    const texts = async (stream: string, topic: string) => (await ok(alice, 'GET', '/messages', {
-      anchor: 'newest', num_before: 20, num_after: 0, apply_markdown: false, narrow: [['stream', stream], ['topic', topic]],
-    })).messages.filter((m: Ev) => m.sender_full_name === 'Notification Bot').map((m: Ev) => m.content);
+    const texts = async (stream: string, topic: string) =>
+      (
+        await ok(alice, 'GET', '/messages', {
+          anchor: 'newest',
+          num_before: 20,
+          num_after: 0,
+          apply_markdown: false,
+          narrow: [
+            ['stream', stream],
+            ['topic', topic],
+          ],
+        })
+      ).messages
+        .filter((m: Ev) => m.sender_full_name === 'Notification Bot')
+        .map((m: Ev) => m.content);
     await ok(alice, 'PATCH', `/messages/${a}`, { topic: 'noted elsewhere', send_notification_to_old_thread: true });
     assert.deepEqual(await texts('general', 'noted elsewhere'), [`A message was moved here from #**general>noted** by @_**Alice|${aliceId}**.`]);
     assert.deepEqual(await texts('general', 'noted'), [`A message was moved from this topic to #**general>noted elsewhere** by @_**Alice|${aliceId}**.`]);
@@ -411,10 +538,19 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     const id = await send(alice, 'general', 'policy', 'v1');
     await ok(alice, 'PATCH', `/messages/${id}`, { content: 'v2', topic: 'policy moved' });
     const full = (await ok(bob, 'GET', `/messages/${id}/history`)).message_history as Ev[];
-    assert.deepEqual(full.map((h) => [h.content, h.topic, h.prev_content, h.prev_topic]), [['v1', 'policy', undefined, undefined], ['v2', 'policy moved', 'v1', 'policy']]);
+    assert.deepEqual(
+      full.map((h) => [h.content, h.topic, h.prev_content, h.prev_topic]),
+      [
+        ['v1', 'policy', undefined, undefined],
+        ['v2', 'policy moved', 'v1', 'policy'],
+      ],
+    );
     assert.equal(full[1].prev_rendered_content, '<p>v1</p>');
     await setRealm({ message_edit_history_visibility_policy: 'moves' });
-    assert.deepEqual((await message(bob, id))!.edit_history.map((h: Ev) => Object.keys(h).sort()), [['prev_topic', 'timestamp', 'topic', 'user_id']]);
+    assert.deepEqual(
+      (await message(bob, id))!.edit_history.map((h: Ev) => Object.keys(h).sort()),
+      [['prev_topic', 'timestamp', 'topic', 'user_id']],
+    );
     await setRealm({ message_edit_history_visibility_policy: 'none' });
     assert.equal('edit_history' in (await message(bob, id))!, false);
     await refused(bob, 'GET', `/messages/${id}/history`, {}, 'BAD_REQUEST');

@@ -24,9 +24,11 @@ await forEachEngine('chat message fetch caches', (engine) => {
   let aliceId: number;
   let bobId: number;
 
-  const page = (who: InProcessClient, narrow: unknown[], extra: Record<string, unknown> = {}) =>
-    who.call('GET', '/messages', { anchor: 'newest', num_before: 50, num_after: 0, narrow, ...extra });
-  const topic = (name: string) => [['stream', 'cached'], ['topic', name]];
+  const page = (who: InProcessClient, narrow: unknown[], extra: Record<string, unknown> = {}) => who.call('GET', '/messages', { anchor: 'newest', num_before: 50, num_after: 0, narrow, ...extra });
+  const topic = (name: string) => [
+    ['stream', 'cached'],
+    ['topic', name],
+  ];
   const send = async (who: InProcessClient, t: string, content: string) => {
     const r = await who.call('POST', '/messages', { type: 'stream', to: 'cached', topic: t, content });
     assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -51,8 +53,14 @@ await forEachEngine('chat message fetch caches', (engine) => {
     assert.equal((await alice.call('POST', '/messages/flags', { messages: [id], op: 'add', flag: 'starred' })).status, 200);
     const forAlice = (await page(alice, topic('flags'))).body.messages;
     const forBob = (await page(bob, topic('flags'))).body.messages;
-    assert.deepEqual(forAlice.map((m: any) => m.flags), [['read', 'starred'], ['read']]);
-    assert.deepEqual(forBob.map((m: any) => m.flags), [[], []]);
+    assert.deepEqual(
+      forAlice.map((m: any) => m.flags),
+      [['read', 'starred'], ['read']],
+    );
+    assert.deepEqual(
+      forBob.map((m: any) => m.flags),
+      [[], []],
+    );
     // The same page again, now surely from the cache: still each reader's own.
     assert.deepEqual((await page(bob, topic('flags'))).body.messages, forBob);
     assert.deepEqual((await page(alice, topic('flags'))).body.messages, forAlice);
@@ -63,7 +71,10 @@ await forEachEngine('chat message fetch caches', (engine) => {
 
   it('keeps presentations apart: markdown or not, gravatar or not, empty topic names', async () => {
     await send(alice, '', '*plain* me');
-    const narrow = [['stream', 'cached'], ['topic', '']];
+    const narrow = [
+      ['stream', 'cached'],
+      ['topic', ''],
+    ];
     const html = (await page(bob, narrow)).body.messages[0];
     const raw = (await page(bob, narrow, { apply_markdown: false, client_gravatar: false })).body.messages[0];
     const empty = (await page(bob, narrow, { allow_empty_topic_name: true })).body.messages[0];
@@ -132,18 +143,41 @@ await forEachEngine('chat message fetch caches', (engine) => {
       assert.equal(r.status, 200, JSON.stringify(r.body));
       return r.body.messages.map((m: any) => [m.id, m.flags]);
     };
-    assert.deepEqual(await flagsIn(topic('split')), [[starred, ['starred']], [read, ['read']], [plain, []]]);
-    assert.deepEqual(await flagsIn([['stream', 'cached'], ['search', 'three']]), [[plain, []]]);
+    assert.deepEqual(await flagsIn(topic('split')), [
+      [starred, ['starred']],
+      [read, ['read']],
+      [plain, []],
+    ]);
+    assert.deepEqual(
+      await flagsIn([
+        ['stream', 'cached'],
+        ['search', 'three'],
+      ]),
+      [[plain, []]],
+    );
     assert.deepEqual(await flagsIn([...topic('split'), ['is', 'starred']]), [[starred, ['starred']]]);
-    assert.deepEqual(await flagsIn([...topic('split'), ['is', 'unread']]), [[starred, ['starred']], [plain, []]]);
+    assert.deepEqual(await flagsIn([...topic('split'), ['is', 'unread']]), [
+      [starred, ['starred']],
+      [plain, []],
+    ]);
     const unread = await page(bob, topic('split'), { anchor: undefined, use_first_unread_anchor: true, num_before: 0, num_after: 5 });
     assert.equal(unread.body.anchor, starred);
   });
 
   it('highlights a search in cached messages for each search', async () => {
     await send(alice, 'search', 'the quick fox');
-    const first = (await page(bob, [['stream', 'cached'], ['search', 'quick']])).body.messages;
-    const second = (await page(bob, [['stream', 'cached'], ['search', 'fox']])).body.messages;
+    const first = (
+      await page(bob, [
+        ['stream', 'cached'],
+        ['search', 'quick'],
+      ])
+    ).body.messages;
+    const second = (
+      await page(bob, [
+        ['stream', 'cached'],
+        ['search', 'fox'],
+      ])
+    ).body.messages;
     assert.equal(first.length, 1);
     assert.match(first[0].match_content, /<span class="highlight">quick<\/span>/);
     assert.doesNotMatch(first[0].match_content, /highlight">fox/);

@@ -21,7 +21,10 @@ await forEachEngine('chat messages: rendering and flags', (engine) => {
     server = await startServer(storage);
     owner = new ChatClient(server.chatUrl, server.chatSecrets!.email, server.chatSecrets!.apiKey);
     const made: [ChatClient, number][] = [];
-    for (const [email, name] of [['alice@example.com', 'Alice Liddell'], ['bob@example.com', 'Bob']]) {
+    for (const [email, name] of [
+      ['alice@example.com', 'Alice Liddell'],
+      ['bob@example.com', 'Bob'],
+    ]) {
       const c = await owner.post('/users', { email, password: 'pass-word-1', full_name: name });
       assert.equal(c.body.result, 'success', JSON.stringify(c.body));
       const k = await owner.call('POST', '/fetch_api_key', { username: email, password: 'pass-word-1' }, null);
@@ -49,7 +52,10 @@ await forEachEngine('chat messages: rendering and flags', (engine) => {
     assert.deepEqual(await flagsOf(alice, direct.body.id), ['mentioned']);
     assert.deepEqual(await flagsOf(bob, direct.body.id), [], 'a silent mention does not notify');
     const one = await alice.get(`/messages/${direct.body.id}`);
-    assert.equal(one.body.message.content, `<p>hi <span class="user-mention" data-user-id="${aliceId}">@Alice Liddell</span> and <span class="user-mention silent" data-user-id="${bobId}">Bob</span></p>`);
+    assert.equal(
+      one.body.message.content,
+      `<p>hi <span class="user-mention" data-user-id="${aliceId}">@Alice Liddell</span> and <span class="user-mention silent" data-user-id="${bobId}">Bob</span></p>`,
+    );
     assert.equal(one.body.raw_content, 'hi @**Alice Liddell** and @_**Bob**');
     const all = await owner.post('/messages', { type: 'stream', to: 'general', topic: 't1', content: '@**all** look' });
     assert.deepEqual(await flagsOf(bob, all.body.id), ['stream_wildcard_mentioned', 'wildcard_mentioned']);
@@ -59,15 +65,21 @@ await forEachEngine('chat messages: rendering and flags', (engine) => {
     assert.deepEqual(await flagsOf(alice, topic.body.id), ['topic_wildcard_mentioned', 'wildcard_mentioned']);
     assert.deepEqual(await flagsOf(bob, topic.body.id), []);
     const mentioned = await alice.get('/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [['is', 'mentioned']] });
-    assert.deepEqual(mentioned.body.messages.map((m: any) => m.id), [direct.body.id, all.body.id, topic.body.id]);
+    assert.deepEqual(
+      mentioned.body.messages.map((m: any) => m.id),
+      [direct.body.id, all.body.id, topic.body.id],
+    );
     const me = await alice.post('/messages', { type: 'stream', to: 'general', topic: 't1', content: '/me waves' });
     assert.equal((await alice.get(`/messages/${me.body.id}`)).body.message.is_me_message, true);
   });
 
   it('renders through POST /messages/render with channel links', async () => {
     const r = await alice.post('/messages/render', { content: '**foo** #**general>t1** :smile:' });
-    assert.equal(r.body.rendered, `<p><strong>foo</strong> <a class="stream-topic" data-stream-id="${streamId}" href="/#narrow/channel/${streamId}-general/topic/t1">#general &gt; t1</a> `
-      + '<span aria-label="smile" class="emoji emoji-1f604" role="img" title="smile">:smile:</span></p>');
+    assert.equal(
+      r.body.rendered,
+      `<p><strong>foo</strong> <a class="stream-topic" data-stream-id="${streamId}" href="/#narrow/channel/${streamId}-general/topic/t1">#general &gt; t1</a> ` +
+        '<span aria-label="smile" class="emoji emoji-1f604" role="img" title="smile">:smile:</span></p>',
+    );
     const missing = await alice.post('/messages/render', {});
     assert.deepEqual([missing.body.code, missing.body.var_name], ['REQUEST_VARIABLE_MISSING', 'content']);
   });
@@ -91,7 +103,11 @@ await forEachEngine('chat messages: rendering and flags', (engine) => {
     const unread = await bob.post('/messages/flags', { messages: [m.body.id], op: 'remove', flag: 'read' });
     assert.deepEqual(unread.body.ignored_because_not_subscribed_channels, []);
     assert.deepEqual(await flagsOf(bob, m.body.id), ['starred']);
-    for (const [flag, msg] of [['mentioned', "Flag not editable: 'mentioned'"], ['historical', "Flag not editable: 'historical'"], ['bogus', "Invalid flag: 'bogus'"]]) {
+    for (const [flag, msg] of [
+      ['mentioned', "Flag not editable: 'mentioned'"],
+      ['historical', "Flag not editable: 'historical'"],
+      ['bogus', "Invalid flag: 'bogus'"],
+    ]) {
       const r = await bob.post('/messages/flags', { messages: [m.body.id], op: 'add', flag });
       assert.deepEqual([r.body.code, r.body.msg], ['BAD_REQUEST', msg]);
     }
@@ -105,7 +121,17 @@ await forEachEngine('chat messages: rendering and flags', (engine) => {
   it('updates flags over a narrow range and reports the range', async () => {
     const ids: number[] = [];
     for (const n of [1, 2, 3]) ids.push((await owner.post('/messages', { type: 'stream', to: 'general', topic: 'range', content: `r${n}` })).body.id);
-    const r = await bob.post('/messages/flags/narrow', { anchor: String(ids[0]), num_before: 0, num_after: 1, narrow: [['stream', 'general'], ['topic', 'range']], op: 'add', flag: 'read' });
+    const r = await bob.post('/messages/flags/narrow', {
+      anchor: String(ids[0]),
+      num_before: 0,
+      num_after: 1,
+      narrow: [
+        ['stream', 'general'],
+        ['topic', 'range'],
+      ],
+      op: 'add',
+      flag: 'read',
+    });
     assert.deepEqual(
       [r.body.processed_count, r.body.updated_count, r.body.first_processed_id, r.body.last_processed_id, r.body.found_oldest, r.body.found_newest],
       [2, 2, ids[0], ids[1], true, false],
@@ -151,7 +177,14 @@ await forEachEngine('chat messages: rendering and flags', (engine) => {
     const including = await get([{ operator: 'dm-including', operand: bobId }]);
     assert.ok(including.includes(group.body.id) && including.includes(pair.body.id));
     assert.deepEqual(await get([['group-pm-with', 'bob@example.com']]), [group.body.id]);
-    assert.deepEqual(await get([['dm-including', 'bob@example.com'], ['near', String(pair.body.id)], ['in', 'home']]), including);
+    assert.deepEqual(
+      await get([
+        ['dm-including', 'bob@example.com'],
+        ['near', String(pair.body.id)],
+        ['in', 'home'],
+      ]),
+      including,
+    );
     assert.deepEqual(await get([['is', 'followed']]), []);
     for (const bad of [[['has', 'nothing']], [['in', 'nowhere']], [['with', '999999']], [['is', 'bogus']]]) {
       const r = await alice.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: bad });
@@ -174,10 +207,27 @@ await forEachEngine('chat messages: rendering and flags', (engine) => {
     await join();
     const m3 = await send('after coming back');
     const seen = await alice.get('/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [['stream', 'spans']] });
-    assert.deepEqual(seen.body.messages.map((m: { id: number; flags: string[] }) => [m.id, m.flags]), [[m1, []], [m3, []]]);
+    assert.deepEqual(
+      seen.body.messages.map((m: { id: number; flags: string[] }) => [m.id, m.flags]),
+      [
+        [m1, []],
+        [m3, []],
+      ],
+    );
     assert.equal((await alice.get(`/messages/${m2}`)).body.msg, 'Invalid message(s)');
-    const unread = await alice.get('/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [['stream', 'spans'], ['is', 'unread']] });
-    assert.deepEqual(unread.body.messages.map((m: { id: number }) => m.id), [m1, m3]);
+    const unread = await alice.get('/messages', {
+      anchor: 'newest',
+      num_before: 10,
+      num_after: 0,
+      narrow: [
+        ['stream', 'spans'],
+        ['is', 'unread'],
+      ],
+    });
+    assert.deepEqual(
+      unread.body.messages.map((m: { id: number }) => m.id),
+      [m1, m3],
+    );
     const first = await alice.get('/messages', { anchor: 'first_unread', num_before: 0, num_after: 0, narrow: [['stream', 'spans']] });
     assert.equal(first.body.anchor, m1);
     const star = await alice.post('/messages/flags', { messages: [m1, m3], op: 'add', flag: 'starred' });
@@ -185,9 +235,18 @@ await forEachEngine('chat messages: rendering and flags', (engine) => {
     assert.deepEqual([await flagsOf(alice, m1), await flagsOf(alice, m3)], [['starred'], ['starred']]);
     assert.equal((await alice.post('/messages/flags', { messages: [m2], op: 'add', flag: 'read' })).body.msg, 'Invalid message(s)');
     await alice.post('/mark_stream_as_read', { stream_id: (await owner.get('/get_stream_id', { stream: 'spans' })).body.stream_id });
-    assert.deepEqual([await flagsOf(alice, m1), await flagsOf(alice, m3)], [['read', 'starred'], ['read', 'starred']]);
+    assert.deepEqual(
+      [await flagsOf(alice, m1), await flagsOf(alice, m3)],
+      [
+        ['read', 'starred'],
+        ['read', 'starred'],
+      ],
+    );
     assert.equal((await alice.get('/users/me')).body.max_message_id >= m3, true);
     const topics = await alice.get(`/users/me/${(await owner.get('/get_stream_id', { stream: 'spans' })).body.stream_id}/topics`);
-    assert.deepEqual(topics.body.topics.map((t: { max_id: number }) => t.max_id), [m3]);
+    assert.deepEqual(
+      topics.body.topics.map((t: { max_id: number }) => t.max_id),
+      [m3],
+    );
   });
 });

@@ -137,8 +137,10 @@ await forEachEngine('chat permissions', (engine) => {
   });
 
   it('lets only can_send_message_group post, and checks the value it is given', async () => {
-    assert.deepEqual([...refused(await send(member, 'announcements', 'me too')), (await send(member, 'announcements', 'x')).body.msg],
-      [400, 'error', 'BAD_REQUEST', 'You do not have permission to post in this channel.']);
+    assert.deepEqual(
+      [...refused(await send(member, 'announcements', 'me too')), (await send(member, 'announcements', 'x')).body.msg],
+      [400, 'error', 'BAD_REQUEST', 'You do not have permission to post in this channel.'],
+    );
     assert.deepEqual(refused(await send(guest, 'announcements', 'me too')), [400, 'error', 'BAD_REQUEST']);
     assert.equal((await send(owner, 'announcements', 'hear ye')).status, 200);
     assert.deepEqual(contents(await member.get('/messages', window([['stream', 'announcements']]))), ['<p>hear ye</p>'], 'members still read it');

@@ -62,10 +62,17 @@ await forEachEngine('chat presence and status', (engine) => {
     assert.equal(typeof first.presence_last_update_id, 'number');
     const [ev, ...rest] = await bobEvents();
     assert.deepEqual(rest, []);
-    assert.deepEqual({ ...ev, id: 0 }, {
-      id: 0, type: 'presence', user_id: aliceId, email: 'alice@example.com', server_timestamp: chat.clock.now() / 1000,
-      presence: { website: { client: 'website', status: 'active', timestamp: t0, pushable: false } },
-    });
+    assert.deepEqual(
+      { ...ev, id: 0 },
+      {
+        id: 0,
+        type: 'presence',
+        user_id: aliceId,
+        email: 'alice@example.com',
+        server_timestamp: chat.clock.now() / 1000,
+        presence: { website: { client: 'website', status: 'active', timestamp: t0, pushable: false } },
+      },
+    );
     // Every minute, as clients ping: no event while she stays online and active.
     for (let i = 0; i < 3; i++) {
       chat.clock.advance(60_000);
@@ -84,7 +91,10 @@ await forEachEngine('chat presence and status', (engine) => {
     const fresh = new PresenceStore(chat.ctx.chatDb, chat.clock, chat.ctx.log, { flushEveryMs: 0 });
     const again = await fresh.records(await realmId());
     const mine = await chat.presence.records(await realmId());
-    assert.deepEqual(again.records.sort((a, b) => a.userId - b.userId), mine.records.sort((a, b) => a.userId - b.userId));
+    assert.deepEqual(
+      again.records.sort((a, b) => a.userId - b.userId),
+      mine.records.sort((a, b) => a.userId - b.userId),
+    );
     assert.equal(again.lastUpdateId, mine.lastUpdateId);
     await fresh.close();
   });
@@ -178,7 +188,10 @@ await forEachEngine('chat presence and status', (engine) => {
     assert.deepEqual((await ok(bob, 'GET', `/users/${aliceId}/status`)).status, { status_text: 'on vacation', emoji_name: 'car', emoji_code: '1f697', reaction_type: 'unicode_emoji' });
     // Only what was passed changes.
     await ok(alice, 'POST', '/users/me/status', { status_text: 'back soon' });
-    assert.deepEqual((await bobEvents()).map((e) => Object.keys(e).sort()), [['id', 'status_text', 'type', 'user_id']]);
+    assert.deepEqual(
+      (await bobEvents()).map((e) => Object.keys(e).sort()),
+      [['id', 'status_text', 'type', 'user_id']],
+    );
     assert.equal((await ok(bob, 'GET', `/users/${aliceId}/status`)).status.emoji_code, '1f697');
     await ok(alice, 'POST', '/users/me/status', { emoji_name: 'zulip', reaction_type: 'zulip_extra_emoji' });
     const reg = await ok(bob, 'POST', '/register', { fetch_event_types: ['user_status'] });
@@ -227,11 +240,17 @@ await forEachEngine('chat presence and status', (engine) => {
     await ping(alice, { status: 'active' });
     const after = (await chat.presence.records(await realmId())).records.find((r) => r.userId === aliceId)!;
     assert.deepEqual(after, before, 'an invisible user’s ping is not recorded');
-    assert.deepEqual((await bobEvents()).filter((e) => e.type === 'presence'), []);
+    assert.deepEqual(
+      (await bobEvents()).filter((e) => e.type === 'presence'),
+      [],
+    );
     const r = await alice.call('GET', `/users/${aliceId}/presence`);
     assert.equal(r.body.msg, `No presence data for ${aliceId}`);
     await ok(alice, 'POST', '/users/me/status', { away: false });
     await ping(alice, { status: 'active', ping_only: true });
-    assert.deepEqual((await bobEvents()).map((e) => e.type), ['user_status', 'presence']);
+    assert.deepEqual(
+      (await bobEvents()).map((e) => e.type),
+      ['user_status', 'presence'],
+    );
   });
 });

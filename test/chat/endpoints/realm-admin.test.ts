@@ -43,16 +43,25 @@ await forEachEngine('chat organization settings', (engine) => {
     const id = r.body.id;
     assert.deepEqual(await linkifiers(), [{ pattern: '#(?P<id>[0-9]+)', url_template: 'https://github.com/zulip/zulip/issues/{id}', id }]);
     const events = await drain(ann, capable.queue_id);
-    assert.deepEqual(events.map((e) => [e.type, e.realm_linkifiers]), [['realm_linkifiers', await linkifiers()]]);
+    assert.deepEqual(
+      events.map((e) => [e.type, e.realm_linkifiers]),
+      [['realm_linkifiers', await linkifiers()]],
+    );
     assert.deepEqual(await drain(ben, legacy.queue_id), [], 'no realm_linkifiers without linkifier_url_template');
 
     refused(await ann.post('/realm/filters', { pattern: 'x(?P<id>[0-9]+)', url_template: 'https://x.example/{id}' }), 'UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator');
     refused(await owner.post('/realm/filters', { pattern: '#(?P<id>[0-9]+', url_template: 'https://x.example/{id}' }), 'BAD_REQUEST', 'Bad regular expression: missing ): #(?P<id>[0-9]+');
-    refused(await owner.post('/realm/filters', { pattern: 'T(?P<id>[0-9]+)', url_template: 'https://x.example/{ticket}' }), 'BAD_REQUEST',
-      "Group 'ticket' in URL template is not present in linkifier pattern.");
+    refused(
+      await owner.post('/realm/filters', { pattern: 'T(?P<id>[0-9]+)', url_template: 'https://x.example/{ticket}' }),
+      'BAD_REQUEST',
+      "Group 'ticket' in URL template is not present in linkifier pattern.",
+    );
     refused(await owner.post('/realm/filters', { pattern: 'T(?P<id>[0-9]+)', url_template: 'x.example/{id' }), 'BAD_REQUEST', 'Invalid URL template.');
-    refused(await owner.post('/realm/filters', { pattern: '#(?P<id>[0-9]+)', url_template: 'https://github.com/zulip/zulip/issues/{id}' }), 'BAD_REQUEST',
-      'Linkifier with this Pattern and URL template already exists.');
+    refused(
+      await owner.post('/realm/filters', { pattern: '#(?P<id>[0-9]+)', url_template: 'https://github.com/zulip/zulip/issues/{id}' }),
+      'BAD_REQUEST',
+      'Linkifier with this Pattern and URL template already exists.',
+    );
     refused(await owner.post('/realm/filters', { pattern: 'T(?P<id>[0-9]+)' }), 'REQUEST_VARIABLE_MISSING', "Missing 'url_template' argument");
     assert.equal((await linkifiers()).length, 1);
     assert.deepEqual(await drain(ann, capable.queue_id, 0), [], 'refusals send nothing');
@@ -67,9 +76,14 @@ await forEachEngine('chat organization settings', (engine) => {
     assert.deepEqual(m.topic_links, []);
     const inTopic = await ann.post('/messages', { type: 'stream', to: 'general', topic: 'crash #42 (https://logs.example/1)', content: 'x' });
     const shown = (await ann.get('/messages', { anchor: inTopic.body.id, num_before: 0, num_after: 0 })).body.messages[0];
-    assert.deepEqual(shown.topic_links, [{ text: '#42', url: href }, { text: 'https://logs.example/1', url: 'https://logs.example/1' }]);
-    assert.equal((await ann.post('/messages/render', { content: 'see #7' })).body.rendered,
-      '<p>see <a href="https://github.com/zulip/zulip/issues/7" target="_blank" title="https://github.com/zulip/zulip/issues/7">#7</a></p>');
+    assert.deepEqual(shown.topic_links, [
+      { text: '#42', url: href },
+      { text: 'https://logs.example/1', url: 'https://logs.example/1' },
+    ]);
+    assert.equal(
+      (await ann.post('/messages/render', { content: 'see #7' })).body.rendered,
+      '<p>see <a href="https://github.com/zulip/zulip/issues/7" target="_blank" title="https://github.com/zulip/zulip/issues/7">#7</a></p>',
+    );
   });
 
   it('updates, reorders and removes linkifiers (realm_linkifiers each time)', async () => {
@@ -77,7 +91,10 @@ await forEachEngine('chat organization settings', (engine) => {
     const second = (await owner.post('/realm/filters', { pattern: '#(?P<n>[0-9]+)', url_template: 'https://tracker.example/{n}' })).body.id;
     const queue = await register(ann, { event_types: ['realm_linkifiers'], client_capabilities: { linkifier_url_template: true } });
     const state = await register(ann, { fetch_event_types: ['realm_linkifiers', 'realm_filters'], client_capabilities: { linkifier_url_template: true } });
-    assert.deepEqual(state.realm_linkifiers.map((l: Ev) => l.id), [first.id, second]);
+    assert.deepEqual(
+      state.realm_linkifiers.map((l: Ev) => l.id),
+      [first.id, second],
+    );
     assert.deepEqual(state.realm_filters, []);
     assert.deepEqual((await register(ben, { fetch_event_types: ['realm_linkifiers'] })).realm_linkifiers, [], 'empty without the capability');
 
@@ -85,13 +102,19 @@ await forEachEngine('chat organization settings', (engine) => {
     refused(await owner.call('PATCH', '/realm/linkifiers', { ordered_linkifier_ids: [second, second, first.id] }), 'BAD_REQUEST', 'The ordered list must not contain duplicated linkifiers');
     refused(await ann.call('PATCH', '/realm/linkifiers', { ordered_linkifier_ids: [second, first.id] }), 'UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator');
     assert.equal((await owner.call('PATCH', '/realm/linkifiers', { ordered_linkifier_ids: [second, first.id] })).status, 200);
-    assert.deepEqual((await linkifiers()).map((l) => l.id), [second, first.id]);
+    assert.deepEqual(
+      (await linkifiers()).map((l) => l.id),
+      [second, first.id],
+    );
     const rendered = (await ann.post('/messages/render', { content: '#9' })).body.rendered;
     assert.match(rendered, /href="https:\/\/tracker\.example\/9"/, 'the first linkifier wins now');
 
     refused(await owner.call('PATCH', '/realm/filters/9999', { pattern: 'a(?P<x>b)', url_template: 'https://a.example/{x}' }), 'BAD_REQUEST', 'Linkifier not found.');
-    refused(await owner.call('PATCH', `/realm/filters/${second}`, { pattern: '#(?P<n>[0-9]+)', url_template: 'https://tracker.example/{m}' }), 'BAD_REQUEST',
-      "Group 'm' in URL template is not present in linkifier pattern.");
+    refused(
+      await owner.call('PATCH', `/realm/filters/${second}`, { pattern: '#(?P<n>[0-9]+)', url_template: 'https://tracker.example/{m}' }),
+      'BAD_REQUEST',
+      "Group 'm' in URL template is not present in linkifier pattern.",
+    );
     assert.equal((await owner.call('PATCH', `/realm/filters/${second}`, { pattern: 'T-(?P<n>[0-9]+)', url_template: 'https://tracker.example/t/{n}' })).status, 200);
     refused(await owner.call('DELETE', '/realm/filters/9999'), 'BAD_REQUEST', 'Linkifier not found.');
     refused(await ann.call('DELETE', `/realm/filters/${second}`), 'UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator');
@@ -100,7 +123,10 @@ await forEachEngine('chat organization settings', (engine) => {
     assert.equal((await ann.post('/messages/render', { content: '#9' })).body.rendered, '<p>#9</p>');
 
     const events = await drain(ann, queue.queue_id);
-    assert.deepEqual(events.map((e) => e.realm_linkifiers.map((l: Ev) => l.id)), [[second, first.id], [second, first.id], [second]]);
+    assert.deepEqual(
+      events.map((e) => e.realm_linkifiers.map((l: Ev) => l.id)),
+      [[second, first.id], [second, first.id], [second]],
+    );
     assert.equal(events[1].realm_linkifiers[0].url_template, 'https://tracker.example/t/{n}');
   });
 
@@ -127,8 +153,13 @@ await forEachEngine('chat organization settings', (engine) => {
     let id: number;
     try {
       const realm = await db.kysely.selectFrom('realms').select('id').executeTakeFirstOrThrow();
-      id = (await db.kysely.insertInto('realm_emoji').values({ realm_id: realm.id, name: 'green_tick', author_id: annId, file_name: '1.png', is_animated: 0, deactivated: 0, date_created: 0 })
-        .returning('id').executeTakeFirstOrThrow()).id;
+      id = (
+        await db.kysely
+          .insertInto('realm_emoji')
+          .values({ realm_id: realm.id, name: 'green_tick', author_id: annId, file_name: '1.png', is_animated: 0, deactivated: 0, date_created: 0 })
+          .returning('id')
+          .executeTakeFirstOrThrow()
+      ).id;
     } finally {
       await db.close();
     }
@@ -141,7 +172,10 @@ await forEachEngine('chat organization settings', (engine) => {
     refused(await ben.call('DELETE', '/realm/emoji/green_tick'), 'UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator or emoji author');
     assert.equal((await ann.call('DELETE', '/realm/emoji/green_tick')).status, 200, 'the author may');
     const events = await drain(ben, queue.queue_id);
-    assert.deepEqual(events.map((e) => [e.type, e.op, e.realm_emoji[id].deactivated]), [['realm_emoji', 'update', true]]);
+    assert.deepEqual(
+      events.map((e) => [e.type, e.op, e.realm_emoji[id].deactivated]),
+      [['realm_emoji', 'update', true]],
+    );
     assert.equal((await ann.call('DELETE', '/realm/emoji/green_tick')).status, 404, 'a deactivated emoji is gone');
     assert.equal((await ann.get('/realm/emoji')).body.emoji[id].deactivated, true);
   });

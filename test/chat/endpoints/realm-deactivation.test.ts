@@ -89,7 +89,10 @@ await forEachEngine('chat realm deactivation', (engine) => {
     assert.equal((await beta.owner.post('/messages', { type: 'private', to: JSON.stringify([beta.member.email]), content: 'still here' })).status, 200);
     const r = await poll.reply;
     assert.equal(r.status, 200, JSON.stringify(r.body));
-    assert.deepEqual(r.body.events.map((e: Record<string, unknown>) => e.type), ['message']);
+    assert.deepEqual(
+      r.body.events.map((e: Record<string, unknown>) => e.type),
+      ['message'],
+    );
   });
 
   it('an owner deactivates the realm: its parked polls end at once, its keys get 401 REALM_DEACTIVATED, another realm goes on', async () => {
@@ -130,7 +133,10 @@ await forEachEngine('chat realm deactivation', (engine) => {
     assert.equal((await alpha.post('/messages', { type: 'stream', to: 'alpha-chan', topic: 't', content: 'after beta' })).status, 200);
     const got = await alphaPoll.reply;
     assert.equal(got.status, 200, JSON.stringify(got.body));
-    assert.deepEqual(got.body.events.map((e: Record<string, any>) => [e.type, e.message?.content]), [['message', 'after beta']]);
+    assert.deepEqual(
+      got.body.events.map((e: Record<string, any>) => [e.type, e.message?.content]),
+      [['message', 'after beta']],
+    );
     assert.equal((await alpha.get('/users/me')).status, 200);
   });
 

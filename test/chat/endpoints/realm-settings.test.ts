@@ -56,8 +56,15 @@ await forEachEngine('chat realm settings', (engine) => {
       { type: 'realm', op: 'update', property: 'name', value: 'Keel Labs' },
       { type: 'realm', op: 'update', property: 'description', value: 'We **build** things.' },
     ];
-    assert.deepEqual((await drain(ann, annQueue)).map(({ id: _id, ...e }) => e), expected);
-    assert.deepEqual((await drain(owner, ownQueue)).map(({ id: _id, ...e }) => e), expected, 'the one who changed it too');
+    assert.deepEqual(
+      (await drain(ann, annQueue)).map(({ id: _id, ...e }) => e),
+      expected,
+    );
+    assert.deepEqual(
+      (await drain(owner, ownQueue)).map(({ id: _id, ...e }) => e),
+      expected,
+      'the one who changed it too',
+    );
     const state = await realmState();
     assert.deepEqual([state.realm_name, state.realm_description], ['Keel Labs', 'We **build** things.']);
     const settings = await serverSettings();
@@ -77,24 +84,38 @@ await forEachEngine('chat realm settings', (engine) => {
     assert.equal(sent.status, 200, JSON.stringify(sent.body));
     const queue = await realmQueue();
     const r = await patch(admin, {
-      allow_message_editing: false, message_content_edit_limit_seconds: 'unlimited', move_messages_within_stream_limit_seconds: 3600,
+      allow_message_editing: false,
+      message_content_edit_limit_seconds: 'unlimited',
+      move_messages_within_stream_limit_seconds: 3600,
       message_edit_history_visibility_policy: 'moves',
     });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.deepEqual(r.body, {
-      result: 'success', msg: '', allow_message_editing: false, message_content_edit_limit_seconds: null, move_messages_within_stream_limit_seconds: 3600,
+      result: 'success',
+      msg: '',
+      allow_message_editing: false,
+      message_content_edit_limit_seconds: null,
+      move_messages_within_stream_limit_seconds: 3600,
       message_edit_history_visibility_policy: 'updated',
     });
-    assert.deepEqual((await drain(ann, queue)).map(({ id: _id, ...e }) => e), [
-      { type: 'realm', op: 'update_dict', property: 'default', data: { allow_message_editing: false } },
-      { type: 'realm', op: 'update_dict', property: 'default', data: { message_content_edit_limit_seconds: null } },
-      { type: 'realm', op: 'update', property: 'move_messages_within_stream_limit_seconds', value: 3600 },
-      { type: 'realm', op: 'update', property: 'message_edit_history_visibility_policy', value: 'moves' },
-    ]);
+    assert.deepEqual(
+      (await drain(ann, queue)).map(({ id: _id, ...e }) => e),
+      [
+        { type: 'realm', op: 'update_dict', property: 'default', data: { allow_message_editing: false } },
+        { type: 'realm', op: 'update_dict', property: 'default', data: { message_content_edit_limit_seconds: null } },
+        { type: 'realm', op: 'update', property: 'move_messages_within_stream_limit_seconds', value: 3600 },
+        { type: 'realm', op: 'update', property: 'message_edit_history_visibility_policy', value: 'moves' },
+      ],
+    );
     const state = await realmState();
     assert.deepEqual(
-      [state.realm_allow_message_editing, state.realm_message_content_edit_limit_seconds, state.realm_move_messages_within_stream_limit_seconds,
-        state.realm_message_edit_history_visibility_policy, state.realm_allow_edit_history],
+      [
+        state.realm_allow_message_editing,
+        state.realm_message_content_edit_limit_seconds,
+        state.realm_move_messages_within_stream_limit_seconds,
+        state.realm_message_edit_history_visibility_policy,
+        state.realm_allow_edit_history,
+      ],
       [false, null, 3600, 'moves', true],
     );
     refused(await ann.call('PATCH', `/messages/${sent.body.id}`, { content: 'edited' }), 'BAD_REQUEST', 'Your organization has turned off message editing');
@@ -109,9 +130,10 @@ await forEachEngine('chat realm settings', (engine) => {
     const moderators = groups.get('role:moderators')!;
     const r = await patch(admin, { can_delete_any_message_group: { new: moderators, old: groups.get('role:administrators') } });
     assert.deepEqual(r.body, { result: 'success', msg: '', can_delete_any_message_group: moderators });
-    assert.deepEqual((await drain(ann, queue)).map(({ id: _id, ...e }) => e), [
-      { type: 'realm', op: 'update_dict', property: 'default', data: { can_delete_any_message_group: moderators } },
-    ]);
+    assert.deepEqual(
+      (await drain(ann, queue)).map(({ id: _id, ...e }) => e),
+      [{ type: 'realm', op: 'update_dict', property: 'default', data: { can_delete_any_message_group: moderators } }],
+    );
     assert.equal((await realmState()).realm_can_delete_any_message_group, moderators);
     assert.equal((await mod.call('DELETE', `/messages/${sent.body.id}`)).status, 200, 'moderators may delete now');
 
@@ -139,10 +161,13 @@ await forEachEngine('chat realm settings', (engine) => {
 
     const queue = await realmQueue();
     assert.equal((await patch(admin, { can_create_public_channel_group: { new: admins }, can_add_subscribers_group: { new: admins } })).status, 200);
-    assert.deepEqual((await drain(ann, queue)).map(({ id: _id, ...e }) => e), [
-      { type: 'realm', op: 'update_dict', property: 'default', data: { can_add_subscribers_group: admins } },
-      { type: 'realm', op: 'update_dict', property: 'default', data: { can_create_public_channel_group: admins } },
-    ]);
+    assert.deepEqual(
+      (await drain(ann, queue)).map(({ id: _id, ...e }) => e),
+      [
+        { type: 'realm', op: 'update_dict', property: 'default', data: { can_add_subscribers_group: admins } },
+        { type: 'realm', op: 'update_dict', property: 'default', data: { can_create_public_channel_group: admins } },
+      ],
+    );
     const after = await realmState();
     assert.equal(after.realm_can_create_public_channel_group, admins);
     assert.equal(after.realm_create_public_stream_policy, 2, 'the deprecated policy number follows');
@@ -167,7 +192,11 @@ await forEachEngine('chat realm settings', (engine) => {
     assert.equal((await patch(admin, { can_create_private_channel_group: { new: { direct_members: [gusId], direct_subgroups: [members] } } })).status, 200);
     assert.deepEqual(await mayDo(gus), [false, false, false, false]);
     refused(await gus.post('/users/me/subscriptions', { subscriptions: [{ name: 'gus private' }], invite_only: true }), 'BAD_REQUEST', 'Insufficient permission');
-    refused(await patch(admin, { can_create_public_channel_group: { new: groups.get('role:everyone') } }), 'BAD_REQUEST', "'can_create_public_channel_group' setting cannot be set to 'role:everyone' group.");
+    refused(
+      await patch(admin, { can_create_public_channel_group: { new: groups.get('role:everyone') } }),
+      'BAD_REQUEST',
+      "'can_create_public_channel_group' setting cannot be set to 'role:everyone' group.",
+    );
     assert.equal((await patch(admin, { can_create_private_channel_group: { new: members } })).status, 200);
   });
 
@@ -223,6 +252,9 @@ await forEachEngine('chat realm settings', (engine) => {
     assert.equal((await realmState()).realm_default_language, 'en');
     assert.deepEqual((await patch(owner, { default_language: 'de' })).body, { result: 'success', msg: '', default_language: 'updated' });
     assert.equal((await realmState()).realm_default_language, 'de');
-    assert.deepEqual((await drain(ann, queue)).map(({ id: _id, ...e }) => e), [{ type: 'realm', op: 'update', property: 'default_language', value: 'de' }]);
+    assert.deepEqual(
+      (await drain(ann, queue)).map(({ id: _id, ...e }) => e),
+      [{ type: 'realm', op: 'update', property: 'default_language', value: 'de' }],
+    );
   });
 });

@@ -67,9 +67,33 @@ await forEachEngine('chat search', (engine) => {
   });
 
   it('combines with other operators and negation', async () => {
-    assert.deepEqual(idsOf(await search(owner, [['stream', 'kitchen'], ['search', 'coffee']])), [ids.cafe, ids.beans, ids.topicOnly]);
-    assert.deepEqual(idsOf(await search(owner, [{ operator: 'channel', operand: 'kitchen' }, { operator: 'search', operand: 'coffee', negated: true }])), [ids.link]);
-    assert.deepEqual(idsOf(await search(owner, [['is', 'dm'], ['search', 'coffee']])), [ids.dm]);
+    assert.deepEqual(
+      idsOf(
+        await search(owner, [
+          ['stream', 'kitchen'],
+          ['search', 'coffee'],
+        ]),
+      ),
+      [ids.cafe, ids.beans, ids.topicOnly],
+    );
+    assert.deepEqual(
+      idsOf(
+        await search(owner, [
+          { operator: 'channel', operand: 'kitchen' },
+          { operator: 'search', operand: 'coffee', negated: true },
+        ]),
+      ),
+      [ids.link],
+    );
+    assert.deepEqual(
+      idsOf(
+        await search(owner, [
+          ['is', 'dm'],
+          ['search', 'coffee'],
+        ]),
+      ),
+      [ids.dm],
+    );
   });
 
   it('finds only messages the user may read', async () => {
@@ -83,7 +107,10 @@ await forEachEngine('chat search', (engine) => {
     assert.equal(cafe.match_subject, '<span class="highlight">Breakfast</span> plans');
     assert.equal(cafe.content, '<p>Meet at the <strong>Café</strong> tomorrow, bring COFFEE beans</p>', 'content itself is unchanged');
     const plain = await search(owner, [['stream', 'kitchen']]);
-    assert.ok(plain.every((m) => !('match_content' in m) && !('match_subject' in m)), 'only search narrows carry match fields');
+    assert.ok(
+      plain.every((m) => !('match_content' in m) && !('match_subject' in m)),
+      'only search narrows carry match fields',
+    );
   });
 
   it('refuses a search operand that is not text', async () => {
@@ -94,7 +121,12 @@ await forEachEngine('chat search', (engine) => {
   it('GET /messages/matches_narrow reports the matching ids with highlights', async () => {
     const r = await owner.get('/messages/matches_narrow', { msg_ids: [ids.cafe, ids.beans, ids.link, 999999], narrow: [{ operator: 'search', operand: 'beans' }] });
     assert.equal(r.status, 200, JSON.stringify(r.body));
-    assert.deepEqual(Object.keys(r.body.messages).map(Number).sort((a, b) => a - b), [ids.cafe, ids.beans]);
+    assert.deepEqual(
+      Object.keys(r.body.messages)
+        .map(Number)
+        .sort((a, b) => a - b),
+      [ids.cafe, ids.beans],
+    );
     assert.equal(r.body.messages[ids.beans].match_subject, 'lunch');
     assert.match(r.body.messages[ids.beans].match_content, /^<p>coffee and <span class="highlight">beans<\/span> are separate words here: <span class="highlight">beans<\/span> then coffee<\/p>$/);
     const link = await owner.get('/messages/matches_narrow', { msg_ids: [ids.link, ids.dm], narrow: [['stream', 'kitchen']] });

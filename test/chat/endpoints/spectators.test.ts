@@ -35,8 +35,7 @@ await forEachEngine('chat spectators', (engine) => {
   /** A request with no credentials at all. */
   const anonymous = (method: string, path: string, params: Record<string, unknown> = {}) => owner.call(method, path, params, null);
   const webPublic = { operator: 'channels', operand: 'web-public' };
-  const fetchAnonymously = (narrow: unknown[], extra: Record<string, unknown> = {}) =>
-    anonymous('GET', '/messages', { anchor: 'newest', num_before: 50, num_after: 0, narrow, ...extra });
+  const fetchAnonymously = (narrow: unknown[], extra: Record<string, unknown> = {}) => anonymous('GET', '/messages', { anchor: 'newest', num_before: 50, num_after: 0, narrow, ...extra });
   const send = async (c: ChatClient, to: string, content: string) => {
     const r = await c.post('/messages', { type: 'stream', to, topic: 'hello', content });
     assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -57,7 +56,10 @@ await forEachEngine('chat spectators', (engine) => {
     [mod] = await user('mona@example.com', 'moderator');
     [ann, annId] = await user('ann@example.com', 'member');
     [gus] = await user('gus@example.com', 'guest');
-    for (const [name, invite_only] of [['general', false], ['secret', true]] as const) {
+    for (const [name, invite_only] of [
+      ['general', false],
+      ['secret', true],
+    ] as const) {
       assert.equal((await owner.post('/users/me/subscriptions', { subscriptions: [{ name }], principals: [annId], invite_only })).status, 200);
     }
     const state = await register(ann, { fetch_event_types: ['realm_user_groups'] });
@@ -97,8 +99,14 @@ await forEachEngine('chat spectators', (engine) => {
     const r = await admin.call('PATCH', '/realm', { enable_spectator_access: true });
     assert.deepEqual(r.body, { result: 'success', msg: '', enable_spectator_access: true });
     const expected = [{ type: 'realm', op: 'update', property: 'enable_spectator_access', value: true }];
-    assert.deepEqual((await drain(ann, annQueue)).map(({ id: _id, ...e }) => e), expected);
-    assert.deepEqual((await drain(owner, ownerQueue)).map(({ id: _id, ...e }) => e), expected);
+    assert.deepEqual(
+      (await drain(ann, annQueue)).map(({ id: _id, ...e }) => e),
+      expected,
+    );
+    assert.deepEqual(
+      (await drain(owner, ownerQueue)).map(({ id: _id, ...e }) => e),
+      expected,
+    );
     assert.equal((await register(ann, { fetch_event_types: ['realm'] })).realm_enable_spectator_access, true);
     // Owners (can_create_web_public_channel_group's default) now may make channels web-public.
     assert.equal((await register(owner, { fetch_event_types: ['realm_user'] })).can_create_web_public_streams, true);
@@ -139,15 +147,25 @@ await forEachEngine('chat spectators', (engine) => {
     assert.equal(r.status, 200, JSON.stringify(r.body));
     const s = r.body;
     assert.deepEqual([s.queue_id, s.last_event_id], [null, -1]);
-    assert.deepEqual(s.streams.map((c: Ev) => c.name), ['lobby']);
-    assert.deepEqual(s.subscriptions.map((c: Ev) => [c.name, c.is_web_public, c.is_muted]), [['lobby', true, false]]);
+    assert.deepEqual(
+      s.streams.map((c: Ev) => c.name),
+      ['lobby'],
+    );
+    assert.deepEqual(
+      s.subscriptions.map((c: Ev) => [c.name, c.is_web_public, c.is_muted]),
+      [['lobby', true, false]],
+    );
     assert.deepEqual([s.unsubscribed, s.never_subscribed], [[], []]);
     assert.deepEqual([s.user_id, s.full_name, s.is_guest, s.is_admin], [0, 'Anonymous User', true, false]);
     assert.equal(s.realm_enable_spectator_access, true);
     assert.deepEqual([s.presences, s.user_status, s.realm_bots, s.drafts, s.starred_messages, s.realm_default_streams], [{}, {}, [], [], [], []]);
     assert.deepEqual([s.max_message_id, s.unread_msgs.count], [-1, 0]);
     assert.equal(s.user_settings === undefined ? s.web_home_view : s.user_settings.web_home_view, 'recent_topics');
-    assert.equal(s.realm_users.some((u: Ev) => u.user_id === annId), true, 'people are shown, as Zulip shows them');
+    assert.equal(
+      s.realm_users.some((u: Ev) => u.user_id === annId),
+      true,
+      'people are shown, as Zulip shows them',
+    );
     // Nothing was made to poll.
     const none = await owner.get('/events', { queue_id: 'null', dont_block: true });
     assert.equal(none.body.code, 'BAD_EVENT_QUEUE_ID');
@@ -163,15 +181,27 @@ await forEachEngine('chat spectators', (engine) => {
   it('lets a spectator read web-public channels only, every message read', async () => {
     const all = await fetchAnonymously([webPublic]);
     assert.equal(all.status, 200, JSON.stringify(all.body));
-    assert.deepEqual(all.body.messages.map((m: Ev) => [m.id, m.display_recipient, m.flags]), [[lobbyMessage, 'lobby', ['read']]]);
+    assert.deepEqual(
+      all.body.messages.map((m: Ev) => [m.id, m.display_recipient, m.flags]),
+      [[lobbyMessage, 'lobby', ['read']]],
+    );
     assert.equal(all.body.found_newest, true);
     const one = await fetchAnonymously([webPublic, { operator: 'channel', operand: lobbyId }, { operator: 'topic', operand: 'hello' }]);
-    assert.deepEqual(one.body.messages.map((m: Ev) => m.id), [lobbyMessage]);
+    assert.deepEqual(
+      one.body.messages.map((m: Ev) => m.id),
+      [lobbyMessage],
+    );
     // first_unread: nothing is unread for a spectator, so the newest.
     const unread = await fetchAnonymously([webPublic], { anchor: 'first_unread' });
-    assert.deepEqual(unread.body.messages.map((m: Ev) => m.id), [lobbyMessage]);
+    assert.deepEqual(
+      unread.body.messages.map((m: Ev) => m.id),
+      [lobbyMessage],
+    );
     const search = await fetchAnonymously([webPublic, { operator: 'search', operand: 'world' }]);
-    assert.deepEqual(search.body.messages.map((m: Ev) => [m.id, m.flags]), [[lobbyMessage, ['read']]]);
+    assert.deepEqual(
+      search.body.messages.map((m: Ev) => [m.id, m.flags]),
+      [[lobbyMessage, ['read']]],
+    );
 
     for (const name of ['general', 'secret']) {
       refused(await fetchAnonymously([webPublic, { operator: 'channel', operand: name }]), 'BAD_NARROW', `Invalid narrow operator: unknown web-public channel ${name}`);
@@ -186,9 +216,16 @@ await forEachEngine('chat spectators', (engine) => {
 
   it('lets users read web-public history too, guests included', async () => {
     const member = await ann.get('/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [webPublic] });
-    assert.deepEqual(member.body.messages.map((m: Ev) => [m.id, m.flags]), [[lobbyMessage, ['read', 'historical']]]);
+    assert.deepEqual(
+      member.body.messages.map((m: Ev) => [m.id, m.flags]),
+      [[lobbyMessage, ['read', 'historical']]],
+    );
     const guest = await gus.get('/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [{ operator: 'channel', operand: 'lobby' }] });
-    assert.deepEqual(guest.body.messages.map((m: Ev) => m.id), [lobbyMessage], 'a guest reads a web-public channel it is not subscribed to');
+    assert.deepEqual(
+      guest.body.messages.map((m: Ev) => m.id),
+      [lobbyMessage],
+      'a guest reads a web-public channel it is not subscribed to',
+    );
   });
 
   it('ends with the realm setting turned off again', async () => {

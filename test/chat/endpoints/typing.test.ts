@@ -32,22 +32,36 @@ await forEachEngine('chat typing', (engine) => {
     await storage?.dispose();
   });
 
-  const queue = async (c: InProcessClient, params: Record<string, unknown> = {}) => (await ok(c, 'POST', '/register', { event_types: ['typing', 'typing_edit_message'], ...params })).queue_id as string;
+  const queue = async (c: InProcessClient, params: Record<string, unknown> = {}) =>
+    (await ok(c, 'POST', '/register', { event_types: ['typing', 'typing_edit_message'], ...params })).queue_id as string;
   const drain = async (c: InProcessClient, q: string): Promise<Ev[]> => (await ok(c, 'GET', '/events', { queue_id: q, dont_block: true })).events;
   const setSettings = (id: number, settings: Record<string, unknown>) =>
-    chat.ctx.chatDb.kysely.updateTable('chat_users').set({ settings: JSON.stringify(settings) }).where('id', '=', id).execute();
+    chat.ctx.chatDb.kysely
+      .updateTable('chat_users')
+      .set({ settings: JSON.stringify(settings) })
+      .where('id', '=', id)
+      .execute();
 
   it('sends direct typing to every recipient, the sender included, start and stop', async () => {
     const [qa, qb, qc] = [await queue(alice), await queue(bob), await queue(carol)];
     await ok(alice, 'POST', '/typing', { op: 'start', to: [bobId] });
     await ok(alice, 'POST', '/typing', { type: 'direct', op: 'stop', to: [bobId] });
-    const people = [{ user_id: aliceId, email: 'alice@example.com' }, { user_id: bobId, email: 'bob@example.com' }];
-    for (const [c, q] of [[alice, qa], [bob, qb]] as const) {
+    const people = [
+      { user_id: aliceId, email: 'alice@example.com' },
+      { user_id: bobId, email: 'bob@example.com' },
+    ];
+    for (const [c, q] of [
+      [alice, qa],
+      [bob, qb],
+    ] as const) {
       const evs = await drain(c, q);
-      assert.deepEqual(evs.map(({ id: _id, ...e }) => e), [
-        { type: 'typing', op: 'start', message_type: 'direct', sender: people[0], recipients: people },
-        { type: 'typing', op: 'stop', message_type: 'direct', sender: people[0], recipients: people },
-      ]);
+      assert.deepEqual(
+        evs.map(({ id: _id, ...e }) => e),
+        [
+          { type: 'typing', op: 'start', message_type: 'direct', sender: people[0], recipients: people },
+          { type: 'typing', op: 'stop', message_type: 'direct', sender: people[0], recipients: people },
+        ],
+      );
     }
     assert.deepEqual(await drain(carol, qc), [], 'carol is not in the conversation');
   });
@@ -87,12 +101,14 @@ await forEachEngine('chat typing', (engine) => {
     const direct = (await ok(alice, 'POST', '/messages', { type: 'direct', to: [carolId], content: 'psst' })).id as number;
     await ok(alice, 'POST', `/messages/${inChannel}/typing`, { op: 'start' });
     await ok(alice, 'POST', `/messages/${direct}/typing`, { op: 'stop' });
-    assert.deepEqual((await drain(bob, qb)).map(({ id: _id, ...e }) => e), [
-      { type: 'typing_edit_message', op: 'start', sender_id: aliceId, message_id: inChannel, recipient: { type: 'channel', channel_id: streamId, topic: 'logo' } },
-    ]);
-    assert.deepEqual((await drain(carol, qc)).map(({ id: _id, ...e }) => e), [
-      { type: 'typing_edit_message', op: 'stop', sender_id: aliceId, message_id: direct, recipient: { type: 'direct', user_ids: [aliceId, carolId].sort((a, b) => a - b) } },
-    ]);
+    assert.deepEqual(
+      (await drain(bob, qb)).map(({ id: _id, ...e }) => e),
+      [{ type: 'typing_edit_message', op: 'start', sender_id: aliceId, message_id: inChannel, recipient: { type: 'channel', channel_id: streamId, topic: 'logo' } }],
+    );
+    assert.deepEqual(
+      (await drain(carol, qc)).map(({ id: _id, ...e }) => e),
+      [{ type: 'typing_edit_message', op: 'stop', sender_id: aliceId, message_id: direct, recipient: { type: 'direct', user_ids: [aliceId, carolId].sort((a, b) => a - b) } }],
+    );
     const r = await bob.call('POST', `/messages/${direct}/typing`, { op: 'start' });
     assert.deepEqual([r.status, r.body.msg], [400, 'Invalid message(s)'], 'bob has no copy of the direct message');
   });

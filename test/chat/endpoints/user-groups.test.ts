@@ -52,28 +52,33 @@ await forEachEngine('chat user groups', (engine) => {
     assert.deepEqual([realm.realm_can_create_groups, realm.realm_can_manage_all_groups], [system.get('role:members'), system.get('role:owners')]);
   });
 
-  it('creates a group with Zulip\'s default permissions and tells everyone (user_group add)', async () => {
+  it("creates a group with Zulip's default permissions and tells everyone (user_group add)", async () => {
     const watcher = await register(ben, { event_types: ['user_group'] });
     const r = await ann.post('/user_groups/create', { name: 'backend', description: 'Backend team', members: [annId, benId] });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     const id = r.body.group_id;
     const g = await groupNamed('backend');
     assert.equal(g.id, id);
-    assert.deepEqual(
-      [g.description, g.members, g.direct_subgroup_ids, g.creator_id, g.is_system_group, g.deactivated],
-      ['Backend team', [annId, benId], [], annId, false, false],
-    );
+    assert.deepEqual([g.description, g.members, g.direct_subgroup_ids, g.creator_id, g.is_system_group, g.deactivated], ['Backend team', [annId, benId], [], annId, false, false]);
     assert.equal(typeof g.date_created, 'number');
     assert.deepEqual(g.can_manage_group, { direct_members: [annId], direct_subgroups: [] });
     assert.deepEqual(g.can_add_members_group, { direct_members: [annId], direct_subgroups: [] });
-    assert.deepEqual([g.can_join_group, g.can_leave_group, g.can_mention_group, g.can_remove_members_group],
-      [system.get('role:nobody'), system.get('role:everyone'), system.get('role:everyone'), system.get('role:nobody')]);
+    assert.deepEqual(
+      [g.can_join_group, g.can_leave_group, g.can_mention_group, g.can_remove_members_group],
+      [system.get('role:nobody'), system.get('role:everyone'), system.get('role:everyone'), system.get('role:nobody')],
+    );
     const events = await drain(ben, watcher.queue_id);
-    assert.deepEqual(events.map((e) => [e.type, e.op]), [['user_group', 'add']]);
+    assert.deepEqual(
+      events.map((e) => [e.type, e.op]),
+      [['user_group', 'add']],
+    );
     assert.deepEqual(events[0].group, g);
     // The register state shows it too.
     const state = await register(cat, { fetch_event_types: ['realm_user_groups'] });
-    assert.deepEqual(state.realm_user_groups.find((x: Ev) => x.id === id), g);
+    assert.deepEqual(
+      state.realm_user_groups.find((x: Ev) => x.id === id),
+      g,
+    );
   });
 
   it('refuses bad groups at creation and creates nothing', async () => {
@@ -85,10 +90,16 @@ await forEachEngine('chat user groups', (engine) => {
     refused(await ann.post('/user_groups/create', { ...base, name: 'x'.repeat(101) }), 'BAD_REQUEST', 'User group name cannot exceed 100 characters.');
     refused(await ann.post('/user_groups/create', { ...base, name: 'ok', members: [annId, 9999] }), 'BAD_REQUEST', 'Invalid user ID: 9999');
     refused(await ann.post('/user_groups/create', { ...base, name: 'ok', subgroups: [9999] }), 'BAD_REQUEST', 'Invalid user group ID: 9999');
-    refused(await ann.post('/user_groups/create', { ...base, name: 'ok', can_manage_group: system.get('role:everyone') }), 'BAD_REQUEST',
-      "'can_manage_group' setting cannot be set to 'role:everyone' group.");
-    refused(await ann.post('/user_groups/create', { ...base, name: 'ok', can_mention_group: system.get('role:internet') }), 'BAD_REQUEST',
-      "'can_mention_group' setting cannot be set to 'role:internet' group.");
+    refused(
+      await ann.post('/user_groups/create', { ...base, name: 'ok', can_manage_group: system.get('role:everyone') }),
+      'BAD_REQUEST',
+      "'can_manage_group' setting cannot be set to 'role:everyone' group.",
+    );
+    refused(
+      await ann.post('/user_groups/create', { ...base, name: 'ok', can_mention_group: system.get('role:internet') }),
+      'BAD_REQUEST',
+      "'can_mention_group' setting cannot be set to 'role:internet' group.",
+    );
     refused(await ann.post('/user_groups/create', { ...base, name: 'ok', can_join_group: { direct_members: [9999], direct_subgroups: [] } }), 'BAD_REQUEST', 'Invalid user ID: 9999');
     refused(await ann.post('/user_groups/create', { name: 'ok', description: '' }), 'REQUEST_VARIABLE_MISSING', "Missing 'members' argument");
     refused(await guest.post('/user_groups/create', { ...base, name: 'ok' }), 'BAD_REQUEST', 'Not allowed for guest users');
@@ -101,16 +112,25 @@ await forEachEngine('chat user groups', (engine) => {
     refused(await ben.call('PATCH', `/user_groups/${g.id}`, { description: 'mine now' }), 'BAD_REQUEST', 'Insufficient permission');
     refused(await ann.call('PATCH', '/user_groups/9999', { description: 'x' }), 'BAD_REQUEST', 'Invalid user group');
     refused(await ann.call('PATCH', `/user_groups/${g.id}`, {}), 'BAD_REQUEST', 'No new data supplied');
-    refused(await ann.call('PATCH', `/user_groups/${g.id}`, { can_mention_group: { new: system.get('role:owners') } }), 'BAD_REQUEST',
-      "'can_mention_group' setting cannot be set to 'role:owners' group.");
-    refused(await ann.call('PATCH', `/user_groups/${g.id}`, { can_join_group: { new: system.get('role:members'), old: system.get('role:everyone') } }), 'BAD_REQUEST',
-      "'old' value does not match the expected value.");
+    refused(
+      await ann.call('PATCH', `/user_groups/${g.id}`, { can_mention_group: { new: system.get('role:owners') } }),
+      'BAD_REQUEST',
+      "'can_mention_group' setting cannot be set to 'role:owners' group.",
+    );
+    refused(
+      await ann.call('PATCH', `/user_groups/${g.id}`, { can_join_group: { new: system.get('role:members'), old: system.get('role:everyone') } }),
+      'BAD_REQUEST',
+      "'old' value does not match the expected value.",
+    );
     assert.deepEqual(await drain(cat, watcher.queue_id), [], 'a refused change sends nothing');
 
     const ok = await ann.call('PATCH', `/user_groups/${g.id}`, { name: 'server team', description: 'Servers', can_join_group: { new: system.get('role:members'), old: system.get('role:nobody') } });
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     const events = await drain(cat, watcher.queue_id);
-    assert.deepEqual(events.map((e) => [e.op, e.group_id, e.data]), [['update', g.id, { name: 'server team', description: 'Servers', can_join_group: system.get('role:members') }]]);
+    assert.deepEqual(
+      events.map((e) => [e.op, e.group_id, e.data]),
+      [['update', g.id, { name: 'server team', description: 'Servers', can_join_group: system.get('role:members') }]],
+    );
     const now = await groupNamed('server team');
     assert.deepEqual([now.description, now.can_join_group], ['Servers', system.get('role:members')]);
     // Handing management to ben lets him change it; the owner manages every group (can_manage_all_groups).
@@ -134,7 +154,13 @@ await forEachEngine('chat user groups', (engine) => {
     refused(await ann.post(`/user_groups/${g.id}/members`, {}), 'BAD_REQUEST', "Nothing to do. Specify at least one of 'add', 'delete', 'add_subgroups' or 'delete_subgroups'.");
     refused(await ann.post('/user_groups/9999/members', { add: [annId] }), 'BAD_REQUEST', 'Invalid user group');
     const events = await drain(owner, watcher.queue_id);
-    assert.deepEqual(events.map((e) => [e.op, e.group_id, e.user_ids]), [['add_members', g.id, [catId]], ['remove_members', g.id, [benId]]]);
+    assert.deepEqual(
+      events.map((e) => [e.op, e.group_id, e.user_ids]),
+      [
+        ['add_members', g.id, [catId]],
+        ['remove_members', g.id, [benId]],
+      ],
+    );
     assert.deepEqual((await ann.get(`/user_groups/${g.id}/members`)).body.members, [annId, catId]);
     assert.equal((await ann.get(`/user_groups/${g.id}/members/${catId}`)).body.is_user_group_member, true);
     assert.equal((await ann.get(`/user_groups/${g.id}/members/${benId}`)).body.is_user_group_member, false);
@@ -157,7 +183,13 @@ await forEachEngine('chat user groups', (engine) => {
     assert.equal((await ann.post(`/user_groups/${outer.id}/subgroups`, { delete: [inner] })).status, 200);
     refused(await ann.post(`/user_groups/${outer.id}/subgroups`, { delete: [inner] }), 'BAD_REQUEST', `User group ${inner} is not a subgroup of this group.`);
     const events = await drain(ben, watcher.queue_id);
-    assert.deepEqual(events.map((e) => [e.op, e.group_id, e.direct_subgroup_ids]), [['add_subgroups', outer.id, [inner]], ['remove_subgroups', outer.id, [inner]]]);
+    assert.deepEqual(
+      events.map((e) => [e.op, e.group_id, e.direct_subgroup_ids]),
+      [
+        ['add_subgroups', outer.id, [inner]],
+        ['remove_subgroups', outer.id, [inner]],
+      ],
+    );
   });
 
   it('deactivates a group not in use: update or remove by capability; register leaves it out unless asked', async () => {
@@ -167,7 +199,10 @@ await forEachEngine('chat user groups', (engine) => {
     assert.equal((await ann.post(`/user_groups/${outer.id}/members`, { add_subgroups: [inner.id] })).status, 200);
     const inUse = await ann.post(`/user_groups/${inner.id}/deactivate`);
     assert.equal(inUse.status, 400);
-    assert.deepEqual([inUse.body.code, inUse.body.msg, inUse.body.objections], ['CANNOT_DEACTIVATE_GROUP_IN_USE', 'Cannot deactivate user group in use.', [{ type: 'subgroup', supergroup_ids: [outer.id] }]]);
+    assert.deepEqual(
+      [inUse.body.code, inUse.body.msg, inUse.body.objections],
+      ['CANNOT_DEACTIVATE_GROUP_IN_USE', 'Cannot deactivate user group in use.', [{ type: 'subgroup', supergroup_ids: [outer.id] }]],
+    );
     assert.equal((await ann.post(`/user_groups/${outer.id}/subgroups`, { delete: [inner.id] })).status, 200);
     assert.equal((await owner.post('/users/me/subscriptions', { subscriptions: [{ name: 'dbs' }], can_send_message_group: inner.id })).status, 200);
     const channel = (await owner.get('/get_stream_id', { stream: 'dbs' })).body.stream_id;
@@ -180,11 +215,20 @@ await forEachEngine('chat user groups', (engine) => {
     const legacy = await register(cat, { event_types: ['user_group'] });
     assert.equal((await ann.post(`/user_groups/${inner.id}/deactivate`)).status, 200);
     refused(await ann.post(`/user_groups/${inner.id}/deactivate`), 'BAD_REQUEST', 'User group is already deactivated.');
-    assert.deepEqual((await drain(ben, modern.queue_id)).map((e) => [e.op, e.group_id, e.data]), [['update', inner.id, { deactivated: true }]]);
-    assert.deepEqual((await drain(cat, legacy.queue_id)).map((e) => [e.op, e.group_id]), [['remove', inner.id]]);
+    assert.deepEqual(
+      (await drain(ben, modern.queue_id)).map((e) => [e.op, e.group_id, e.data]),
+      [['update', inner.id, { deactivated: true }]],
+    );
+    assert.deepEqual(
+      (await drain(cat, legacy.queue_id)).map((e) => [e.op, e.group_id]),
+      [['remove', inner.id]],
+    );
     // Renaming a deactivated group reaches only clients that keep deactivated groups.
     assert.equal((await ann.call('PATCH', `/user_groups/${inner.id}`, { name: 'old db' })).status, 200);
-    assert.deepEqual((await drain(ben, modern.queue_id, 0)).map((e) => [e.op, e.data]), [['update', { name: 'old db' }]]);
+    assert.deepEqual(
+      (await drain(ben, modern.queue_id, 0)).map((e) => [e.op, e.data]),
+      [['update', { name: 'old db' }]],
+    );
     assert.deepEqual(await drain(cat, legacy.queue_id, 0), []);
     // A deactivated group has fixed members and cannot be used as a value.
     refused(await ann.post(`/user_groups/${inner.id}/members`, { add: [annId] }), 'BAD_REQUEST', 'User group is deactivated.');
@@ -193,9 +237,18 @@ await forEachEngine('chat user groups', (engine) => {
     const withOld = await register(ben, { fetch_event_types: ['realm_user_groups'], client_capabilities: { include_deactivated_groups: true } });
     assert.equal(withOld.realm_user_groups.find((g: Ev) => g.id === inner.id)?.deactivated, true);
     const without = await register(ben, { fetch_event_types: ['realm_user_groups'] });
-    assert.equal(without.realm_user_groups.some((g: Ev) => g.id === inner.id), false);
-    assert.equal((await ann.get('/user_groups')).body.user_groups.some((g: Ev) => g.id === inner.id), false);
-    assert.equal((await ann.get('/user_groups', { include_deactivated_groups: true })).body.user_groups.some((g: Ev) => g.id === inner.id), true);
+    assert.equal(
+      without.realm_user_groups.some((g: Ev) => g.id === inner.id),
+      false,
+    );
+    assert.equal(
+      (await ann.get('/user_groups')).body.user_groups.some((g: Ev) => g.id === inner.id),
+      false,
+    );
+    assert.equal(
+      (await ann.get('/user_groups', { include_deactivated_groups: true })).body.user_groups.some((g: Ev) => g.id === inner.id),
+      true,
+    );
   });
 
   it('lets only can_mention_group mention a group; silent mentions are free', async () => {
@@ -212,25 +265,41 @@ await forEachEngine('chat user groups', (engine) => {
     assert.ok(seen.flags.includes('mentioned'));
   });
 
-  it('follows a user\'s life in group events: joining, role changes, deactivation, reactivation', async () => {
+  it("follows a user's life in group events: joining, role changes, deactivation, reactivation", async () => {
     const team = await groupNamed('server team');
     const watcher = await register(ann, { event_types: ['user_group'] });
     const ops = async () => (await drain(ann, watcher.queue_id)).map((e) => [e.op, e.group_id, e.user_ids]);
     const { id: dan } = await makeUser(owner, server.chatUrl, 'dan');
-    assert.deepEqual(await ops(), [['add_members', system.get('role:fullmembers'), [dan]], ['add_members', system.get('role:members'), [dan]]]);
-    assert.equal((await owner.call('PATCH', `/users/${catId}`, { role: 200 })).status, 200);
-    assert.deepEqual((await drain(ann, watcher.queue_id, 1)).map((e) => [e.op, e.group_id, e.user_ids]), [
-      ['add_members', system.get('role:administrators'), [catId]], ['remove_members', system.get('role:fullmembers'), [catId]], ['remove_members', system.get('role:members'), [catId]],
+    assert.deepEqual(await ops(), [
+      ['add_members', system.get('role:fullmembers'), [dan]],
+      ['add_members', system.get('role:members'), [dan]],
     ]);
+    assert.equal((await owner.call('PATCH', `/users/${catId}`, { role: 200 })).status, 200);
+    assert.deepEqual(
+      (await drain(ann, watcher.queue_id, 1)).map((e) => [e.op, e.group_id, e.user_ids]),
+      [
+        ['add_members', system.get('role:administrators'), [catId]],
+        ['remove_members', system.get('role:fullmembers'), [catId]],
+        ['remove_members', system.get('role:members'), [catId]],
+      ],
+    );
     assert.equal((await owner.call('DELETE', `/users/${catId}`)).status, 200);
     const gone = (await drain(ann, watcher.queue_id, 4)).map((e) => [e.op, e.group_id, e.user_ids]);
-    assert.deepEqual(gone, [['remove_members', system.get('role:administrators'), [catId]], ['remove_members', team.id, [catId]]]);
+    assert.deepEqual(gone, [
+      ['remove_members', system.get('role:administrators'), [catId]],
+      ['remove_members', team.id, [catId]],
+    ]);
     // A deactivated user is in no group's member list, though the membership is kept.
     assert.deepEqual((await ann.get(`/user_groups/${team.id}/members`)).body.members, [annId]);
     assert.equal((await ann.get(`/user_groups/${team.id}/members/${catId}`)).body.is_user_group_member, false);
     assert.equal((await owner.post(`/users/${catId}/reactivate`)).status, 200);
-    assert.deepEqual((await drain(ann, watcher.queue_id, 6)).map((e) => [e.op, e.group_id, e.user_ids]),
-      [['add_members', system.get('role:administrators'), [catId]], ['add_members', team.id, [catId]]]);
+    assert.deepEqual(
+      (await drain(ann, watcher.queue_id, 6)).map((e) => [e.op, e.group_id, e.user_ids]),
+      [
+        ['add_members', system.get('role:administrators'), [catId]],
+        ['add_members', team.id, [catId]],
+      ],
+    );
     assert.deepEqual((await ann.get(`/user_groups/${team.id}/members`)).body.members, [annId, catId]);
   });
 });

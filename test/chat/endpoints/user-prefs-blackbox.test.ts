@@ -29,7 +29,10 @@ await forEachEngine('chat user preferences, black-box', (engine) => {
       const ownerId = (await owner.get('/users/me')).body.user_id as number;
 
       // zulip-js: a queue declaring user_settings_object, a setting changed, the event retrieved.
-      const q = await bobJs.queues.register({ client_capabilities: JSON.stringify({ user_settings_object: true }), fetch_event_types: JSON.stringify(['user_settings', 'drafts', 'muted_users', 'user_topic']) });
+      const q = await bobJs.queues.register({
+        client_capabilities: JSON.stringify({ user_settings_object: true }),
+        fetch_event_types: JSON.stringify(['user_settings', 'drafts', 'muted_users', 'user_topic']),
+      });
       assert.equal(q.result, 'success', JSON.stringify(q));
       assert.equal(q.user_settings.twenty_four_hour_time, false);
       assert.deepEqual([q.drafts, q.muted_users, q.user_topics], [[], [], []]);
@@ -50,7 +53,10 @@ await forEachEngine('chat user preferences, black-box', (engine) => {
       const sent = await owner.post('/messages', { type: 'stream', to: streamId, topic: 'lunch', content: 'pizza?' });
       assert.equal((await bob.get(`/messages/${sent.body.id}`)).body.message.flags.includes('read'), true, 'from a muted sender: arrives read');
       const followed = await bob.get('/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [{ operator: 'is', operand: 'followed' }] });
-      assert.deepEqual(followed.body.messages.map((m: Ev) => m.id), [sent.body.id]);
+      assert.deepEqual(
+        followed.body.messages.map((m: Ev) => m.id),
+        [sent.body.id],
+      );
       assert.equal((await bob.call('PATCH', '/realm/user_settings_defaults', { emojiset: 'text' })).body.code, 'UNAUTHORIZED_PRINCIPAL');
       assert.equal((await owner.call('PATCH', '/realm/user_settings_defaults', { emojiset: 'text' })).status, 200);
 
@@ -58,20 +64,36 @@ await forEachEngine('chat user preferences, black-box', (engine) => {
       assert.equal(got.result, 'success', JSON.stringify(got));
       const types = got.events.map((e: Ev) => (e.type === 'user_settings' || e.type === 'drafts' ? `${e.type}:${e.property ?? e.op}` : e.type));
       assert.deepEqual(types, [
-        'user_settings:twenty_four_hour_time', 'user_settings:color_scheme', 'drafts:add', 'drafts:remove', 'muted_users',
+        'user_settings:twenty_four_hour_time',
+        'user_settings:color_scheme',
+        'drafts:add',
+        'drafts:remove',
+        'muted_users',
         // The channel's first message also moves its first_message_id: a stream update before it.
-        'stream', 'subscription', 'muted_topics', 'user_topic', 'stream', 'message', 'realm_user_settings_defaults',
+        'stream',
+        'subscription',
+        'muted_topics',
+        'user_topic',
+        'stream',
+        'message',
+        'realm_user_settings_defaults',
       ]);
       const msg = got.events.find((e: Ev) => e.type === 'message');
       assert.ok(msg.flags.includes('read'));
-      assert.deepEqual(got.events.find((e: Ev) => e.type === 'muted_users').muted_users.map((m: Ev) => m.id), [ownerId]);
+      assert.deepEqual(
+        got.events.find((e: Ev) => e.type === 'muted_users').muted_users.map((m: Ev) => m.id),
+        [ownerId],
+      );
 
       // The state a new registration reads back.
       const state = await bob.post('/register', { fetch_event_types: ['user_settings', 'muted_users', 'user_topic', 'realm_user_settings_defaults'] });
       assert.equal(state.body.user_settings.color_scheme, 2);
       assert.equal(state.body.realm_user_settings_defaults.emojiset, 'text');
       assert.equal(state.body.user_settings.emojiset, 'google', 'defaults do not reach existing users');
-      assert.deepEqual(state.body.user_topics.map((t: Ev) => [t.stream_id, t.topic_name, t.visibility_policy]), [[streamId, 'lunch', 3]]);
+      assert.deepEqual(
+        state.body.user_topics.map((t: Ev) => [t.stream_id, t.topic_name, t.visibility_policy]),
+        [[streamId, 'lunch', 3]],
+      );
     } finally {
       await server.stop();
       await storage.dispose();

@@ -49,8 +49,7 @@ await forEachEngine('chat user preferences', (engine) => {
   };
   const settings = async (c: InProcessClient) => (await register(c, { fetch_event_types: ['user_settings'], event_types: ['heartbeat'] })).user_settings;
   const send = async (c: InProcessClient, params: Record<string, unknown>) => (await ok(c, 'POST', '/messages', params)).id as number;
-  const ids = async (c: InProcessClient, narrow: unknown[]) =>
-    (await ok(c, 'GET', '/messages', { anchor: 'newest', num_before: 100, num_after: 0, narrow })).messages.map((m: Ev) => m.id as number);
+  const ids = async (c: InProcessClient, narrow: unknown[]) => (await ok(c, 'GET', '/messages', { anchor: 'newest', num_before: 100, num_after: 0, narrow })).messages.map((m: Ev) => m.id as number);
   const flagsOf = async (c: InProcessClient, id: number) => (await ok(c, 'GET', `/messages/${id}`)).message.flags as string[];
 
   it('shows every setting with Zulip defaults in register, and the legacy fields only without user_settings_object', async () => {
@@ -74,20 +73,26 @@ await forEachEngine('chat user preferences', (engine) => {
     const s = await settings(bob);
     assert.deepEqual([s.emojiset, s.enable_sounds, s.web_font_size_px, s.default_language, s.hide_ai_features], ['twitter', false, 18, 'de', true]);
     const m = await drain(bob, modern);
-    assert.deepEqual(m.filter((e) => e.type === 'user_settings'), [
-      { type: 'user_settings', op: 'update', property: 'web_font_size_px', value: 18 },
-      { type: 'user_settings', op: 'update', property: 'default_language', value: 'de', language_name: 'German' },
-      { type: 'user_settings', op: 'update', property: 'emojiset', value: 'twitter' },
-      { type: 'user_settings', op: 'update', property: 'hide_ai_features', value: true },
-      { type: 'user_settings', op: 'update', property: 'enable_sounds', value: false },
-    ]);
+    assert.deepEqual(
+      m.filter((e) => e.type === 'user_settings'),
+      [
+        { type: 'user_settings', op: 'update', property: 'web_font_size_px', value: 18 },
+        { type: 'user_settings', op: 'update', property: 'default_language', value: 'de', language_name: 'German' },
+        { type: 'user_settings', op: 'update', property: 'emojiset', value: 'twitter' },
+        { type: 'user_settings', op: 'update', property: 'hide_ai_features', value: true },
+        { type: 'user_settings', op: 'update', property: 'enable_sounds', value: false },
+      ],
+    );
     assert.ok(!m.some((e) => e.type.startsWith('update_')), 'no legacy events for a modern client');
     const l = await drain(bob, legacy);
-    assert.deepEqual(l.filter((e) => e.type !== 'user_settings'), [
-      { type: 'update_display_settings', user: 'bob@example.com', setting_name: 'default_language', setting: 'de', language_name: 'German' },
-      { type: 'update_display_settings', user: 'bob@example.com', setting_name: 'emojiset', setting: 'twitter' },
-      { type: 'update_global_notifications', user: 'bob@example.com', notification_name: 'enable_sounds', setting: false },
-    ]);
+    assert.deepEqual(
+      l.filter((e) => e.type !== 'user_settings'),
+      [
+        { type: 'update_display_settings', user: 'bob@example.com', setting_name: 'default_language', setting: 'de', language_name: 'German' },
+        { type: 'update_display_settings', user: 'bob@example.com', setting_name: 'emojiset', setting: 'twitter' },
+        { type: 'update_global_notifications', user: 'bob@example.com', notification_name: 'enable_sounds', setting: false },
+      ],
+    );
     assert.equal(l.filter((e) => e.type === 'user_settings').length, 5, 'user_settings reaches every queue');
     assert.deepEqual(await drain(alice, other), [], 'nobody else hears of it');
     // The same values again change nothing and say nothing.
@@ -135,7 +140,12 @@ await forEachEngine('chat user preferences', (engine) => {
       { type: 'realm_user', op: 'update', person: { user_id: bobId, full_name: 'Robert' } },
       { type: 'realm_user', op: 'update', person: { user_id: bobId, timezone: 'Europe/Paris' } },
     ]);
-    const login = await chat.app.inject({ method: 'POST', url: '/api/v1/fetch_api_key', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'username=bob%40example.com&password=new-pass-word-2' });
+    const login = await chat.app.inject({
+      method: 'POST',
+      url: '/api/v1/fetch_api_key',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'username=bob%40example.com&password=new-pass-word-2',
+    });
     assert.equal(login.statusCode, 200, login.body);
   });
 
@@ -202,24 +212,39 @@ await forEachEngine('chat user preferences', (engine) => {
 
   it('keeps drafts with add, update and remove events, and refuses bad drafts', async () => {
     const q = (await register(alice, { event_types: ['drafts'] })).queue_id;
-    const made = await ok(alice, 'POST', '/drafts', { drafts: [
-      { type: 'stream', to: [streamId], topic: 'logo', content: 'a new logo?', timestamp: 1700000000 },
-      { type: 'private', to: [bobId, aliceId], topic: '', content: 'hi bob' },
-    ] });
+    const made = await ok(alice, 'POST', '/drafts', {
+      drafts: [
+        { type: 'stream', to: [streamId], topic: 'logo', content: 'a new logo?', timestamp: 1700000000 },
+        { type: 'private', to: [bobId, aliceId], topic: '', content: 'hi bob' },
+      ],
+    });
     assert.equal(made.ids.length, 2);
     const [d1, d2] = made.ids;
     const now = Math.floor(chat.clock.now() / 1000);
     const added = await drain(alice, q);
-    assert.deepEqual(added, [{ type: 'drafts', op: 'add', drafts: [
-      { id: d1, type: 'stream', to: [streamId], topic: 'logo', content: 'a new logo?', timestamp: 1700000000 },
-      { id: d2, type: 'private', to: [bobId], topic: '', content: 'hi bob', timestamp: now },
-    ] }]);
+    assert.deepEqual(added, [
+      {
+        type: 'drafts',
+        op: 'add',
+        drafts: [
+          { id: d1, type: 'stream', to: [streamId], topic: 'logo', content: 'a new logo?', timestamp: 1700000000 },
+          { id: d2, type: 'private', to: [bobId], topic: '', content: 'hi bob', timestamp: now },
+        ],
+      },
+    ]);
     await ok(alice, 'PATCH', `/drafts/${d1}`, { draft: { type: 'stream', to: [streamId], topic: 'logo', content: 'a better logo?', timestamp: 1700000100 } });
     assert.deepEqual(await drain(alice, q), [{ type: 'drafts', op: 'update', draft: { id: d1, type: 'stream', to: [streamId], topic: 'logo', content: 'a better logo?', timestamp: 1700000100 } }]);
     const list = await ok(alice, 'GET', '/drafts');
     assert.equal(list.count, 2);
-    assert.deepEqual(list.drafts.map((d: Ev) => d.id), [d2, d1], 'most recently edited first');
-    assert.deepEqual((await register(alice, { fetch_event_types: ['drafts'] })).drafts.map((d: Ev) => d.id), [d2, d1]);
+    assert.deepEqual(
+      list.drafts.map((d: Ev) => d.id),
+      [d2, d1],
+      'most recently edited first',
+    );
+    assert.deepEqual(
+      (await register(alice, { fetch_event_types: ['drafts'] })).drafts.map((d: Ev) => d.id),
+      [d2, d1],
+    );
     assert.equal((await ok(bob, 'GET', '/drafts')).count, 0, 'drafts are private');
 
     await fails(alice, 'POST', '/drafts', { drafts: [{ type: 'stream', to: [streamId, streamId + 1], topic: 't', content: 'x' }] }, 'Must specify exactly 1 channel ID for channel messages');
@@ -265,7 +290,13 @@ await forEachEngine('chat user preferences', (engine) => {
     const later = await send(carol, { type: 'stream', to: streamId, topic: 'noise', content: 'again' });
     const laterDm = await send(carol, { type: 'direct', to: [aliceId, bobId], content: 'group hi' });
     const evs = await drain(alice, q);
-    assert.deepEqual(evs.map((e) => [e.message.id, e.flags.includes('read')]), [[later, true], [laterDm, true]]);
+    assert.deepEqual(
+      evs.map((e) => [e.message.id, e.flags.includes('read')]),
+      [
+        [later, true],
+        [laterDm, true],
+      ],
+    );
     assert.ok(!(await flagsOf(bob, later)).includes('read'));
     const unread = (await register(alice, { fetch_event_types: ['message'] })).unread_msgs;
     assert.ok(!unread.streams.some((s: Ev) => s.unread_message_ids.includes(later)));
@@ -305,7 +336,10 @@ await forEachEngine('chat user preferences', (engine) => {
       { stream_id: streamId, topic_name: 'colors', last_updated: now, visibility_policy: 3 },
       { stream_id: streamId, topic_name: 'logo', last_updated: now, visibility_policy: 1 },
     ]);
-    assert.deepEqual(state.muted_topics, [['design', '', now], ['design', 'logo', now]]);
+    assert.deepEqual(state.muted_topics, [
+      ['design', '', now],
+      ['design', 'logo', now],
+    ]);
 
     const channel = { operator: 'channel', operand: streamId };
     assert.deepEqual(await ids(bob, [channel, { operator: 'is', operand: 'muted' }]), [logo, empty]);
@@ -325,7 +359,13 @@ await forEachEngine('chat user preferences', (engine) => {
 
     await ok(bob, 'POST', '/user_topics', { stream_id: streamId, topic: 'logo', visibility_policy: 0 });
     await ok(bob, 'PATCH', '/users/me/subscriptions/muted_topics', { stream_id: streamId, topic: 'never-muted', op: 'remove' });
-    assert.deepEqual((await register(bob, { fetch_event_types: ['user_topic'], client_capabilities: { empty_topic_name: true } })).user_topics.map((t: Ev) => [t.topic_name, t.visibility_policy]), [['', 2], ['colors', 3]]);
+    assert.deepEqual(
+      (await register(bob, { fetch_event_types: ['user_topic'], client_capabilities: { empty_topic_name: true } })).user_topics.map((t: Ev) => [t.topic_name, t.visibility_policy]),
+      [
+        ['', 2],
+        ['colors', 3],
+      ],
+    );
     assert.deepEqual(await ids(bob, [channel, { operator: 'is', operand: 'muted' }]), []);
 
     await fails(bob, 'POST', '/user_topics', { stream_id: streamId, topic: 'x', visibility_policy: 4 }, 'Invalid visibility_policy: Value error, Not in the list of possible values');

@@ -182,8 +182,10 @@ await forEachEngine('chat users and bots', (engine) => {
     const owners = (await owner.get('/users')).body.members.filter((u: { role: number; is_active: boolean; user_id: number }) => u.role === 100 && u.is_active && u.user_id !== ownerId);
     for (const o of owners) assert.equal((await owner.call('PATCH', `/users/${o.user_id}`, { role: 200 })).status, 200);
     const r = await owner.call('DELETE', '/users/me');
-    assert.deepEqual([r.status, r.body.code, r.body.msg, r.body.entity, r.body.is_last_owner],
-      [400, 'CANNOT_DEACTIVATE_LAST_USER', 'Cannot deactivate the only organization owner', 'organization owner', true]);
+    assert.deepEqual(
+      [r.status, r.body.code, r.body.msg, r.body.entity, r.body.is_last_owner],
+      [400, 'CANNOT_DEACTIVATE_LAST_USER', 'Cannot deactivate the only organization owner', 'organization owner', true],
+    );
     assert.equal((await owner.get('/users/me')).status, 200);
   });
 });

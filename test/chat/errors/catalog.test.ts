@@ -58,10 +58,12 @@ describe('the Chat error catalog', () => {
     assert.deepEqual(wire(catalog.insufficientPermission()), [400, 'BAD_REQUEST', 'Insufficient permission', {}]);
     assert.deepEqual(wire(catalog.notAllowedForGuests()), [400, 'BAD_REQUEST', 'Not allowed for guest users', {}]);
     assert.deepEqual(wire(catalog.paramNotJson({ name: 'to', var_name: 'to' })), [400, 'BAD_REQUEST', 'to is not valid JSON', { var_name: 'to' }]);
-    assert.deepEqual(
-      wire(catalog.paramNotInList({ name: 'emojiset', var_name: 'emojiset' })),
-      [400, 'BAD_REQUEST', 'Invalid emojiset: Value error, Not in the list of possible values', { var_name: 'emojiset' }],
-    );
+    assert.deepEqual(wire(catalog.paramNotInList({ name: 'emojiset', var_name: 'emojiset' })), [
+      400,
+      'BAD_REQUEST',
+      'Invalid emojiset: Value error, Not in the list of possible values',
+      { var_name: 'emojiset' },
+    ]);
   });
 
   it('carries the 429 retry-after in the body (seconds) and the header (whole seconds, rounded up)', () => {

@@ -11,15 +11,20 @@ const ROOT = path.resolve(import.meta.dirname, '../../../src/chat');
 const ERRORS_DIR = path.join(ROOT, 'errors');
 
 function sources(dir: string): string[] {
-  return readdirSync(dir).sort().flatMap((name) => {
-    const p = path.join(dir, name);
-    if (statSync(p).isDirectory()) return p === ERRORS_DIR ? [] : sources(p);
-    return name.endsWith('.ts') ? [p] : [];
-  });
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const p = path.join(dir, name);
+      if (statSync(p).isDirectory()) return p === ERRORS_DIR ? [] : sources(p);
+      return name.endsWith('.ts') ? [p] : [];
+    });
 }
 
 /** The source with comments blanked, so a comment quoting an old call does not count. */
-const code = (file: string) => readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1');
+const code = (file: string) =>
+  readFileSync(file, 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1');
 
 const RULES: [RegExp, string][] = [
   [/new\s+ChatError\s*\(/, 'builds a ChatError: call a catalog entry'],

@@ -18,7 +18,13 @@ it('gates realm_linkifiers and the legacy settings events by client capability',
   const modern = queueWith(hub, { linkifier_url_template: true, user_settings_object: true });
   const legacy = queueWith(hub, {});
   hub.publish(['realm_linkifiers', 'update_display_settings', 'update_global_notifications', 'user_settings'].map(notice));
-  assert.deepEqual(modern.events.map((e) => e.type), ['realm_linkifiers', 'user_settings']);
-  assert.deepEqual(legacy.events.map((e) => e.type), ['update_display_settings', 'update_global_notifications', 'user_settings']);
+  assert.deepEqual(
+    modern.events.map((e) => e.type),
+    ['realm_linkifiers', 'user_settings'],
+  );
+  assert.deepEqual(
+    legacy.events.map((e) => e.type),
+    ['update_display_settings', 'update_global_notifications', 'user_settings'],
+  );
   hub.close();
 });

@@ -11,7 +11,15 @@ import { ManualClock } from '../../../src/platform/clock.js';
 import { createLogger } from '../../../src/platform/log.js';
 
 const options = (userId: number, o: Partial<QueueOptions> = {}): QueueOptions => ({
-  userId, realmId: 1, eventTypes: null, narrow: [], allPublicStreams: false, applyMarkdown: false, clientGravatar: true, capabilities: {}, ...o,
+  userId,
+  realmId: 1,
+  eventTypes: null,
+  narrow: [],
+  allPublicStreams: false,
+  applyMarkdown: false,
+  clientGravatar: true,
+  capabilities: {},
+  ...o,
 });
 
 function setup() {
@@ -41,7 +49,10 @@ it('shares one rendering (and its JSON) among the queues it reaches, each with i
   hub.publish([notice([1, 2], () => body)]);
   assert.equal(q1.events[1].shared, q2.events[0].shared, 'one shared event');
   assert.equal(q3.events.length, 0, 'event_types still filter');
-  assert.deepEqual(JSON.parse(eventsJson(q1.events)), [{ id: 0, type: 'heartbeat' }, { id: 1, ...body }]);
+  assert.deepEqual(JSON.parse(eventsJson(q1.events)), [
+    { id: 0, type: 'heartbeat' },
+    { id: 1, ...body },
+  ]);
   assert.deepEqual(JSON.parse(eventsJson(q2.events)), [{ id: 0, ...body }]);
   // A render that makes a new object per queue is serialized per queue, as before.
   hub.publish([notice([1, 2], () => ({ type: 'custom', n: 2 }))]);
@@ -58,7 +69,15 @@ it('wakes a parked poll once per publish, with all of it; a newer poll ends the 
   hub.poll(q, -1, false, second);
   assert.deepEqual(first.answers, ['[]'], 'replaced by the newer poll');
   hub.publish([notice([1], () => ({ type: 'a' })), notice([1], () => ({ type: 'b' }))]);
-  assert.deepEqual(second.answers.map((a) => JSON.parse(a)), [[{ id: 0, type: 'a' }, { id: 1, type: 'b' }]]);
+  assert.deepEqual(
+    second.answers.map((a) => JSON.parse(a)),
+    [
+      [
+        { id: 0, type: 'a' },
+        { id: 1, type: 'b' },
+      ],
+    ],
+  );
 
   const gone = waiter();
   hub.poll(q, 1, false, gone);
@@ -68,7 +87,11 @@ it('wakes a parked poll once per publish, with all of it; a newer poll ends the 
   assert.deepEqual(gone.answers, [], 'nothing is written to a poll whose client went away');
   const next = waiter();
   hub.poll(q, 1, false, next);
-  assert.deepEqual(next.answers.map((a) => JSON.parse(a)), [[{ id: 2, type: 'c' }]], 'the event waited for the next poll');
+  assert.deepEqual(
+    next.answers.map((a) => JSON.parse(a)),
+    [[{ id: 2, type: 'c' }]],
+    'the event waited for the next poll',
+  );
 });
 
 it('sends the heartbeat heartbeatMs after the poll parked, counted from its latest park', () => {
@@ -84,14 +107,21 @@ it('sends the heartbeat heartbeatMs after the poll parked, counted from its late
   hub.poll(q, 0, false, w2); // parked again 30 s later
   clock.advance(20_000);
   hub.sweep();
-  assert.deepEqual(w2.answers, [], "50 s after the first park, 20 s after the latest: no heartbeat");
-  assert.deepEqual(other.events.map((e) => e.type), ['heartbeat'], 'the other poll, parked 50 s ago, got its heartbeat');
+  assert.deepEqual(w2.answers, [], '50 s after the first park, 20 s after the latest: no heartbeat');
+  assert.deepEqual(
+    other.events.map((e) => e.type),
+    ['heartbeat'],
+    'the other poll, parked 50 s ago, got its heartbeat',
+  );
   clock.advance(29_999);
   hub.sweep();
   assert.deepEqual(w2.answers, []);
   clock.advance(1);
   hub.sweep();
-  assert.deepEqual(w2.answers.map((a) => JSON.parse(a)), [[{ id: 1, type: 'heartbeat' }]]);
+  assert.deepEqual(
+    w2.answers.map((a) => JSON.parse(a)),
+    [[{ id: 1, type: 'heartbeat' }]],
+  );
   clock.advance(60_000);
   hub.sweep();
   assert.equal(q.events.length, 1, 'no heartbeat to a queue without a parked poll');
@@ -111,7 +141,10 @@ it('never beats a removed queue, and drops idle ones on the clock', () => {
   clock.advance(hub.timings.idleMs - hub.timings.heartbeatMs);
   hub.sweep();
   assert.equal(hub.size, 0);
-  assert.throws(() => hub.queueOf(idle.id, 1), (e: Error & { code?: string }) => e.code === 'BAD_EVENT_QUEUE_ID');
+  assert.throws(
+    () => hub.queueOf(idle.id, 1),
+    (e: Error & { code?: string }) => e.code === 'BAD_EVENT_QUEUE_ID',
+  );
 });
 
 it('starts making a write durable as soon as it commits, before its notices are built', async () => {
@@ -119,13 +152,21 @@ it('starts making a write durable as soon as it commits, before its notices are 
   const hub = new EventHub(new ManualClock(0), createLogger('error'), { sweepEveryMs: 0 }, async () => {
     order.push('flush');
   });
-  await hub.write(async () => order.push('commit'), () => {
-    order.push('notices');
-    return [];
-  });
+  await hub.write(
+    async () => order.push('commit'),
+    () => {
+      order.push('notices');
+      return [];
+    },
+  );
   assert.deepEqual(order, ['commit', 'flush', 'notices']);
   // A write that fails is not flushed for.
-  await assert.rejects(hub.write(async () => Promise.reject(new Error('no')), () => []));
+  await assert.rejects(
+    hub.write(
+      async () => Promise.reject(new Error('no')),
+      () => [],
+    ),
+  );
   assert.deepEqual(order, ['commit', 'flush', 'notices']);
 });
 
@@ -148,7 +189,10 @@ const isBadQueue = (e: Error & { code?: string }) => e.code === 'BAD_EVENT_QUEUE
 it("answers another user's queue as an unknown one, as Zulip 10 does", () => {
   const { hub } = setup();
   const mine = hub.create(options(1));
-  assert.throws(() => hub.queueOf(mine.id, 2), (e: ChatError) => isBadQueue(e) && e.message === `Bad event queue ID: ${mine.id}` && e.extra.queue_id === mine.id);
+  assert.throws(
+    () => hub.queueOf(mine.id, 2),
+    (e: ChatError) => isBadQueue(e) && e.message === `Bad event queue ID: ${mine.id}` && e.extra.queue_id === mine.id,
+  );
   assert.equal(hub.queueOf(mine.id, 1), mine);
 });
 
@@ -159,21 +203,38 @@ it("ends a revoked user's queues at the commit: the parked poll gets BAD_EVENT_Q
   hub.poll(mine, -1, false, w);
   // A write that started earlier and commits later publishes after the revocation: it must not reach the queues.
   let commitEarlier!: () => void;
-  const earlier = hub.write(() => new Promise<void>((resolve) => (commitEarlier = resolve)), () => [notice([1, 2], () => ({ type: 'late' }))]);
+  const earlier = hub.write(
+    () => new Promise<void>((resolve) => (commitEarlier = resolve)),
+    () => [notice([1, 2], () => ({ type: 'late' }))],
+  );
   const order: string[] = [];
-  await hub.write(async () => order.push('commit'), () => {
-    order.push(`notices, queues of user 1: ${hub.list().filter((q) => q.options.userId === 1).length}`);
-    return [notice([1, 2], () => ({ type: 'own' }))];
-  }, () => [1]);
+  await hub.write(
+    async () => order.push('commit'),
+    () => {
+      order.push(`notices, queues of user 1: ${hub.list().filter((q) => q.options.userId === 1).length}`);
+      return [notice([1, 2], () => ({ type: 'own' }))];
+    },
+    () => [1],
+  );
   assert.deepEqual(order, ['commit', 'notices, queues of user 1: 0'], 'ended before its own notices were even built');
   assert.deepEqual(w.answers, ['error BAD_EVENT_QUEUE_ID']);
   commitEarlier();
   await earlier;
   assert.deepEqual([mine.events, idle.events], [[], []]);
-  assert.deepEqual(other.events.map((e) => e.type), ['own', 'late'], "another user's queue is untouched");
+  assert.deepEqual(
+    other.events.map((e) => e.type),
+    ['own', 'late'],
+    "another user's queue is untouched",
+  );
   for (const q of [mine, idle]) assert.throws(() => hub.queueOf(q.id, 1), isBadQueue);
   // A write that fails revokes nothing.
-  await assert.rejects(hub.write(async () => Promise.reject(new Error('no')), () => [], () => [2]));
+  await assert.rejects(
+    hub.write(
+      async () => Promise.reject(new Error('no')),
+      () => [],
+      () => [2],
+    ),
+  );
   assert.equal(hub.queueOf(other.id, 2), other);
 });
 
@@ -231,7 +292,9 @@ it('discards a queue holding more than maxEventsPerQueue unacknowledged events; 
   let acked = -1;
   const keepUp = () => {
     const w: Waiter = {
-      deliver: (events) => { if (events.length) acked = events[events.length - 1].id; },
+      deliver: (events) => {
+        if (events.length) acked = events[events.length - 1].id;
+      },
       fail: () => assert.fail('the live queue was discarded'),
     };
     hub.poll(live, acked, false, w);
@@ -259,10 +322,13 @@ it('keeps at most maxQueuedEvents unacknowledged events on the server: past it, 
   // Different users (a member's bots are users too): no per-user bound is involved.
   const [idle, quiet, live] = [hub.create(options(1)), hub.create(options(2)), hub.create(options(3))];
   let acked = -1;
-  const keepUp = () => hub.poll(live, acked, false, {
-    deliver: (events) => { if (events.length) acked = events[events.length - 1].id; },
-    fail: () => assert.fail('the live queue was discarded'),
-  });
+  const keepUp = () =>
+    hub.poll(live, acked, false, {
+      deliver: (events) => {
+        if (events.length) acked = events[events.length - 1].id;
+      },
+      fail: () => assert.fail('the live queue was discarded'),
+    });
   keepUp();
   hub.publish([notice([1], () => ({ type: 'a' })), notice([1], () => ({ type: 'b' })), notice([1], () => ({ type: 'c' }))]);
   hub.publish([notice([2], () => ({ type: 'a' }))]);

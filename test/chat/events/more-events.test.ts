@@ -32,7 +32,6 @@ await forEachEngine('chat events of channels, users and capabilities', (engine) 
     await storage?.dispose();
   });
 
-
   const register = (c: InProcessClient, params: Record<string, unknown> = {}) => ok(c, 'POST', '/register', params);
 
   /** Everything queued, without waiting. */
@@ -58,12 +57,21 @@ await forEachEngine('chat events of channels, users and capabilities', (engine) 
         { stream_id: id, property: 'pin_to_top', value: true },
       ],
     });
-    assert.deepEqual((await drain(alice, qa)).map((e) => [e.op, e.stream_id, e.property, e.value]), [
-      ['update', id, 'color', '#aabbcc'], ['update', id, 'in_home_view', false], ['update', id, 'is_muted', true], ['update', id, 'pin_to_top', true],
-    ]);
+    assert.deepEqual(
+      (await drain(alice, qa)).map((e) => [e.op, e.stream_id, e.property, e.value]),
+      [
+        ['update', id, 'color', '#aabbcc'],
+        ['update', id, 'in_home_view', false],
+        ['update', id, 'is_muted', true],
+        ['update', id, 'pin_to_top', true],
+      ],
+    );
     assert.deepEqual(await drain(owner, qo), [], "another user's settings are theirs");
     const bad = await alice.call('POST', '/users/me/subscriptions/properties', {
-      subscription_data: [{ stream_id: id, property: 'pin_to_top', value: false }, { stream_id: id, property: 'nonsense', value: true }],
+      subscription_data: [
+        { stream_id: id, property: 'pin_to_top', value: false },
+        { stream_id: id, property: 'nonsense', value: true },
+      ],
     });
     assert.equal(bad.status, 400);
     assert.equal((await drain(alice, qa)).length, 4, 'a refused request changes nothing and tells nothing');
@@ -74,34 +82,66 @@ await forEachEngine('chat events of channels, users and capabilities', (engine) 
     const [qo, qa, qb, qg] = await Promise.all([owner, alice, bob, guest].map((c) => register(c, { event_types: ['subscription', 'stream'] })));
     await ok(owner, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'peers' }], principals: [bobId] });
     const peerAdd = { type: 'subscription', op: 'peer_add', stream_ids: [pub], user_ids: [bobId] };
-    for (const [c, q] of [[owner, qo], [alice, qa]] as const) assert.deepEqual((await drain(c, q)).map(({ id: _id, ...e }) => e), [peerAdd]);
+    for (const [c, q] of [
+      [owner, qo],
+      [alice, qa],
+    ] as const)
+      assert.deepEqual(
+        (await drain(c, q)).map(({ id: _id, ...e }) => e),
+        [peerAdd],
+      );
     assert.deepEqual(summary(await drain(bob, qb)), [['subscription', 'add']]);
     assert.deepEqual(await drain(guest, qg), [], 'a guest outside a public channel does not see its subscribers');
     await ok(bob, 'DELETE', '/users/me/subscriptions', { subscriptions: ['peers'] });
-    assert.deepEqual((await drain(alice, qa)).slice(1).map((e) => [e.op, e.stream_ids, e.user_ids]), [['peer_remove', [pub], [bobId]]]);
+    assert.deepEqual(
+      (await drain(alice, qa)).slice(1).map((e) => [e.op, e.stream_ids, e.user_ids]),
+      [['peer_remove', [pub], [bobId]]],
+    );
     assert.deepEqual(summary(await drain(bob, qb)).slice(1), [['subscription', 'remove']], 'bob still sees the public channel: no stream delete');
 
     // A private channel: only those who may see it hear of its subscribers; leaving it hides it.
     const priv = await channel('hushed', { invite_only: true, principals: [ownerId, aliceId] });
     const [qa2, qb2] = await Promise.all([register(alice, { event_types: ['subscription', 'stream'] }), register(bob, { event_types: ['subscription', 'stream'] })]);
     await ok(owner, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'hushed' }], principals: [bobId] });
-    assert.deepEqual((await drain(alice, qa2)).map((e) => [e.op, e.stream_ids, e.user_ids]), [['peer_add', [priv], [bobId]]]);
+    assert.deepEqual(
+      (await drain(alice, qa2)).map((e) => [e.op, e.stream_ids, e.user_ids]),
+      [['peer_add', [priv], [bobId]]],
+    );
     const gotB = await drain(bob, qb2);
-    assert.deepEqual(summary(gotB), [['stream', 'create'], ['subscription', 'add']], 'the private channel appears to its new subscriber first');
+    assert.deepEqual(
+      summary(gotB),
+      [
+        ['stream', 'create'],
+        ['subscription', 'add'],
+      ],
+      'the private channel appears to its new subscriber first',
+    );
     assert.equal(gotB[0].streams[0].stream_id, priv);
     await ok(owner, 'DELETE', '/users/me/subscriptions', { subscriptions: ['hushed'], principals: [bobId] });
     const leftB = (await drain(bob, qb2)).slice(2);
-    assert.deepEqual(leftB.map(({ id: _id, ...e }) => e), [
-      { type: 'subscription', op: 'remove', subscriptions: [{ stream_id: priv, name: 'hushed' }] },
-      { type: 'stream', op: 'delete', streams: [{ stream_id: priv }], stream_ids: [priv] },
-    ]);
-    assert.deepEqual((await drain(alice, qa2)).slice(1).map((e) => [e.op, e.user_ids]), [['peer_remove', [bobId]]]);
+    assert.deepEqual(
+      leftB.map(({ id: _id, ...e }) => e),
+      [
+        { type: 'subscription', op: 'remove', subscriptions: [{ stream_id: priv, name: 'hushed' }] },
+        { type: 'stream', op: 'delete', streams: [{ stream_id: priv }], stream_ids: [priv] },
+      ],
+    );
+    assert.deepEqual(
+      (await drain(alice, qa2)).slice(1).map((e) => [e.op, e.user_ids]),
+      [['peer_remove', [bobId]]],
+    );
 
     // A guest sees a public channel only while subscribed to it.
     await ok(owner, 'POST', '/users/me/subscriptions', { subscriptions: [{ name: 'peers' }], principals: [guestId] });
-    assert.deepEqual(summary(await drain(guest, qg)), [['stream', 'create'], ['subscription', 'add']]);
+    assert.deepEqual(summary(await drain(guest, qg)), [
+      ['stream', 'create'],
+      ['subscription', 'add'],
+    ]);
     await ok(guest, 'DELETE', '/users/me/subscriptions', { subscriptions: ['peers'] });
-    assert.deepEqual(summary(await drain(guest, qg)).slice(2), [['subscription', 'remove'], ['stream', 'delete']]);
+    assert.deepEqual(summary(await drain(guest, qg)).slice(2), [
+      ['subscription', 'remove'],
+      ['stream', 'delete'],
+    ]);
   });
 
   it('sends stream update per changed property to those who see the channel, create/delete to those who gain or lose it', async () => {
@@ -119,22 +159,38 @@ await forEachEngine('chat events of channels, users and capabilities', (engine) 
 
     await ok(owner, 'PATCH', `/streams/${id}`, { is_private: true });
     const priv = (await drain(alice, qa)).slice(2);
-    assert.deepEqual(priv.map((e) => [e.property, e.value, e.history_public_to_subscribers, e.is_web_public]), [['invite_only', true, false, false]]);
-    assert.deepEqual((await drain(bob, qb)).slice(2).map((e) => [e.op, e.stream_ids]), [['delete', [id]]], 'bob lost sight of the channel');
+    assert.deepEqual(
+      priv.map((e) => [e.property, e.value, e.history_public_to_subscribers, e.is_web_public]),
+      [['invite_only', true, false, false]],
+    );
+    assert.deepEqual(
+      (await drain(bob, qb)).slice(2).map((e) => [e.op, e.stream_ids]),
+      [['delete', [id]]],
+      'bob lost sight of the channel',
+    );
 
     await ok(owner, 'PATCH', `/streams/${id}`, { is_private: false });
     const back = (await drain(bob, qb)).slice(3);
-    assert.deepEqual(summary(back), [['stream', 'create'], ['subscription', 'peer_add']]);
+    assert.deepEqual(summary(back), [
+      ['stream', 'create'],
+      ['subscription', 'peer_add'],
+    ]);
     assert.equal(back[0].streams[0].invite_only, false);
-    assert.deepEqual(back[1].user_ids, [ownerId, aliceId].sort((a, b) => a - b));
+    assert.deepEqual(
+      back[1].user_ids,
+      [ownerId, aliceId].sort((a, b) => a - b),
+    );
 
     await ok(owner, 'PATCH', `/streams/${id}`, { message_retention_days: 30, can_remove_subscribers_group: { new: { direct_members: [aliceId], direct_subgroups: [] } }, is_default_stream: true });
     const more = (await drain(alice, qa)).slice(4);
-    assert.deepEqual(more.map((e) => [e.type, e.property ?? null, e.value ?? e.default_streams]), [
-      ['stream', 'message_retention_days', 30],
-      ['stream', 'can_remove_subscribers_group', { direct_members: [aliceId], direct_subgroups: [] }],
-      ['default_streams', null, [id]],
-    ]);
+    assert.deepEqual(
+      more.map((e) => [e.type, e.property ?? null, e.value ?? e.default_streams]),
+      [
+        ['stream', 'message_retention_days', 30],
+        ['stream', 'can_remove_subscribers_group', { direct_members: [aliceId], direct_subgroups: [] }],
+        ['default_streams', null, [id]],
+      ],
+    );
     await ok(owner, 'PATCH', `/streams/${id}`, { is_default_stream: true });
     assert.equal((await drain(alice, qa)).length, 7, 'already a default channel: no default_streams event');
     await ok(owner, 'DELETE', '/default_streams', { stream_id: id });
@@ -145,9 +201,10 @@ await forEachEngine('chat events of channels, users and capabilities', (engine) 
     const q = await register(bob, { event_types: ['stream'] });
     const sent = await ok(owner, 'POST', '/messages', { type: 'stream', to: id, topic: 't', content: 'first' });
     await ok(owner, 'POST', '/messages', { type: 'stream', to: id, topic: 't', content: 'second' });
-    assert.deepEqual((await drain(bob, q)).map(({ id: _id, ...e }) => e), [
-      { type: 'stream', op: 'update', stream_id: id, name: 'quiet', property: 'first_message_id', value: sent.id },
-    ]);
+    assert.deepEqual(
+      (await drain(bob, q)).map(({ id: _id, ...e }) => e),
+      [{ type: 'stream', op: 'update', stream_id: id, name: 'quiet', property: 'first_message_id', value: sent.id }],
+    );
   });
 
   it('archives a channel: is_archived update with archived_channels, stream delete without; state follows the capability', async () => {
@@ -156,14 +213,20 @@ await forEachEngine('chat events of channels, users and capabilities', (engine) 
     const modern = await register(alice, { event_types: ['stream', 'default_streams'], client_capabilities: { archived_channels: true } });
     const legacy = await register(alice, { event_types: ['stream', 'default_streams'] });
     await ok(owner, 'DELETE', `/streams/${id}`);
-    assert.deepEqual((await drain(alice, modern)).map(({ id: _id, ...e }) => e), [
-      { type: 'stream', op: 'update', stream_id: id, name: 'old-news', property: 'is_archived', value: true },
-      { type: 'default_streams', default_streams: [] },
-    ]);
-    assert.deepEqual((await drain(alice, legacy)).map(({ id: _id, ...e }) => e), [
-      { type: 'stream', op: 'delete', streams: [{ stream_id: id }], stream_ids: [id] },
-      { type: 'default_streams', default_streams: [] },
-    ]);
+    assert.deepEqual(
+      (await drain(alice, modern)).map(({ id: _id, ...e }) => e),
+      [
+        { type: 'stream', op: 'update', stream_id: id, name: 'old-news', property: 'is_archived', value: true },
+        { type: 'default_streams', default_streams: [] },
+      ],
+    );
+    assert.deepEqual(
+      (await drain(alice, legacy)).map(({ id: _id, ...e }) => e),
+      [
+        { type: 'stream', op: 'delete', streams: [{ stream_id: id }], stream_ids: [id] },
+        { type: 'default_streams', default_streams: [] },
+      ],
+    );
     const has = (list: Ev[]) => list.some((s) => s.stream_id === id);
     const withCap = await register(alice, { fetch_event_types: ['subscription', 'stream'], client_capabilities: { archived_channels: true } });
     assert.equal(has(withCap.subscriptions), true);
@@ -196,9 +259,13 @@ await forEachEngine('chat events of channels, users and capabilities', (engine) 
     await ok(owner, 'POST', '/default_streams', { stream_id: id });
     const q = await register(alice, { event_types: ['subscription', 'realm_user'] });
     const { id: newId } = await chat.member('newbie@example.com', 'Newbie');
-    assert.deepEqual((await drain(alice, q)).map((e) => [e.type, e.op, e.stream_ids ?? e.person.user_id, e.user_ids ?? null]), [
-      ['realm_user', 'add', newId, null], ['subscription', 'peer_add', [id], [newId]],
-    ]);
+    assert.deepEqual(
+      (await drain(alice, q)).map((e) => [e.type, e.op, e.stream_ids ?? e.person.user_id, e.user_ids ?? null]),
+      [
+        ['realm_user', 'add', newId, null],
+        ['subscription', 'peer_add', [id], [newId]],
+      ],
+    );
     await ok(owner, 'DELETE', '/default_streams', { stream_id: id });
   });
 
@@ -219,11 +286,18 @@ await forEachEngine('chat events of channels, users and capabilities', (engine) 
     const created = asMember.filter((e) => e.type === 'stream' && e.op === 'create').map((e) => e.streams[0].stream_id);
     assert.ok(created.includes(pub) && !created.includes(priv), 'the public channels are back');
     const peers = asMember.filter((e) => e.op === 'peer_add' && e.stream_ids[0] === pub);
-    assert.deepEqual(peers.map((e) => e.user_ids), [[ownerId, aliceId].sort((a, b) => a - b)], 'with the subscribers it may now see');
+    assert.deepEqual(
+      peers.map((e) => e.user_ids),
+      [[ownerId, aliceId].sort((a, b) => a - b)],
+      'with the subscribers it may now see',
+    );
     await ok(owner, 'PATCH', `/users/${daveId}`, { role: 200 });
     const asAdmin = (await drain(dave, q)).slice(asGuest.length + asMember.length);
     const shown = asAdmin.filter((e) => e.type === 'stream');
-    assert.ok(shown.every((e) => e.op === 'create' && e.streams[0].invite_only === true), 'an administrator gains the private channels only');
+    assert.ok(
+      shown.every((e) => e.op === 'create' && e.streams[0].invite_only === true),
+      'an administrator gains the private channels only',
+    );
     assert.ok(shown.some((e) => e.streams[0].stream_id === priv));
   });
 
@@ -234,27 +308,47 @@ await forEachEngine('chat events of channels, users and capabilities', (engine) 
     const qa = await register(alice, { event_types: ['realm_bot', 'realm_user', 'subscription'] });
     const bot = await ok(erin, 'POST', '/bots', { full_name: 'Erin Bot', short_name: 'erin' });
     const qe = await register(erin, { event_types: ['realm_bot'], fetch_event_types: ['realm_bot'] });
-    assert.deepEqual(qe.realm_bots.map((b: Ev) => [b.user_id, b.api_key, b.owner_id]), [[bot.user_id, bot.api_key, erinId]], 'the owner sees its bot and key in the state');
+    assert.deepEqual(
+      qe.realm_bots.map((b: Ev) => [b.user_id, b.api_key, b.owner_id]),
+      [[bot.user_id, bot.api_key, erinId]],
+      'the owner sees its bot and key in the state',
+    );
     assert.deepEqual((await register(alice, { fetch_event_types: ['realm_bot'] })).realm_bots, [], "a member does not administer another's bot");
     const ownerEvents = await drain(owner, qo);
-    assert.deepEqual(summary(ownerEvents), [['realm_user', 'add'], ['realm_bot', 'add']]);
+    assert.deepEqual(summary(ownerEvents), [
+      ['realm_user', 'add'],
+      ['realm_bot', 'add'],
+    ]);
     assert.equal(ownerEvents[1].bot.api_key, bot.api_key);
     assert.equal(ownerEvents[1].bot.owner_id, erinId);
     assert.deepEqual(summary(await drain(alice, qa)), [['realm_user', 'add']], 'realm_bot goes to administrators and the owner only');
 
     await ok(owner, 'DELETE', `/users/${erinId}`);
-    assert.deepEqual((await drain(owner, qo)).slice(2).map(({ id: _id, ...e }) => e), [
-      { type: 'realm_user', op: 'update', person: { user_id: erinId, is_active: false } },
-      { type: 'realm_user', op: 'update', person: { user_id: bot.user_id, is_active: false } },
-      { type: 'realm_bot', op: 'update', bot: { user_id: bot.user_id, is_active: false } },
-    ]);
+    assert.deepEqual(
+      (await drain(owner, qo)).slice(2).map(({ id: _id, ...e }) => e),
+      [
+        { type: 'realm_user', op: 'update', person: { user_id: erinId, is_active: false } },
+        { type: 'realm_user', op: 'update', person: { user_id: bot.user_id, is_active: false } },
+        { type: 'realm_bot', op: 'update', bot: { user_id: bot.user_id, is_active: false } },
+      ],
+    );
     const afterDeactivation = await drain(alice, qa);
-    assert.deepEqual(summary(afterDeactivation).slice(1), [['realm_user', 'update'], ['realm_user', 'update']], 'no subscription events: clients drop the user themselves');
+    assert.deepEqual(
+      summary(afterDeactivation).slice(1),
+      [
+        ['realm_user', 'update'],
+        ['realm_user', 'update'],
+      ],
+      'no subscription events: clients drop the user themselves',
+    );
     await ok(owner, 'POST', `/users/${erinId}/reactivate`);
-    assert.deepEqual((await drain(alice, qa)).slice(3).map(({ id: _id, ...e }) => e), [
-      { type: 'realm_user', op: 'update', person: { user_id: erinId, is_active: true } },
-      { type: 'subscription', op: 'peer_add', stream_ids: [id], user_ids: [erinId] },
-    ]);
+    assert.deepEqual(
+      (await drain(alice, qa)).slice(3).map(({ id: _id, ...e }) => e),
+      [
+        { type: 'realm_user', op: 'update', person: { user_id: erinId, is_active: true } },
+        { type: 'subscription', op: 'peer_add', stream_ids: [id], user_ids: [erinId] },
+      ],
+    );
   });
 
   it('honours notification_settings_null, user_avatar_url_field_optional, include_deactivated_groups, user_list_incomplete', async () => {
@@ -273,8 +367,14 @@ await forEachEngine('chat events of channels, users and capabilities', (engine) 
     const optional = await register(alice, { fetch_event_types: ['realm_user'], event_types: ['realm_user'], client_gravatar: false, client_capabilities: { user_avatar_url_field_optional: true } });
     const full = await register(alice, { fetch_event_types: ['realm_user'], event_types: ['realm_user'], client_gravatar: false });
     // Leaving avatar_url out is the server's choice; Keel serves no /avatar/{user_id} to fall back on, so it never does.
-    assert.equal(optional.realm_users.every((u: Ev) => typeof u.avatar_url === 'string'), true);
-    assert.equal(full.realm_users.every((u: Ev) => typeof u.avatar_url === 'string'), true);
+    assert.equal(
+      optional.realm_users.every((u: Ev) => typeof u.avatar_url === 'string'),
+      true,
+    );
+    assert.equal(
+      full.realm_users.every((u: Ev) => typeof u.avatar_url === 'string'),
+      true,
+    );
     const { id: fredId } = await chat.member('fred@example.com', 'Fred');
     const [addOptional] = await drain(alice, optional);
     const [addFull] = await drain(alice, full);
@@ -290,7 +390,10 @@ await forEachEngine('chat events of channels, users and capabilities', (engine) 
       const withGroups = await register(alice, { fetch_event_types: ['user_groups'], client_capabilities: { include_deactivated_groups: true } });
       const withoutGroups = await register(alice, { fetch_event_types: ['user_groups'] });
       assert.equal(withGroups.realm_user_groups.find((g: Ev) => g.id === group.id)?.deactivated, true);
-      assert.equal(withoutGroups.realm_user_groups.some((g: Ev) => g.id === group.id), false);
+      assert.equal(
+        withoutGroups.realm_user_groups.some((g: Ev) => g.id === group.id),
+        false,
+      );
     } finally {
       await db.updateTable('user_groups').set({ deactivated: 0 }).where('id', '=', group.id).execute();
     }
@@ -298,7 +401,10 @@ await forEachEngine('chat events of channels, users and capabilities', (engine) 
     // Every user is accessible to everyone in Keel (no can_access_all_users_group limit): the list is whole either way.
     const incomplete = await register(guest, { fetch_event_types: ['realm_user'], client_capabilities: { user_list_incomplete: true, bulk_message_deletion: true, user_settings_object: true } });
     const whole = await register(guest, { fetch_event_types: ['realm_user'] });
-    assert.deepEqual(incomplete.realm_users.map((u: Ev) => u.user_id), whole.realm_users.map((u: Ev) => u.user_id));
+    assert.deepEqual(
+      incomplete.realm_users.map((u: Ev) => u.user_id),
+      whole.realm_users.map((u: Ev) => u.user_id),
+    );
     const caps = chat.events.queueOf(incomplete.queue_id, guestId).options.capabilities;
     assert.deepEqual([caps.bulk_message_deletion, caps.user_settings_object, caps.user_list_incomplete], [true, true, true], 'stored on the queue for the producers that read them');
   });
@@ -326,10 +432,23 @@ await forEachEngine('chat events of channels, users and capabilities', (engine) 
     const everyPublic = await register(bob, { event_types: ['message'], all_public_streams: true });
     const plain = await ok(owner, 'POST', '/messages', { type: 'stream', to: id, topic: 'a', content: 'hello' });
     const ping = await ok(owner, 'POST', '/messages', { type: 'direct', to: [aliceId], content: 'hey @**Alice**' });
-    assert.deepEqual((await drain(alice, byId)).map((e) => e.message.id), [plain.id]);
-    assert.deepEqual((await drain(alice, mentioned)).map((e) => e.message.id), [ping.id]);
-    assert.deepEqual((await drain(alice, notHere)).map((e) => e.message.id), [ping.id]);
-    assert.deepEqual((await drain(bob, everyPublic)).map((e) => [e.message.id, e.flags]), [[plain.id, []]], 'the public channel message, not the direct one');
+    assert.deepEqual(
+      (await drain(alice, byId)).map((e) => e.message.id),
+      [plain.id],
+    );
+    assert.deepEqual(
+      (await drain(alice, mentioned)).map((e) => e.message.id),
+      [ping.id],
+    );
+    assert.deepEqual(
+      (await drain(alice, notHere)).map((e) => e.message.id),
+      [ping.id],
+    );
+    assert.deepEqual(
+      (await drain(bob, everyPublic)).map((e) => [e.message.id, e.flags]),
+      [[plain.id, []]],
+      'the public channel message, not the direct one',
+    );
     const refused = await guest.call('POST', '/register', { all_public_streams: true });
     assert.equal(refused.status, 400);
   });

@@ -71,7 +71,10 @@ await forEachEngine('chat event queues across a restart (keel serve)', (engine) 
     const polled = await owner.get('/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
     assert.equal(polled.status, 200, JSON.stringify(polled.body));
     const events = polled.body.events as Ev[];
-    assert.deepEqual(events.map((e) => e.type), ['message', 'restart']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['message', 'restart'],
+    );
     assert.equal(events[0].id, 0);
     assert.equal(events[0].message.id, sent.body.id);
     assert.equal(events[0].message.content, 'not polled yet');
@@ -86,12 +89,22 @@ await forEachEngine('chat event queues across a restart (keel serve)', (engine) 
     const next = owner.get('/events', { queue_id: queueId, last_event_id: 1 });
     const sent2 = await owner.post('/messages', { type: 'stream', to: 'general', topic: 'after the restart', content: 'polled live' });
     const live = await next;
-    assert.deepEqual(live.body.events.map((e: Ev) => [e.id, e.type, e.message?.id]), [[2, 'message', sent2.body.id]]);
+    assert.deepEqual(
+      live.body.events.map((e: Ev) => [e.id, e.type, e.message?.id]),
+      [[2, 'message', sent2.body.id]],
+    );
 
     const second = await owner.get('/events', { queue_id: other, last_event_id: -1, dont_block: true });
     assert.equal(second.status, 200, JSON.stringify(second.body));
     // Registered after the first message: it has restart, then the message sent since.
-    assert.deepEqual(second.body.events.map((e: Ev) => [e.id, e.type, e.message?.id]), [[0, 'restart', undefined], [1, 'message', sent2.body.id]], 'the queue whose poll was parked was kept');
+    assert.deepEqual(
+      second.body.events.map((e: Ev) => [e.id, e.type, e.message?.id]),
+      [
+        [0, 'restart', undefined],
+        [1, 'message', sent2.body.id],
+      ],
+      'the queue whose poll was parked was kept',
+    );
   });
 
   it('loses the queues on kill -9: the old queue is BAD_EVENT_QUEUE_ID', async () => {
@@ -125,18 +138,34 @@ await forEachEngine('saving and loading event queues', (engine) => {
   });
 
   const options = (o: Partial<QueueOptions> = {}): QueueOptions => ({
-    userId, realmId, eventTypes: null, narrow: [], allPublicStreams: false, applyMarkdown: false, clientGravatar: true, capabilities: {}, ...o,
+    userId,
+    realmId,
+    eventTypes: null,
+    narrow: [],
+    allPublicStreams: false,
+    applyMarkdown: false,
+    clientGravatar: true,
+    capabilities: {},
+    ...o,
   });
   const hub = () => new EventHub(clock, log, { sweepEveryMs: 0 });
   const countRows = async () => (await ctx.chatDb.kysely.selectFrom('chat_event_queues').select('queue_id').execute()).length;
 
   it('keeps every field of a queue, its unacknowledged events and its numbering; appends restart; takes the rows once', async () => {
     const before = hub();
-    const q = before.create(options({
-      eventTypes: new Set(['message', 'restart', 'typing']),
-      narrow: [{ operator: 'channel', operand: 'general', negated: false }, { operator: 'is', operand: 'starred', negated: true }],
-      allPublicStreams: true, applyMarkdown: true, clientGravatar: false, capabilities: { empty_topic_name: true, notification_settings_null: false },
-    }));
+    const q = before.create(
+      options({
+        eventTypes: new Set(['message', 'restart', 'typing']),
+        narrow: [
+          { operator: 'channel', operand: 'general', negated: false },
+          { operator: 'is', operand: 'starred', negated: true },
+        ],
+        allPublicStreams: true,
+        applyMarkdown: true,
+        clientGravatar: false,
+        capabilities: { empty_topic_name: true, notification_settings_null: false },
+      }),
+    );
     for (let i = 0; i < 4; i++) q.push({ type: 'typing', op: 'start', n: i, nested: { list: [i, 'x'] } });
     q.acknowledge(1);
     clock.advance(30_000);
@@ -153,16 +182,32 @@ await forEachEngine('saving and loading event queues', (engine) => {
     assert.deepEqual(r.options, q.options);
     assert.equal(r.acknowledgedId, 1);
     assert.equal(r.lastActivity, q.lastActivity, 'idle time counts from the last poll, across the restart');
-    assert.deepEqual(r.events.slice(0, 2).map((e) => e.wire()), q.events.map((e) => e.wire()));
-    assert.deepEqual(r.events.map((e) => e.id), [2, 3, 4]);
+    assert.deepEqual(
+      r.events.slice(0, 2).map((e) => e.wire()),
+      q.events.map((e) => e.wire()),
+    );
+    assert.deepEqual(
+      r.events.map((e) => e.id),
+      [2, 3, 4],
+    );
     assert.deepEqual(r.events[2].wire(), {
-      type: 'restart', id: 4, zulip_version: ZULIP_VERSION, zulip_merge_base: '', zulip_feature_level: ZULIP_FEATURE_LEVEL,
+      type: 'restart',
+      id: 4,
+      zulip_version: ZULIP_VERSION,
+      zulip_merge_base: '',
+      zulip_feature_level: ZULIP_FEATURE_LEVEL,
       server_generation: Math.floor(clock.now() / 1000),
     });
-    assert.deepEqual(afterHub.queueOf(plain.id, userId).events.map((e) => [e.id, e.type]), [[0, 'restart']]);
+    assert.deepEqual(
+      afterHub.queueOf(plain.id, userId).events.map((e) => [e.id, e.type]),
+      [[0, 'restart']],
+    );
     // The restored queue is indexed like a new one: a notice to its user reaches it.
     afterHub.publish([{ type: 'typing', userIds: [userId], render: () => ({ type: 'typing', op: 'stop' }) }]);
-    assert.deepEqual(r.events.map((e) => e.id), [2, 3, 4, 5]);
+    assert.deepEqual(
+      r.events.map((e) => e.id),
+      [2, 3, 4, 5],
+    );
     assert.deepEqual(await restoreQueues(hub(), ctx.chatDb, clock.now(), log), { restored: 0, expired: 0 }, 'a second start finds nothing');
   });
 
@@ -177,8 +222,15 @@ await forEachEngine('saving and loading event queues', (engine) => {
     clock.advance(1000);
     const next = hub();
     assert.deepEqual(await restoreQueues(next, ctx.chatDb, clock.now(), log), { restored: 1, expired: 1 });
-    assert.throws(() => next.queueOf(stale.id, userId), (e: Error & { code?: string }) => e.code === 'BAD_EVENT_QUEUE_ID');
-    assert.deepEqual(next.queueOf(fresh.id, userId).events.map((e) => e.type), ['message'], 'event_types without restart get none');
+    assert.throws(
+      () => next.queueOf(stale.id, userId),
+      (e: Error & { code?: string }) => e.code === 'BAD_EVENT_QUEUE_ID',
+    );
+    assert.deepEqual(
+      next.queueOf(fresh.id, userId).events.map((e) => e.type),
+      ['message'],
+      'event_types without restart get none',
+    );
     assert.equal(await countRows(), 0, 'the expired row is deleted too');
   });
 
@@ -192,13 +244,16 @@ await forEachEngine('saving and loading event queues', (engine) => {
     const next = hub();
     await restoreQueues(next, ctx.chatDb, clock.now(), log);
     const restored = queues.map((q) => next.queueOf(q.id, userId));
-    assert.deepEqual(restored.map((q) => q.events.slice(0, 2).map((e) => e.json())), before);
+    assert.deepEqual(
+      restored.map((q) => q.events.slice(0, 2).map((e) => e.json())),
+      before,
+    );
     const sharedOnes = new Set(restored.map((q) => q.events[0].shared));
     assert.equal(sharedOnes.size, 1, 'the message all five held is one object again');
     assert.equal(new Set(restored.map((q) => q.events[1].shared)).size, 5, 'events that differ stay apart');
   });
 
-  it('restores within the bounds of the hub it restores into: a user\'s most recently used queues first', async () => {
+  it("restores within the bounds of the hub it restores into: a user's most recently used queues first", async () => {
     const h = hub();
     const made = [];
     for (let i = 0; i < 4; i++) {

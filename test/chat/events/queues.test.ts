@@ -57,14 +57,42 @@ await forEachEngine('chat events', (engine) => {
     assert.equal(all.last_event_id, -1);
     assert.equal(typeof all.queue_id, 'string');
     assert.equal(all.zulip_feature_level, 372);
-    for (const k of ['zulip_version', 'zulip_merge_base', 'realm_name', 'realm_url', 'realm_uri', 'max_message_length', 'max_topic_length', 'realm_empty_topic_display_name',
-      'server_presence_ping_interval_seconds', 'server_presence_offline_threshold_seconds', 'realm_message_retention_days', 'realm_allow_message_editing',
-      'realm_allow_edit_history', 'realm_message_content_edit_limit_seconds', 'server_typing_started_expiry_period_milliseconds', 'realm_users',
-      'realm_non_active_users', 'cross_realm_bots', 'subscriptions', 'unsubscribed', 'never_subscribed', 'max_message_id', 'unread_msgs', 'streams',
-      'realm_default_streams', 'realm_user_groups', 'presences', 'recent_private_conversations']) {
+    for (const k of [
+      'zulip_version',
+      'zulip_merge_base',
+      'realm_name',
+      'realm_url',
+      'realm_uri',
+      'max_message_length',
+      'max_topic_length',
+      'realm_empty_topic_display_name',
+      'server_presence_ping_interval_seconds',
+      'server_presence_offline_threshold_seconds',
+      'realm_message_retention_days',
+      'realm_allow_message_editing',
+      'realm_allow_edit_history',
+      'realm_message_content_edit_limit_seconds',
+      'server_typing_started_expiry_period_milliseconds',
+      'realm_users',
+      'realm_non_active_users',
+      'cross_realm_bots',
+      'subscriptions',
+      'unsubscribed',
+      'never_subscribed',
+      'max_message_id',
+      'unread_msgs',
+      'streams',
+      'realm_default_streams',
+      'realm_user_groups',
+      'presences',
+      'recent_private_conversations',
+    ]) {
       assert.ok(k in all, `register answers ${k}`);
     }
-    assert.deepEqual(all.subscriptions.map((s: Ev) => s.name), ['general']);
+    assert.deepEqual(
+      all.subscriptions.map((s: Ev) => s.name),
+      ['general'],
+    );
     assert.ok(all.realm_users.some((u: Ev) => u.user_id === carolId));
     assert.ok(all.realm_user_groups.some((g: Ev) => g.name === 'role:members' && g.members.includes(aliceId)));
     // What the Python client asks first, and what it asks after BAD_EVENT_QUEUE_ID (nothing).
@@ -101,7 +129,10 @@ await forEachEngine('chat events', (engine) => {
     assert.deepEqual(eo[0].flags, ['read'], "the sender's own message starts read");
     assert.equal(eo2[0].message.id, id);
     assert.equal('local_message_id' in eo2[0], false, "another of the sender's clients did not echo it");
-    assert.deepEqual(ea.map((e) => [e.message.id, e.flags, 'local_message_id' in e]), [[id, [], false]]);
+    assert.deepEqual(
+      ea.map((e) => [e.message.id, e.flags, 'local_message_id' in e]),
+      [[id, [], false]],
+    );
     assert.equal(eb[0].message.subject, 'events');
     // register's default apply_markdown is false: raw Markdown; with it, HTML.
     assert.equal(eb[0].message.content, 'hi **all**');
@@ -111,13 +142,16 @@ await forEachEngine('chat events', (engine) => {
     const [got] = await drain(carol, html.queue_id);
     assert.equal(got.message.id, dm);
     assert.equal(got.message.content, '<p>psst <strong>carol</strong></p>');
-    assert.deepEqual((await drain(bob, qb.queue_id, eb.at(-1)!.id)), [], 'bob is not in the direct conversation');
+    assert.deepEqual(await drain(bob, qb.queue_id, eb.at(-1)!.id), [], 'bob is not in the direct conversation');
   });
 
   it('shares one message event among the queues that see it alike, and only among those', async () => {
     const [a1, b1, b2, bHtml, o1] = await Promise.all([
-      register(alice, { event_types: ['message'] }), register(bob, { event_types: ['message'] }), register(bob, { event_types: ['message'] }),
-      register(bob, { event_types: ['message'], apply_markdown: true }), register(owner, { event_types: ['message'] }),
+      register(alice, { event_types: ['message'] }),
+      register(bob, { event_types: ['message'] }),
+      register(bob, { event_types: ['message'] }),
+      register(bob, { event_types: ['message'], apply_markdown: true }),
+      register(owner, { event_types: ['message'] }),
     ]);
     const id = await send(owner, { type: 'stream', to: 'general', topic: 'shared', content: 'one **serialization**', queue_id: o1.queue_id, local_id: '3.5' });
     const held = (q: Ev, userId: number) => chat.events.queueOf(q.queue_id, userId).events.at(-1)!;
@@ -127,7 +161,10 @@ await forEachEngine('chat events', (engine) => {
     assert.notEqual(held(o1, ownerId).shared, held(b1, bobId).shared, "the sender's flags (read) and local echo");
     const [ea, eb, eHtml, eo] = await Promise.all([drain(alice, a1.queue_id), drain(bob, b1.queue_id), drain(bob, bHtml.queue_id), drain(owner, o1.queue_id)]);
     // Each queue numbers the shared event itself.
-    assert.deepEqual([ea, eb, eHtml, eo].map((l) => l.map((e) => [e.id, e.message.id])), [[[0, id]], [[0, id]], [[0, id]], [[0, id]]]);
+    assert.deepEqual(
+      [ea, eb, eHtml, eo].map((l) => l.map((e) => [e.id, e.message.id])),
+      [[[0, id]], [[0, id]], [[0, id]], [[0, id]]],
+    );
     assert.equal(eb[0].message.content, 'one **serialization**');
     assert.equal(eHtml[0].message.content, '<p>one <strong>serialization</strong></p>');
     assert.equal(eo[0].local_message_id, '3.5');
@@ -136,7 +173,13 @@ await forEachEngine('chat events', (engine) => {
 
   it('filters by event_types, narrow and all_public_streams', async () => {
     const onlyFlags = await register(alice, { event_types: ['update_message_flags'] });
-    const narrowed = await register(alice, { event_types: ['message'], narrow: [['stream', 'General'], ['topic', 'wanted']] });
+    const narrowed = await register(alice, {
+      event_types: ['message'],
+      narrow: [
+        ['stream', 'General'],
+        ['topic', 'wanted'],
+      ],
+    });
     const fromBob = await register(alice, { narrow: [{ operator: 'sender', operand: bobId }] });
     const dms = await register(alice, { narrow: [['is', 'dm']] });
     const everything = await register(carol, { all_public_streams: true, event_types: ['message'] });
@@ -145,9 +188,18 @@ await forEachEngine('chat events', (engine) => {
     const b = await send(bob, { type: 'stream', to: 'general', topic: 'other', content: 'from bob' });
     const d = await send(bob, { type: 'direct', to: [aliceId], content: 'a dm' });
     assert.deepEqual(await drain(alice, onlyFlags.queue_id), []);
-    assert.deepEqual((await drain(alice, narrowed.queue_id)).map((e) => e.message.id), [a]);
-    assert.deepEqual((await drain(alice, fromBob.queue_id)).map((e) => e.message.id), [b, d]);
-    assert.deepEqual((await drain(alice, dms.queue_id)).map((e) => e.message.id), [d]);
+    assert.deepEqual(
+      (await drain(alice, narrowed.queue_id)).map((e) => e.message.id),
+      [a],
+    );
+    assert.deepEqual(
+      (await drain(alice, fromBob.queue_id)).map((e) => e.message.id),
+      [b, d],
+    );
+    assert.deepEqual(
+      (await drain(alice, dms.queue_id)).map((e) => e.message.id),
+      [d],
+    );
     const pub = await drain(carol, everything.queue_id);
     assert.equal(pub.length, 3, 'all three channel messages, not the direct one');
     assert.deepEqual(pub[0].flags, []);
@@ -163,10 +215,20 @@ await forEachEngine('chat events', (engine) => {
     assert.equal((await alice.call('POST', '/messages/flags', { messages: [id], op: 'add', flag: 'read' })).status, 200);
     assert.equal((await alice.call('POST', '/messages/flags/narrow', { anchor: String(id), num_before: 0, num_after: 0, narrow: [], op: 'remove', flag: 'read' })).status, 200);
     const got = await drain(alice, qa.queue_id);
-    assert.deepEqual(got.map((e) => [e.op, e.operation, e.flag, e.messages]), [['add', 'add', 'starred', [id]], ['add', 'add', 'read', [id]], ['remove', 'remove', 'read', [id]]]);
+    assert.deepEqual(
+      got.map((e) => [e.op, e.operation, e.flag, e.messages]),
+      [
+        ['add', 'add', 'starred', [id]],
+        ['add', 'add', 'read', [id]],
+        ['remove', 'remove', 'read', [id]],
+      ],
+    );
     assert.equal((await alice.call('POST', '/mark_topic_as_read', { stream_id: (await alice.call('GET', '/get_stream_id', { stream: 'general' })).body.stream_id, topic_name: 'flags' })).status, 200);
     const more = await drain(alice, qa.queue_id, got.at(-1)!.id);
-    assert.deepEqual(more.map((e) => [e.op, e.flag, e.messages.includes(id)]), [['add', 'read', true]]);
+    assert.deepEqual(
+      more.map((e) => [e.op, e.flag, e.messages.includes(id)]),
+      [['add', 'read', true]],
+    );
     assert.deepEqual(await drain(bob, qb.queue_id), []);
   });
 
@@ -176,17 +238,36 @@ await forEachEngine('chat events', (engine) => {
     const made = await alice.call('POST', '/users/me/subscriptions', { subscriptions: [{ name: 'fresh' }] });
     assert.equal(made.status, 200, JSON.stringify(made.body));
     const ea = await drain(alice, qa.queue_id);
-    assert.deepEqual(ea.map((e) => [e.type, e.op]), [['stream', 'create'], ['subscription', 'add']]);
+    assert.deepEqual(
+      ea.map((e) => [e.type, e.op]),
+      [
+        ['stream', 'create'],
+        ['subscription', 'add'],
+      ],
+    );
     assert.equal(ea[0].streams[0].name, 'fresh');
-    assert.deepEqual(ea[1].subscriptions.map((s: Ev) => [s.name, s.subscribers]), [['fresh', [aliceId]]]);
+    assert.deepEqual(
+      ea[1].subscriptions.map((s: Ev) => [s.name, s.subscribers]),
+      [['fresh', [aliceId]]],
+    );
     const ec = await drain(carol, qc.queue_id);
-    assert.deepEqual(ec.map((e) => [e.type, e.op, e.streams?.[0]?.name ?? e.user_ids]), [['stream', 'create', 'fresh'], ['subscription', 'peer_add', [aliceId]]], 'a public channel is announced to everyone, with its subscribers');
+    assert.deepEqual(
+      ec.map((e) => [e.type, e.op, e.streams?.[0]?.name ?? e.user_ids]),
+      [
+        ['stream', 'create', 'fresh'],
+        ['subscription', 'peer_add', [aliceId]],
+      ],
+      'a public channel is announced to everyone, with its subscribers',
+    );
     const secret = await alice.call('POST', '/users/me/subscriptions', { subscriptions: [{ name: 'secret' }], invite_only: true });
     assert.equal(secret.status, 200);
     assert.deepEqual(await drain(carol, qc.queue_id, ec.at(-1)!.id), [], 'a private channel is not announced to a member outside it');
     assert.equal((await alice.call('DELETE', '/users/me/subscriptions', { subscriptions: ['fresh'] })).status, 200);
     const left = (await drain(alice, qa.queue_id)).filter((e) => e.op === 'remove');
-    assert.deepEqual(left.map((e) => e.subscriptions), [[{ stream_id: ea[0].streams[0].stream_id, name: 'fresh' }]]);
+    assert.deepEqual(
+      left.map((e) => e.subscriptions),
+      [[{ stream_id: ea[0].streams[0].stream_id, name: 'fresh' }]],
+    );
   });
 
   it('sends realm_user add and update', async () => {
@@ -197,11 +278,26 @@ await forEachEngine('chat events', (engine) => {
     assert.equal((await owner.call('DELETE', `/users/${daveId}`)).status, 200);
     assert.equal((await owner.call('POST', `/users/${daveId}/reactivate`)).status, 200);
     const got = await drain(alice, q.queue_id);
-    assert.deepEqual(got.map((e) => [e.op, e.person.user_id]), [['add', daveId], ['update', daveId], ['update', daveId], ['update', daveId], ['update', daveId]]);
+    assert.deepEqual(
+      got.map((e) => [e.op, e.person.user_id]),
+      [
+        ['add', daveId],
+        ['update', daveId],
+        ['update', daveId],
+        ['update', daveId],
+        ['update', daveId],
+      ],
+    );
     assert.equal(got[0].person.full_name, 'Dave');
-    assert.deepEqual(got.slice(1).map((e) => e.person), [
-      { user_id: daveId, full_name: 'David' }, { user_id: daveId, role: 300 }, { user_id: daveId, is_active: false }, { user_id: daveId, is_active: true },
-    ]);
+    assert.deepEqual(
+      got.slice(1).map((e) => e.person),
+      [
+        { user_id: daveId, full_name: 'David' },
+        { user_id: daveId, role: 300 },
+        { user_id: daveId, is_active: false },
+        { user_id: daveId, is_active: true },
+      ],
+    );
   });
 
   it('answers dont_block at once and acknowledges by last_event_id', async () => {
@@ -209,8 +305,15 @@ await forEachEngine('chat events', (engine) => {
     assert.deepEqual(await drain(bob, q.queue_id), []);
     const id = await send(owner, { type: 'stream', to: 'general', topic: 'ack', content: 'one' });
     const first = await drain(bob, q.queue_id);
-    assert.deepEqual(first.map((e) => e.message.id), [id]);
-    assert.deepEqual((await drain(bob, q.queue_id, -1)).map((e) => e.id), [first[0].id], 'not acknowledged yet: sent again');
+    assert.deepEqual(
+      first.map((e) => e.message.id),
+      [id],
+    );
+    assert.deepEqual(
+      (await drain(bob, q.queue_id, -1)).map((e) => e.id),
+      [first[0].id],
+      'not acknowledged yet: sent again',
+    );
     assert.deepEqual(await drain(bob, q.queue_id, first[0].id), []);
   });
 
@@ -230,7 +333,10 @@ await forEachEngine('chat events', (engine) => {
     assert.equal(done, false, 'the poll waits');
     const id = await send(alice, { type: 'stream', to: 'general', topic: 'wake', content: 'wake up' });
     const woke = await parked;
-    assert.deepEqual(woke.body.events.map((e: Ev) => e.message.id), [id]);
+    assert.deepEqual(
+      woke.body.events.map((e: Ev) => e.message.id),
+      [id],
+    );
 
     const quiet = bob.call('GET', '/events', { queue_id: q.queue_id, last_event_id: woke.body.events[0].id });
     let answered = false;
@@ -243,7 +349,10 @@ await forEachEngine('chat events', (engine) => {
     chat.clock.advance(1_000);
     chat.events.sweep();
     const beat = await quiet;
-    assert.deepEqual(beat.body.events.map((e: Ev) => e.type), ['heartbeat']);
+    assert.deepEqual(
+      beat.body.events.map((e: Ev) => e.type),
+      ['heartbeat'],
+    );
     assert.equal(beat.body.events[0].id, woke.body.events[0].id + 1);
   });
 
@@ -273,7 +382,9 @@ await forEachEngine('chat events', (engine) => {
     try {
       const { port } = chat.app.server.address() as { port: number };
       const req = http.get({
-        host: '127.0.0.1', port, path: `/api/v1/events?queue_id=${q.queue_id}&last_event_id=-1`,
+        host: '127.0.0.1',
+        port,
+        path: `/api/v1/events?queue_id=${q.queue_id}&last_event_id=-1`,
         headers: { authorization: 'Basic ' + Buffer.from(`${bob.email}:${bob.apiKey}`).toString('base64') },
       });
       req.on('error', () => {});
@@ -283,7 +394,10 @@ await forEachEngine('chat events', (engine) => {
       for (let i = 0; i < 200 && queue.parked; i++) await new Promise((r) => setTimeout(r, 5));
       assert.equal(queue.parked, null, 'the poll was freed when the client went away');
       const id = await send(alice, { type: 'stream', to: 'general', topic: 'gone', content: 'after' });
-      assert.deepEqual((await drain(bob, q.queue_id)).map((e) => e.message.id), [id]);
+      assert.deepEqual(
+        (await drain(bob, q.queue_id)).map((e) => e.message.id),
+        [id],
+      );
     } finally {
       await chat.app.close().catch(() => {});
     }

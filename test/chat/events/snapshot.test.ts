@@ -45,20 +45,22 @@ it('the gate never lets a write and a snapshot run at the same time, and starves
   let writes = 0;
   let snapshots = 0;
   const pause = () => new Promise((r) => setTimeout(r, 1));
-  const write = (n: number) => gate.write(async () => {
-    writes++;
-    assert.equal(snapshots, 0, 'no snapshot while a write runs');
-    await pause();
-    log.push(`w${n}`);
-    writes--;
-  });
-  const snap = (n: number) => gate.snapshot(async () => {
-    snapshots++;
-    assert.equal(writes, 0, 'no write while a snapshot runs');
-    await pause();
-    log.push(`s${n}`);
-    snapshots--;
-  });
+  const write = (n: number) =>
+    gate.write(async () => {
+      writes++;
+      assert.equal(snapshots, 0, 'no snapshot while a write runs');
+      await pause();
+      log.push(`w${n}`);
+      writes--;
+    });
+  const snap = (n: number) =>
+    gate.snapshot(async () => {
+      snapshots++;
+      assert.equal(writes, 0, 'no write while a snapshot runs');
+      await pause();
+      log.push(`s${n}`);
+      snapshots--;
+    });
   await Promise.all([write(1), write(2), snap(1), write(3), snap(2), write(4)]);
   // Writes 1-2 were running; the snapshots waited for them, and write 3 and 4 waited behind the snapshots.
   assert.deepEqual(log.slice(0, 2).sort(), ['w1', 'w2']);
@@ -111,7 +113,12 @@ await forEachEngine('chat register snapshot', (engine) => {
   });
 
   async function keyOf(email: string): Promise<string> {
-    const r = await chat.app.inject({ method: 'POST', url: '/api/v1/fetch_api_key', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `username=${encodeURIComponent(email)}&password=pass-word-1` });
+    const r = await chat.app.inject({
+      method: 'POST',
+      url: '/api/v1/fetch_api_key',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `username=${encodeURIComponent(email)}&password=pass-word-1`,
+    });
     return (JSON.parse(r.body) as { api_key: string }).api_key;
   }
 });

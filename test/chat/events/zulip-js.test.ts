@@ -63,17 +63,33 @@ await forEachEngine('chat events through zulip-js', (engine) => {
       assert.equal(hello.result, 'success', JSON.stringify(hello));
       const got = await alice.events.retrieve({ queue_id: q.queue_id, last_event_id: -1 });
       assert.equal(got.result, 'success', JSON.stringify(got));
-      assert.deepEqual(got.events.map((e: Record<string, any>) => [e.type, e.message.id, e.message.content, e.flags]), [['message', hello.id, 'Hello, Alice', []]]);
+      assert.deepEqual(
+        got.events.map((e: Record<string, any>) => [e.type, e.message.id, e.message.content, e.flags]),
+        [['message', hello.id, 'Hello, Alice', []]],
+      );
 
       const reply = await alice.messages.send({ to: 'general', type: 'stream', topic: 'events', content: 'Hi **owner**' });
       assert.equal(reply.result, 'success', JSON.stringify(reply));
       const again = await alice.events.retrieve({ queue_id: q.queue_id, last_event_id: got.events[0].id });
-      assert.deepEqual(again.events.map((e: Record<string, any>) => e.message.id), [reply.id], "alice's own message comes back on her queue");
+      assert.deepEqual(
+        again.events.map((e: Record<string, any>) => e.message.id),
+        [reply.id],
+        "alice's own message comes back on her queue",
+      );
 
       await until('both messages on the owner queue', () => (seen.filter((e) => e.type === 'message').length >= 2 ? true : undefined));
       const messages = seen.filter((e) => e.type === 'message');
-      assert.deepEqual(messages.map((e) => [e.message.id, e.message.sender_email]), [[hello.id, server.chatSecrets!.email], [reply.id, 'alice@example.com']]);
-      assert.deepEqual(messages.map((e) => e.flags), [['read'], []]);
+      assert.deepEqual(
+        messages.map((e) => [e.message.id, e.message.sender_email]),
+        [
+          [hello.id, server.chatSecrets!.email],
+          [reply.id, 'alice@example.com'],
+        ],
+      );
+      assert.deepEqual(
+        messages.map((e) => e.flags),
+        [['read'], []],
+      );
 
       assert.equal((await owner.messages.flags.add({ flag: 'read', messages: [reply.id] })).result, 'success');
       const flagged = await until('the read flag event', () => seen.find((e) => e.type === 'update_message_flags'));

@@ -21,7 +21,13 @@ it('derives distinct keys under distinct labels, the same ones from the same key
 it('reads 64 hex characters and refuses anything else without echoing it', () => {
   assert.deepEqual(parseSecretKey(` ${'ab'.repeat(32)}\n`, 'X'), Buffer.alloc(32, 0xab));
   for (const bad of ['', 'ab'.repeat(31), 'zz'.repeat(32), 'ab'.repeat(33)]) {
-    assert.throws(() => parseSecretKey(bad, 'the file F'), (err: Error) => err instanceof SecretKeyError && err.message === 'the secret key in the file F must be 64 hexadecimal characters (make one with: openssl rand -hex 32)' && (bad === '' || !err.message.includes(bad)));
+    assert.throws(
+      () => parseSecretKey(bad, 'the file F'),
+      (err: Error) =>
+        err instanceof SecretKeyError &&
+        err.message === 'the secret key in the file F must be 64 hexadecimal characters (make one with: openssl rand -hex 32)' &&
+        (bad === '' || !err.message.includes(bad)),
+    );
   }
 });
 

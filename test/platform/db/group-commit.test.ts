@@ -47,10 +47,14 @@ it('makes a write that lands during a flush wait for the next flush', async () =
   const real = fs.fsync;
   mock.method(fs, 'fsync', (fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => {
     calls.push('start');
-    setTimeout(() => real(fd, (err) => {
-      calls.push('end');
-      cb(err);
-    }), 20);
+    setTimeout(
+      () =>
+        real(fd, (err) => {
+          calls.push('end');
+          cb(err);
+        }),
+      20,
+    );
   });
   await db.kysely.insertInto('server_secrets').values({ name: 'c', value: '3' }).execute();
   const first = db.synced();

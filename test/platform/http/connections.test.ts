@@ -62,7 +62,10 @@ describe('connection cap', () => {
     assert.equal(buildConfig(readOptions(['--max-connections', '500'], {}).options).maxConnections, 500);
     assert.equal(buildConfig(readOptions([], { KEEL_MAX_CONNECTIONS: '700' }).options).maxConnections, 700);
     for (const bad of ['0', '-3', '1.5', 'many']) {
-      assert.throws(() => buildConfig(readOptions([`--max-connections=${bad}`], {}).options), (err: Error) => err instanceof UsageError && /--max-connections must be a whole number >= 1/.test(err.message));
+      assert.throws(
+        () => buildConfig(readOptions([`--max-connections=${bad}`], {}).options),
+        (err: Error) => err instanceof UsageError && /--max-connections must be a whole number >= 1/.test(err.message),
+      );
     }
     assert.equal(new ConnectionCap(500).max, 500);
   });
@@ -93,7 +96,9 @@ describe('connection cap', () => {
       s.release();
       await until('the polls to be answered', () => polls.every((p) => p.got.endsWith('released')));
       const stillOpen = held.filter((h) => !h.closed).length;
-      console.log(`# cap 500: 100 parked polls + 2,000 idle connections held; ${cap.evicted} idle closed, ${stillOpen} idle still open, 100/100 parked polls answered, a new request answered in ${answeredMs} ms`);
+      console.log(
+        `# cap 500: 100 parked polls + 2,000 idle connections held; ${cap.evicted} idle closed, ${stillOpen} idle still open, 100/100 parked polls answered, a new request answered in ${answeredMs} ms`,
+      );
       for (const h of [...held, ...polls]) h.socket.destroy();
     } finally {
       await s.close();

@@ -7,14 +7,23 @@ import { endWhenDurable, type Flushes } from '../../../src/platform/http/durable
 function fakeResponse() {
   const sent: { status?: number; headers?: OutgoingHttpHeaders; body?: string | Buffer } = {};
   const res = {
-    writeHead(status: number, headers: OutgoingHttpHeaders) { sent.status = status; sent.headers = headers; return res; },
-    end(body: string | Buffer) { sent.body = body; return res; },
+    writeHead(status: number, headers: OutgoingHttpHeaders) {
+      sent.status = status;
+      sent.headers = headers;
+      return res;
+    },
+    end(body: string | Buffer) {
+      sent.body = body;
+      return res;
+    },
   };
   return { res: res as unknown as ServerResponse, sent };
 }
 
 const headers = { 'content-type': 'application/json', 'content-length': 2 };
-const noFailure = () => { throw new Error('no failure expected'); };
+const noFailure = () => {
+  throw new Error('no failure expected');
+};
 
 it('writes at once, without a promise, when nothing waits to be flushed', () => {
   const { res, sent } = fakeResponse();

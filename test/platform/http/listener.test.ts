@@ -52,7 +52,7 @@ function echo(store: Flushes = { durable: () => true, synced: () => Promise.reso
   return { listener, parked, gone };
 }
 
-it('injects a request through node\'s parser, with the answer\'s status, headers and body', async () => {
+it("injects a request through node's parser, with the answer's status, headers and body", async () => {
   const { listener } = echo();
   const r = await listener.inject({ method: 'post', url: '/x?y=1', headers: { 'Content-Type': 'text/plain' }, payload: 'héllo' });
   assert.equal(r.statusCode, 201);

@@ -48,9 +48,13 @@ describe('the shared router', () => {
     assert.deepEqual(router.find('GET', '/example.com/records'), { kind: 'found', value: 'zone-records', params: { zone: 'example.com' } });
   });
 
-  it('refuses a malformed escape in a path parameter with the service\'s error, naming the segment', () => {
+  it("refuses a malformed escape in a path parameter with the service's error, naming the segment", () => {
     for (const bad of ['%zz', '%', 'a%E0%A4%A', '%E0%A4%A', '%FF', '%C0%AF', '%ED%A0%80']) {
-      assert.throws(() => router.find('GET', `/users/${bad}`), (e: unknown) => e instanceof BadEscape && e.message === bad, bad);
+      assert.throws(
+        () => router.find('GET', `/users/${bad}`),
+        (e: unknown) => e instanceof BadEscape && e.message === bad,
+        bad,
+      );
       assert.throws(() => router.find('GET', `/messages/1/reactions/${bad}`), BadEscape, bad);
     }
   });

@@ -10,10 +10,25 @@ const decoded = (path: string) => path.split('/').map((s) => decodeURIComponent(
 
 it('splits a request target as new URL does', () => {
   for (const target of [
-    '/api/v1/users/me', '/api/v1/users/me?', '/api/v1/messages?anchor=newest&num_before=5&narrow=%5B%5D', '/api/v1/users/a@b.example/presence',
-    '/api/v1/users/../realm', '/api/v1/./users/me', '/api/v1/users/%61b', '/api/v1/x y?q=a b', '/api/v1/x?q=1#frag', '/api/v1/x#frag',
-    '//api/v1/users', '/api/v1/users/é?name=é', '/api/v1/a\\b', '/api/v1/users?x=%zz&y=+1&y=2', '/api/v1/users/me?a=1?b=2',
-    '/api/rest/v2.10/zz/%2E%2e/apiusers', '/api/rest/v2.10\\apiusers', '/api/rest/v2.10/./apiusers', 'http://host:8080/api/v1/users/me?x=1',
+    '/api/v1/users/me',
+    '/api/v1/users/me?',
+    '/api/v1/messages?anchor=newest&num_before=5&narrow=%5B%5D',
+    '/api/v1/users/a@b.example/presence',
+    '/api/v1/users/../realm',
+    '/api/v1/./users/me',
+    '/api/v1/users/%61b',
+    '/api/v1/x y?q=a b',
+    '/api/v1/x?q=1#frag',
+    '/api/v1/x#frag',
+    '//api/v1/users',
+    '/api/v1/users/é?name=é',
+    '/api/v1/a\\b',
+    '/api/v1/users?x=%zz&y=+1&y=2',
+    '/api/v1/users/me?a=1?b=2',
+    '/api/rest/v2.10/zz/%2E%2e/apiusers',
+    '/api/rest/v2.10\\apiusers',
+    '/api/rest/v2.10/./apiusers',
+    'http://host:8080/api/v1/users/me?x=1',
   ]) {
     const url = new URL(target, 'http://x');
     const got = splitTarget(target);

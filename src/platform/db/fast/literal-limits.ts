@@ -1,8 +1,17 @@
 // Fast path "literal limits" (README.md): on SQLite a select's LIMIT and OFFSET numbers are written
 // into its SQL text, not bound. Bench: bench/fast/literal-limits.ts.
 import {
-  LimitNode, OffsetNode, SelectQueryNode, ValueNode, type KyselyPlugin, type OperationNode, type PluginTransformQueryArgs, type PluginTransformResultArgs,
-  type QueryResult, type RootOperationNode, type UnknownRow,
+  LimitNode,
+  OffsetNode,
+  SelectQueryNode,
+  ValueNode,
+  type KyselyPlugin,
+  type OperationNode,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type QueryResult,
+  type RootOperationNode,
+  type UnknownRow,
 } from 'kysely';
 
 /**

@@ -4,7 +4,10 @@ import { it } from 'node:test';
 import { JsonText, serializeWithText } from '../../../../src/platform/db/fast/json-text.js';
 
 it('splices JSON text at the top level as JSON.stringify would write the value', () => {
-  const messages = [{ id: 1, content: '<p>"quoted" \u2028 é</p>', flags: ['read'] }, { id: 2, flags: [] }];
+  const messages = [
+    { id: 1, content: '<p>"quoted" \u2028 é</p>', flags: ['read'] },
+    { id: 2, flags: [] },
+  ];
   const spliced = serializeWithText({ result: 'success', msg: '', messages: new JsonText(JSON.stringify(messages)), skipped: undefined, anchor: 5 });
   assert.ok(Buffer.isBuffer(spliced));
   assert.equal(spliced.toString(), JSON.stringify({ result: 'success', msg: '', messages, anchor: 5 }));

@@ -14,7 +14,10 @@ const table = readme.split('\n').filter((l) => l.startsWith('| ') && !l.startsWi
 
 it('names every fast-path module in the README table', () => {
   for (const f of readdirSync(FAST).filter((n) => n.endsWith('.ts'))) {
-    assert.ok(table.some((row) => row.includes(`\`${f}\``)), `${f} is not in src/platform/db/fast/README.md's table`);
+    assert.ok(
+      table.some((row) => row.includes(`\`${f}\``)),
+      `${f} is not in src/platform/db/fast/README.md's table`,
+    );
   }
 });
 
