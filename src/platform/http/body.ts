@@ -52,8 +52,8 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const chunked = req.headers['transfer-encoding'] !== undefined;
   const expected = chunked || length === undefined ? -1 : Number(length);
   if (expected > limit) return Promise.reject(new BodyTooLarge(limit));
-  // No named closure here: tsx compiles with esbuild's keepNames, which renames every named closure
-  // with Object.defineProperty each time it is made, a slow path of V8's (about 2 us per request).
+  // No named closure here, from the days `keel` ran through tsx (esbuild's keepNames renamed each one
+  // as it was made, ~2 us per request); the compiled program no longer pays that (docs/decisions/infra-http.md).
   return new Promise((resolve, reject) => {
     let chunks: Buffer[] = [];
     let size = 0;
