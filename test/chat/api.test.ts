@@ -43,6 +43,25 @@ await forEachEngine('chat API', (engine) => {
     assert.equal(r.body.authentication_methods.password, true);
   });
 
+  it('puts the fields the seed promises in every register answer, whatever was asked for', async () => {
+    // As the Python client sends them: JSON-encoded lists in a form body.
+    for (const asked of [{ event_types: '["message"]', fetch_event_types: '["message"]' }, { event_types: '["typing"]', fetch_event_types: '[]' }, {}]) {
+      const r = await owner.call('POST', '/register', asked);
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      const b = r.body;
+      assert.equal(typeof b.queue_id, 'string', JSON.stringify(asked));
+      assert.equal(typeof b.last_event_id, 'number');
+      assert.deepEqual(
+        [b.max_message_length, b.max_topic_length, b.max_file_upload_size_mib, b.realm_empty_topic_display_name],
+        [10000, 60, 25, 'general chat'],
+        JSON.stringify(asked),
+      );
+      assert.equal(b.zulip_feature_level, 372);
+      assert.equal(b.service_feature_level, 372, 'the seed names the feature level service_feature_level');
+      await owner.call('DELETE', '/events', { queue_id: b.queue_id });
+    }
+  });
+
   it('refuses requests without valid credentials, as Zulip does', async () => {
     const none = await owner.call('GET', '/users/me', {}, null);
     assert.equal(none.status, 401);

@@ -58,10 +58,17 @@ export const UNDOCUMENTED: Record<string, string> = {
 };
 
 /**
- * Fields Zulip's server sends that its description leaves out, each with the reason; they are
+ * Fields Zulip's server sends that its description leaves out, and one the seed adds, each with the reason; they are
  * checked here and removed before the schema check, so anything else undocumented still fails.
  */
 function withoutUndocumentedFields(method: string, template: string, body: unknown): unknown {
+  if (method === 'POST' && template === '/register' && body && typeof body === 'object' && 'service_feature_level' in body) {
+    // The seed (001, POST /register) names the feature level service_feature_level; Keel sends it
+    // beside Zulip's zulip_feature_level, which must say the same.
+    const { service_feature_level: level, ...rest } = body as Record<string, unknown>;
+    if (level !== rest.zulip_feature_level) throw new Error(`POST /register: service_feature_level ${JSON.stringify(level)} differs from zulip_feature_level ${JSON.stringify(rest.zulip_feature_level)}`);
+    return rest;
+  }
   if (method !== 'GET' || template !== '/events' || !body || typeof body !== 'object') return body;
   const events = (body as { events?: unknown }).events;
   if (!Array.isArray(events)) return body;

@@ -99,6 +99,9 @@ export interface StateRequest {
   userSettingsObject: boolean;
 }
 
+/** The largest upload Zulip's `max_file_upload_size_mib` announces (Keel takes bodies up to 25 MB: chat/forms.ts). */
+const MAX_FILE_UPLOAD_SIZE_MIB = 25;
+
 export async function initialState(db: Queryable<ChatTables>, r: StateRequest): Promise<Record<string, unknown>> {
   const { me, fetch } = r;
   const now = Math.floor(r.nowMs / 1000);
@@ -107,11 +110,19 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
   const caps = spectator ? { ...r.capabilities, linkifier_url_template: true } : r.capabilities;
   const archived = caps.archived_channels === true;
   // Always present, whatever was asked: clients read these to know whom they talk to.
+  // The seed (001, POST /register) promises the limits, the empty-topic display name and the feature
+  // level in every answer, whatever `fetch_event_types` asks; it names the feature level
+  // `service_feature_level`, sent beside Zulip's own name for it.
   const out: Record<string, unknown> = {
     zulip_version: ZULIP_VERSION,
     zulip_feature_level: ZULIP_FEATURE_LEVEL,
+    service_feature_level: ZULIP_FEATURE_LEVEL,
     zulip_merge_base: '',
     event_queue_longpoll_timeout_seconds: LONGPOLL_TIMEOUT_SECONDS,
+    max_message_length: MAX_MESSAGE_LENGTH,
+    max_topic_length: MAX_TOPIC_LENGTH,
+    max_file_upload_size_mib: MAX_FILE_UPLOAD_SIZE_MIB,
+    realm_empty_topic_display_name: EMPTY_TOPIC_DISPLAY_NAME,
   };
   if (fetch.has('realm')) {
     const groups = await systemGroupIds(db, r.realm.id);
@@ -119,12 +130,8 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
     Object.assign(out, {
       realm_url: r.realmUrl,
       realm_uri: r.realmUrl,
-      max_message_length: MAX_MESSAGE_LENGTH,
-      max_topic_length: MAX_TOPIC_LENGTH,
       max_stream_name_length: MAX_CHANNEL_NAME_LENGTH,
       max_stream_description_length: MAX_CHANNEL_DESCRIPTION_LENGTH,
-      max_file_upload_size_mib: 25,
-      realm_empty_topic_display_name: EMPTY_TOPIC_DISPLAY_NAME,
       server_presence_ping_interval_seconds: 60,
       server_presence_offline_threshold_seconds: 140,
       // -1 is Zulip's "keep forever" (the realm has no retention policy).
