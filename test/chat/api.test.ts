@@ -51,11 +51,7 @@ await forEachEngine('chat API', (engine) => {
       const b = r.body;
       assert.equal(typeof b.queue_id, 'string', JSON.stringify(asked));
       assert.equal(typeof b.last_event_id, 'number');
-      assert.deepEqual(
-        [b.max_message_length, b.max_topic_length, b.max_file_upload_size_mib, b.realm_empty_topic_display_name],
-        [10000, 60, 25, 'general chat'],
-        JSON.stringify(asked),
-      );
+      assert.deepEqual([b.max_message_length, b.max_topic_length, b.max_file_upload_size_mib, b.realm_empty_topic_display_name], [10000, 60, 25, 'general chat'], JSON.stringify(asked));
       assert.equal(b.zulip_feature_level, 372);
       assert.equal(b.service_feature_level, 372, 'the seed names the feature level service_feature_level');
       await owner.call('DELETE', '/events', { queue_id: b.queue_id });
@@ -406,6 +402,40 @@ await forEachEngine('chat API', (engine) => {
     assert.deepEqual([unknownChannel.status, unknownChannel.body.code], [400, 'BAD_NARROW']);
     const badOp = await alice.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: [['frobnicate', 'x']] });
     assert.equal(badOp.body.code, 'BAD_NARROW');
+    // A channel term with a dm term (Zulip's NarrowBuilder), and -is:dm counted as a channel term.
+    const both = 'Invalid narrow operator: No message can be both a channel message and direct message';
+    for (const narrow of [
+      [
+        ['stream', 'general'],
+        ['dm', bob.email],
+      ],
+      [
+        { operator: 'dm', operand: [bobId] },
+        { operator: 'topic', operand: 'x' },
+      ],
+      [
+        { operator: 'is', operand: 'dm', negated: true },
+        { operator: 'dm', operand: [bobId] },
+      ],
+      [
+        ['is', 'private'],
+        ['streams', 'public'],
+      ],
+    ]) {
+      const r = await alice.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow });
+      assert.deepEqual([r.status, r.body.code, r.body.msg], [400, 'BAD_NARROW', both], JSON.stringify(narrow));
+    }
+    // A negated channel term confines nothing: with a dm term it is a fine narrow.
+    const notThere = await alice.get('/messages', {
+      anchor: 'newest',
+      num_before: 1,
+      num_after: 0,
+      narrow: [
+        { operator: 'stream', operand: 'general', negated: true },
+        { operator: 'dm', operand: [bobId] },
+      ],
+    });
+    assert.equal(notThere.status, 200, JSON.stringify(notThere.body));
     const notJson = await alice.get('/messages', { anchor: 'newest', num_before: 1, num_after: 0, narrow: 'stream:general' });
     assert.deepEqual([notJson.body.code, notJson.body.msg], ['BAD_REQUEST', 'narrow is not valid JSON']);
     const noAnchor = await alice.get('/messages', { num_before: 1, num_after: 0 });

@@ -66,7 +66,8 @@ function withoutUndocumentedFields(method: string, template: string, body: unkno
     // The seed (001, POST /register) names the feature level service_feature_level; Keel sends it
     // beside Zulip's zulip_feature_level, which must say the same.
     const { service_feature_level: level, ...rest } = body as Record<string, unknown>;
-    if (level !== rest.zulip_feature_level) throw new Error(`POST /register: service_feature_level ${JSON.stringify(level)} differs from zulip_feature_level ${JSON.stringify(rest.zulip_feature_level)}`);
+    if (level !== rest.zulip_feature_level)
+      throw new Error(`POST /register: service_feature_level ${JSON.stringify(level)} differs from zulip_feature_level ${JSON.stringify(rest.zulip_feature_level)}`);
     return rest;
   }
   if (method !== 'GET' || template !== '/events' || !body || typeof body !== 'object') return body;

@@ -8,6 +8,7 @@ import { searchCondition } from '../../platform/db/fulltext.js';
 import type { ChatTables, ChatUser } from '../tables.js';
 import {
   narrowBadChannelsOperand,
+  narrowChannelAndDm,
   narrowBadMessageId,
   narrowBadNear,
   narrowBadSearch,
@@ -85,6 +86,22 @@ export function directKey(ids: number[]): string {
   return [...new Set(ids)].sort((a, b) => a - b).join(',');
 }
 
+/**
+ * The kind of conversation a term confines a narrow to, as Zulip's narrow builder reads it: channel,
+ * channels and topic terms to channel messages, dm and is:dm to direct ones; a negated term confines
+ * nothing, except `-is:dm`, which leaves only channel messages.
+ */
+function confinesTo(term: NarrowTerm): 'channel' | 'dm' | undefined {
+  const { operator, operand } = term;
+  const isDm = operator === 'is' && (operand === 'dm' || operand === 'private');
+  if (term.negated) return isDm ? 'channel' : undefined;
+  if (isDm || operator === 'dm' || operator === 'pm-with') return 'dm';
+  if (CHANNEL_OPERATORS.has(operator)) return 'channel';
+  return undefined;
+}
+
+const CHANNEL_OPERATORS = new Set(['channel', 'stream', 'channels', 'streams', 'topic', 'subject']);
+
 /** The engine picks the full-text SQL of `search` terms; everything else is the same on both. */
 export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, realmId: number, me: ChatUser, terms: NarrowTerm[]): Promise<NarrowQuery> {
   const conditions: RawBuilder<unknown>[] = [];
@@ -92,9 +109,16 @@ export async function buildNarrow(db: Queryable<ChatTables>, engine: Engine, rea
   let search: Set<string> | undefined;
   let channelId: number | undefined;
   const flags = flagsSql(me.id);
+  const kinds = new Set<'channel' | 'dm'>();
   for (const term of terms) {
     let cond: RawBuilder<unknown>;
     const { operator, operand } = term;
+    const kind = confinesTo(term);
+    if (kind) {
+      kinds.add(kind);
+      // A channel term with a dm term matches nothing: Zulip refuses the narrow rather than answer empty.
+      if (kinds.size > 1) throw narrowChannelAndDm();
+    }
     switch (operator) {
       case 'channel':
       case 'stream': {

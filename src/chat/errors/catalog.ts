@@ -289,6 +289,8 @@ export const narrowUnknownHas = defineError({ code: 'BAD_NARROW', message: "Inva
 export const narrowBadMessageId = defineError({ code: 'BAD_NARROW', message: 'Invalid narrow operator: invalid message ID' });
 export const narrowUnknownIs = defineError({ code: 'BAD_NARROW', message: "Invalid narrow operator: unknown 'is' operand {operand}" });
 export const narrowBadSearch = defineError({ code: 'BAD_NARROW', message: 'Invalid narrow operator: invalid search operand' });
+/** Zulip's NarrowBuilder.check_not_both_channel_and_dm_narrow (zerver/lib/narrow.py). */
+export const narrowChannelAndDm = defineError({ code: 'BAD_NARROW', message: 'Invalid narrow operator: No message can be both a channel message and direct message' });
 export const narrowUnknownOperator = defineError({ code: 'BAD_NARROW', message: 'Invalid narrow operator: unknown operator {operator}' });
 export const queueNarrowOperator = defineError({ code: 'BAD_REQUEST', message: 'Operator {operator} not supported.' });
 export const queueNarrowOperand = defineError({ code: 'BAD_REQUEST', message: 'Operand {operand} not supported.' });
