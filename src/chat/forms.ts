@@ -3,7 +3,7 @@
 // texts and statuses clients have had.
 import busboy from 'busboy';
 import type { IncomingMessage } from 'node:http';
-import { ClientGone, readBody } from '../platform/http/body.js';
+import { BodyTooLarge, ClientGone, readBody } from '../platform/http/body.js';
 import { type ChatError, fileTooLarge, invalidJsonPart, malformedBody, partsLimit, prototypeFieldName, unsupportedMediaType } from './errors.js';
 
 /** The body limit of a request whose headers carry a valid API key (OPEN_BODY_LIMIT before that); a multipart file's too. */
@@ -55,7 +55,12 @@ export function mediaType(header: string): string | undefined {
  * clients have had: 413 at 1000 parts or fields or a file over BODY_LIMIT, 400 for a field named
  * after an Object.prototype member, 406 for a JSON part that does not parse, 400 for a broken body.
  */
-export function readMultipart(req: IncomingMessage): Promise<ReadForm> {
+export function readMultipart(req: IncomingMessage, limit = BODY_LIMIT): Promise<ReadForm> {
+  const length = req.headers['content-length'];
+  const expected = length === undefined || req.headers['transfer-encoding'] !== undefined ? -1 : Number(length);
+  // The whole body is bounded as any other body is (a file alone by fileSize): busboy keeps up to
+  // 1 MiB of each of 1,000 fields in memory, so parts alone would not bound a request.
+  if (expected > limit) return Promise.reject(new BodyTooLarge(limit));
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
@@ -65,12 +70,13 @@ export function readMultipart(req: IncomingMessage): Promise<ReadForm> {
       return;
     }
     const form: Form = new Map();
-    const length = req.headers['content-length'];
-    const expected = length === undefined || req.headers['transfer-encoding'] !== undefined ? -1 : Number(length);
     let received = 0;
-    let failed: BodyError | undefined;
+    let failed: Error | undefined;
     let settled = false;
-    const count = (c: Buffer) => (received += c.length);
+    const count = (c: Buffer) => {
+      received += c.length;
+      if (received > limit) fail(new BodyTooLarge(limit));
+    };
     const finish = (err?: Error) => {
       if (settled) return;
       settled = true;
@@ -82,7 +88,7 @@ export function readMultipart(req: IncomingMessage): Promise<ReadForm> {
       else resolve({ params: form, whole: req.complete || (expected >= 0 && received >= expected) });
     };
     // The first refusal is answered; the body goes on being parsed to its end (or is dropped after the answer).
-    const fail = (err: BodyError) => {
+    const fail = (err: Error) => {
       failed ??= err;
       finish(failed);
     };
@@ -132,13 +138,13 @@ export function readMultipart(req: IncomingMessage): Promise<ReadForm> {
  * else read and set aside (Zulip reads parameters only from forms). GET and HEAD bodies are not
  * read (Zulip reads their parameters from the query): node drops them after the answer.
  */
-export async function readForm(req: IncomingMessage): Promise<ReadForm> {
+export async function readForm(req: IncomingMessage, limit = BODY_LIMIT): Promise<ReadForm> {
   if (req.method === 'GET' || req.method === 'HEAD') return NO_FORM;
   const header = req.headers['content-type'];
   const type = header === undefined ? '' : mediaType(header);
   if (type === undefined) throw new BodyError(unsupportedMediaType());
-  if (type === 'multipart/form-data') return readMultipart(req);
+  if (type === 'multipart/form-data') return readMultipart(req, limit);
   // Read to its announced length or its end: whole.
-  const body = await readBody(req, BODY_LIMIT);
+  const body = await readBody(req, limit);
   return type === 'application/x-www-form-urlencoded' ? { params: new URLSearchParams(body.toString('utf8')), whole: true } : NO_FORM;
 }

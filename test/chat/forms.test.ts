@@ -4,11 +4,14 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { addTextParams, BodyError, readForm } from '../../src/chat/forms.js';
+import { BodyTooLarge } from '../../src/platform/http/body.js';
 import { Listener } from '../../src/platform/http/listener.js';
 import { createLogger } from '../../src/platform/log.js';
 
+// A small body limit, so that going over it costs the test little.
+const LIMIT = 256 * 1024;
 const listener: Listener = new Listener({ name: 'forms', log: createLogger('error', () => {}), store: { durable: () => true, synced: () => Promise.resolve() }, malformed: () => '{}' }, (req, res) => {
-  readForm(req).then(
+  readForm(req, LIMIT).then(
     (form) => {
       assert.ok(form.whole, 'read to its end');
       const out: Record<string, string> = {};
@@ -16,7 +19,7 @@ const listener: Listener = new Listener({ name: 'forms', log: createLogger('erro
       addTextParams(out, form.params);
       void listener.answer(res, 200, {}, JSON.stringify(out), () => '');
     },
-    (err: Error) => void listener.answer(res, err instanceof BodyError ? err.refusal.status : 500, {}, err.message, () => ''),
+    (err: Error) => void listener.answer(res, err instanceof BodyError ? err.refusal.status : err instanceof BodyTooLarge ? 413 : 500, {}, err.message, () => ''),
   );
 });
 
@@ -64,4 +67,14 @@ it('refuses broken and over-limit bodies with the statuses and texts clients hav
   assert.match(String(truncated[1]), /Unexpected end of form/);
   const noBoundary = await answer(listener.inject({ method: 'POST', url: '/', headers: { 'content-type': 'multipart/form-data' }, payload: part('a', '1') }));
   assert.equal(noBoundary[0], 400);
+  // The whole multipart body is bounded like any body, whatever its parts: announced over the limit,
+  // or found so while reading one of unknown length (chunked), files and fields alike.
+  const big = part('upload', 'x'.repeat(LIMIT), '; filename="x.bin"');
+  assert.deepEqual(await answer(multipart(big)), [413, `Request body too large: the limit is ${LIMIT} bytes`]);
+  const body = `${big}--${B}--\r\n`;
+  const chunked = `${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+  const headers = { 'content-type': `multipart/form-data; boundary=${B}`, 'transfer-encoding': 'chunked' };
+  assert.deepEqual(await answer(listener.inject({ method: 'POST', url: '/', headers, payload: chunked })), [413, `Request body too large: the limit is ${LIMIT} bytes`]);
+  const fields = Array.from({ length: 8 }, (_, i) => part(`f${i}`, 'y'.repeat(LIMIT / 4))).join('');
+  assert.equal((await answer(multipart(fields)))[0], 413, 'many large fields');
 });
