@@ -14,6 +14,12 @@ export const TTL_DEFAULT = 3600;
 /** Whole TXT value, in UTF-8 bytes (sent on the wire as strings of at most 255 bytes). */
 export const TXT_MAX_BYTES = 4000;
 export const CAA_VALUE_MAX_BYTES = 1000;
+/**
+ * Every zone and record is a row kept and served for as long as it exists, so each customer's share
+ * is bounded: a runaway script (or a stolen key) cannot grow the store and the served zones without end.
+ */
+export const MAX_ZONES_PER_CUSTOMER = 1000;
+export const MAX_RECORDS_PER_ZONE = 10_000;
 const NAME_MAX = 253;
 const LABEL_MAX = 63;
 

@@ -229,6 +229,8 @@ const P = {
   hostedHere: problem('hostedHere', '{name} is already hosted in this account (domain {id})'),
   hosted: problem('hosted', '{name} is already hosted'),
   zoneClash: problem('zoneClash', '{name} is inside or above a zone hosted by another customer'),
+  tooManyZones: problem('tooManyZones', 'would make more than {max} zones in this account; delete a zone first'),
+  tooManyRecords: problem('tooManyRecords', 'would make more than {max} records in the zone {zone}; delete records first'),
   recordId: problem('recordId', 'must be a record id'),
   recordIdRequired: problem('recordIdRequired', 'is required: the record id'),
   recordTwice: problem('recordTwice', 'names a record more than once'),

@@ -107,6 +107,8 @@ const PINNED_PROBLEMS: Record<string, string> = {
   hostedHere: '{name} is already hosted in this account (domain {id})',
   hosted: '{name} is already hosted',
   zoneClash: '{name} is inside or above a zone hosted by another customer',
+  tooManyZones: 'would make more than {max} zones in this account; delete a zone first',
+  tooManyRecords: 'would make more than {max} records in the zone {zone}; delete records first',
   recordId: 'must be a record id',
   recordIdRequired: 'is required: the record id',
   recordTwice: 'names a record more than once',

@@ -11,7 +11,22 @@ import { pagingParams } from '../params.js';
 import { unixSeconds } from '../../platform/clock.js';
 import { isUniqueViolation, type Queryable } from '../../platform/db/database.js';
 import type { DnsDomainRow, DnsRecordRow, InfraTables } from '../tables.js';
-import { checkHostable, checkLookup, checkRecord, checkZoneName, checkZoneRules, isZoneFileForm, pick, Problems, RECORD_TYPES, serialBase, type RecordValues, type ZoneEntry } from '../dns-rules.js';
+import {
+  checkHostable,
+  checkLookup,
+  checkRecord,
+  checkZoneName,
+  checkZoneRules,
+  isZoneFileForm,
+  MAX_RECORDS_PER_ZONE,
+  MAX_ZONES_PER_CUSTOMER,
+  pick,
+  Problems,
+  RECORD_TYPES,
+  serialBase,
+  type RecordValues,
+  type ZoneEntry,
+} from '../dns-rules.js';
 import {
   createRecordsInput,
   CreateRecordsParams,
@@ -278,7 +293,20 @@ async function checkInserts(trx: Trx, items: NewRecord[]): Promise<void> {
     items.map((i) => i.values.lookup),
   );
   const problems = new Problems();
+  // Changes of one zone run one at a time (dns-batches.ts), so the count cannot move under the check.
+  const counts = await trx
+    .selectFrom('dns_records')
+    .select(['domain_id', (eb) => eb.fn.countAll<number | string>().as('n')])
+    .where('domain_id', 'in', domainIds)
+    .groupBy('domain_id')
+    .execute();
   for (const id of domainIds) {
+    const mine = items.filter((i) => i.domain.id === id);
+    const stored = Number(counts.find((c) => c.domain_id === id)?.n ?? 0);
+    if (stored + mine.length > MAX_RECORDS_PER_ZONE) {
+      problems.add(mine[0]!.field, P.tooManyRecords({ max: MAX_RECORDS_PER_ZONE, zone: mine[0]!.domain.name }));
+      continue;
+    }
     checkZoneRules(
       [
         ...existing.filter((r) => r.domain_id === id).map((r): ZoneEntry => ({ values: valuesOf(r) })),
@@ -423,6 +451,12 @@ export const dnsCommands: Command[] = [
             .where((eb) => eb.or([eb('name', 'in', above.length ? above : ['']), eb('name', 'like', '%.' + name)]))
             .executeTakeFirst();
           if (clash) throw infraErrors.invalidParameter({ name: 'name', problem: P.zoneClash({ name }) });
+          const owned = await trx
+            .selectFrom('dns_domains')
+            .select((eb) => eb.fn.countAll<number | string>().as('n'))
+            .where('customer_id', '=', customerId)
+            .executeTakeFirstOrThrow();
+          if (Number(owned.n) >= MAX_ZONES_PER_CUSTOMER) throw infraErrors.invalidParameter({ name: 'name', problem: P.tooManyZones({ max: MAX_ZONES_PER_CUSTOMER }) });
           const floor = await trx.selectFrom('dns_serial_floors').select('serial').where('name', '=', name).executeTakeFirst();
           const serial = Math.max(serialBase(call.services.clock.now()), floor ? Number(floor.serial) + 1 : 0);
           const created = await trx

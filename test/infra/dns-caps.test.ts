@@ -1,0 +1,115 @@
+// Each customer's share of DNS is bounded: at most MAX_ZONES_PER_CUSTOMER zones, at most
+// MAX_RECORDS_PER_ZONE records in a zone. The call that would pass a bound is a FAULT naming it,
+// and changes nothing. The rows up to the bound are written straight to the store to keep it quick.
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { forEachEngine } from '../helpers/engines.js';
+import { createStorage, storageArgs, type Storage } from '../helpers/server.js';
+import { openCore, type Core } from '../../src/app.js';
+import { createInfraServer, type InfraServer } from '../../src/infra/transport/server.js';
+import { InfraLimits } from '../../src/infra/rate-limit.js';
+import { parseRateLimits } from '../../src/config/rate-limits.js';
+import { allCommands } from '../../src/infra/commands/index.js';
+import { buildConfig } from '../../src/config/config.js';
+import { readOptions } from '../../src/config/env.js';
+import { MAX_RECORDS_PER_ZONE, MAX_ZONES_PER_CUSTOMER } from '../../src/infra/dns-rules.js';
+
+await forEachEngine('dns caps', (engine) => {
+  let storage: Storage;
+  let ctx: Core;
+  let app: InfraServer;
+  let auth: string;
+
+  before(async () => {
+    storage = await createStorage(engine);
+    ctx = await openCore(buildConfig(readOptions([...storageArgs(storage), '--log-level', 'error'], {}).options));
+    app = createInfraServer(
+      {
+        db: ctx.db,
+        jwt: ctx.jwt,
+        clock: ctx.clock,
+        log: ctx.log,
+        zoneWriter: ctx.zoneWriter,
+        nameserverDomain: ctx.config.nameserverDomain,
+        limits: new InfraLimits(ctx.clock, parseRateLimits('off')),
+      },
+      allCommands(),
+    );
+    auth = 'Basic ' + Buffer.from(`${ctx.created!.apiUuid}:${ctx.created!.apiSecret}`).toString('base64');
+  });
+  after(async () => {
+    await app?.close();
+    await ctx?.close();
+    await storage?.dispose();
+  });
+
+  async function cmd(cmd: string, params: Record<string, unknown> = {}): Promise<Record<string, any>> {
+    const r = await app.inject({ method: 'POST', url: '/api/rest/v2.10/json.php', headers: { authorization: auth }, payload: JSON.stringify({ cmd, ...params }) });
+    return JSON.parse(r.body);
+  }
+  const count = async (table: 'dns_domains' | 'dns_records') =>
+    Number(
+      (
+        await ctx.db.kysely
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<number | string>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+
+  it('refuses records past the zone bound, naming it, and adds none of the batch', async () => {
+    const made = await cmd('dns.domain.create', { name: 'full.example' });
+    assert.equal(made.code, 'OK', JSON.stringify(made));
+    const id = Number(made.data.id);
+    const rows = Array.from({ length: MAX_RECORDS_PER_ZONE - 2 }, (_, i) => ({
+      domain_id: id,
+      lookup: `h${i}`,
+      type: 'A',
+      data: '192.0.2.1',
+      ttl: 300,
+      priority: 0,
+      weight: 0,
+      port: 0,
+      caa_flag: 0,
+      caa_tag: '',
+      date_created: 0,
+      date_modified: 0,
+    }));
+    for (let i = 0; i < rows.length; i += 500)
+      await ctx.db.kysely
+        .insertInto('dns_records')
+        .values(rows.slice(i, i + 500))
+        .execute();
+    const three = ['a', 'b', 'c'].map((lookup) => ({ type: 'A', lookup, data: '192.0.2.9' }));
+    const refused = await cmd('dns.record.create', { domainId: id, data: three });
+    assert.equal(refused.code, 'FAULT', JSON.stringify(refused));
+    assert.match(JSON.stringify(refused), new RegExp(`more than ${MAX_RECORDS_PER_ZONE} records in the zone full.example`));
+    assert.equal(await count('dns_records'), MAX_RECORDS_PER_ZONE - 2);
+    const two = await cmd('dns.record.create', { domainId: id, data: three.slice(0, 2) });
+    assert.equal(two.code, 'OK', JSON.stringify(two));
+    assert.equal(await count('dns_records'), MAX_RECORDS_PER_ZONE);
+  });
+
+  it('refuses a zone past the customer bound, naming it, and creates nothing', async () => {
+    const customerId = (await ctx.db.kysely.selectFrom('dns_domains').select('customer_id').executeTakeFirstOrThrow()).customer_id;
+    const have = await count('dns_domains');
+    const rows = Array.from({ length: MAX_ZONES_PER_CUSTOMER - have - 1 }, (_, i) => ({
+      customer_id: customerId,
+      name: `z${i}.example`,
+      serial: 1,
+      status: 'ACTIVE',
+      date_created: 0,
+      date_modified: 0,
+    }));
+    for (let i = 0; i < rows.length; i += 500)
+      await ctx.db.kysely
+        .insertInto('dns_domains')
+        .values(rows.slice(i, i + 500))
+        .execute();
+    assert.equal((await cmd('dns.domain.create', { name: 'last.example' })).code, 'OK');
+    const refused = await cmd('dns.domain.create', { name: 'over.example', records: [{ type: 'A', lookup: 'www', data: '192.0.2.1' }] });
+    assert.equal(refused.code, 'FAULT', JSON.stringify(refused));
+    assert.match(JSON.stringify(refused), new RegExp(`more than ${MAX_ZONES_PER_CUSTOMER} zones in this account`));
+    assert.equal(await count('dns_domains'), MAX_ZONES_PER_CUSTOMER);
+  });
+});
