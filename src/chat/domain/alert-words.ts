@@ -6,6 +6,7 @@ import type { Queryable } from '../../platform/db/database.js';
 import { TableCache } from '../../platform/db/fast/table-cache.js';
 import type { ChatTables } from '../tables.js';
 import { alertWordTooLong } from '../errors.js';
+import { checkRoom } from './bounds.js';
 
 export const MAX_ALERT_WORD_LENGTH = 100;
 
@@ -35,6 +36,7 @@ export async function addAlertWords(db: Queryable<ChatTables>, realmId: number, 
     have.add(lower);
     rows.push({ realm_id: realmId, user_id: userId, word, word_lower: lower });
   }
+  await checkRoom(db, 'alertWordsPerUser', userId, rows.length);
   if (rows.length) await db.insertInto('alert_words').values(rows).execute();
 }
 

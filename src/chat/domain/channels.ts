@@ -9,6 +9,7 @@ import { renderMarkdown } from './markdown.js';
 import { openSpan } from './receipt.js';
 import { systemGroupId, parseGroupSetting, type GroupSettingValue } from './groups.js';
 import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH } from './realm.js';
+import { checkRoom } from './bounds.js';
 
 /** Zulip's palette for a user's new subscriptions, taken in turn. */
 export const COLORS = [
@@ -121,6 +122,7 @@ export async function createStream(db: Queryable<ChatTables>, realmId: number, c
   const name = checkChannelName(c.name);
   const description = checkChannelDescription(c.description, c.descriptionParam?.where, c.descriptionParam?.varName);
   // Public channels always share history; private ones hide it from later subscribers unless asked.
+  await checkRoom(db, 'channelsPerRealm', realmId, 1);
   const historyPublic = c.inviteOnly ? (c.historyPublicToSubscribers ?? false) : true;
   const group = (n: string) => systemGroupId(db, realmId, n);
   const recipient = await db.insertInto('recipients').values({ kind: 'stream', direct_key: null }).returning('id').executeTakeFirstOrThrow();

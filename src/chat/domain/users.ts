@@ -11,6 +11,7 @@ import { canSeeRealEmail, EMAIL_VISIBILITY, placeholderUserId } from './user-rul
 import { sql } from 'kysely';
 import { subscribe } from './channels.js';
 import { realmDefaultsStored } from './user-settings.js';
+import { checkRoom } from './bounds.js';
 
 /** Zulip writes date_joined as an ISO time with microseconds and an explicit +00:00 offset. */
 export function isoWithOffset(ms: number): string {
@@ -126,6 +127,7 @@ export async function createUser(db: Queryable<ChatTables>, realmId: number, u: 
   const email = u.email.trim();
   if (!EMAIL.test(email)) throw invalidEmail({ email });
   if (await userByEmail(db, realmId, email)) throw emailInUse();
+  await checkRoom(db, 'usersPerRealm', realmId, 1);
   const fullName = checkFullName(u.fullName);
   const key = issueApiKey(sealer);
   const passwordHash = u.password === null ? null : await hashPassword(u.password);

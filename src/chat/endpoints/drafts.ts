@@ -5,6 +5,7 @@ import { defineEndpoint, requireUser } from '../endpoint.js';
 import { checkDraft, checkDraftsEnabled, draftObject, draftsOf, type CheckedDraft, type DraftInput } from '../domain/drafts.js';
 import { draftMissing } from '../errors.js';
 import { draftsNotice } from '../events/pref-notices.js';
+import { checkRoom } from '../domain/bounds.js';
 
 const Draft = Type.Object(
   {
@@ -49,6 +50,7 @@ export const createDrafts = defineEndpoint({
     const made = await events.write(
       () =>
         db.transaction(async (trx) => {
+          await checkRoom(trx, 'draftsPerUser', me.id, checked.length);
           const rows = [];
           for (const c of checked)
             rows.push(

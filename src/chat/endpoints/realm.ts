@@ -17,6 +17,7 @@ import { checkLinkifier, linkifierObjects } from '../domain/linkifiers.js';
 import { activeRealmEmoji, realmEmojiObjects } from '../domain/realm-emoji.js';
 import { linkifiersNotice, realmEmojiNotice, realmSettingsNotices, type RealmSettingChange } from '../events/realm-notices.js';
 import { GroupSettingUpdateSchema } from './channels.js';
+import { checkRoom } from '../domain/bounds.js';
 
 function requireAdmin(call: ChatCall): void {
   if (!isAdmin(requireUser(call).role)) throw adminRequired();
@@ -122,6 +123,7 @@ export const addLinkifier = defineEndpoint({
     const id = await linkifierWrite(call, async (trx) => {
       checkLinkifier(p.pattern, p.url_template);
       await checkUnique(trx, realmId, p.pattern, p.url_template);
+      await checkRoom(trx, 'linkifiersPerRealm', realmId, 1);
       const last = await trx
         .selectFrom('realm_linkifiers')
         .select((eb) => eb.fn.max('sort_order').as('max'))

@@ -50,6 +50,7 @@ import {
 import { holdsRealmPermission } from '../domain/realm-settings.js';
 import { userGroupAddNotice, userGroupMembershipNotices, userGroupUpdateNotice } from '../events/realm-notices.js';
 import { GroupSettingUpdateSchema, GroupSettingValueSchema } from './channels.js';
+import { checkRoom } from '../domain/bounds.js';
 
 const permissionParams = <T extends typeof GroupSettingValueSchema | typeof GroupSettingUpdateSchema>(schema: T) =>
   Object.fromEntries(GROUP_PERMISSIONS.map((s) => [s, Type.Optional(schema)])) as Record<GroupPermission, ReturnType<typeof Type.Optional<T>>>;
@@ -110,6 +111,7 @@ export const createUserGroup = defineEndpoint({
           const name = checkGroupName(p.name);
           const description = checkGroupDescription(p.description);
           await checkNameFree(trx, realmId, name);
+          await checkRoom(trx, 'groupsPerRealm', realmId, 1);
           const members = await activeUsers(trx, realmId, p.members);
           const subgroups = await usableGroups(trx, realmId, p.subgroups);
           const settings: Partial<Record<GroupPermission, string>> = {};

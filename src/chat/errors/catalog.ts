@@ -38,6 +38,8 @@ export const prototypeFieldName = defineError({ code: 'BAD_REQUEST', message: 'p
 export const invalidJsonPart = defineError({ code: 'BAD_REQUEST', status: 406, message: 'a request field is not a valid JSON as declared by its Content-Type' });
 export const fileTooLarge = defineError({ code: 'BAD_REQUEST', status: 413, message: 'request file too large' });
 export const partsLimit = defineError({ code: 'BAD_REQUEST', status: 413, message: 'reach {what} limit' });
+/** Keel's own bounds on what a realm or a user holds (domain/bounds.ts); Zulip has no such error. */
+export const limitReached = defineError({ code: 'BAD_REQUEST', message: 'Limit reached: {scope} can have at most {limit} {things}.' });
 export const internalServerError = defineError({ code: 'INTERNAL_SERVER_ERROR', status: 500, message: 'Internal server error' });
 
 /** Zulip's REQUEST_VARIABLE_MISSING (zerver/lib/request.py). */

@@ -1,0 +1,43 @@
+// How much a realm and a user can hold. Zulip sets no count on most of these; Keel does, so that no
+// caller (a runaway script, a stolen key) can grow the store without end. The figures sit far above
+// what a working organization uses; each bound is checked inside the transaction that would pass it,
+// and the refusal names the bound and changes nothing.
+import type { Queryable } from '../../platform/db/database.js';
+import type { ChatTables } from '../tables.js';
+import { limitReached } from '../errors/catalog.js';
+
+export const BOUNDS = {
+  /** Users and bots of a realm, deactivated ones included (they keep their rows and messages). */
+  usersPerRealm: 100_000,
+  /** Channels of a realm, archived ones included. */
+  channelsPerRealm: 10_000,
+  /** User groups of a realm, system and deactivated groups included. */
+  groupsPerRealm: 10_000,
+  linkifiersPerRealm: 1_000,
+  alertWordsPerUser: 1_000,
+  /** Zulip sends at most 1,000 drafts in register (MAX_DRAFTS_IN_REGISTER); more could never be seen. */
+  draftsPerUser: 1_000,
+} as const;
+
+const WHERE = {
+  usersPerRealm: { table: 'chat_users', column: 'realm_id', scope: 'an organization', things: 'users' },
+  channelsPerRealm: { table: 'streams', column: 'realm_id', scope: 'an organization', things: 'channels' },
+  groupsPerRealm: { table: 'user_groups', column: 'realm_id', scope: 'an organization', things: 'user groups' },
+  linkifiersPerRealm: { table: 'realm_linkifiers', column: 'realm_id', scope: 'an organization', things: 'linkifiers' },
+  alertWordsPerUser: { table: 'alert_words', column: 'user_id', scope: 'a user', things: 'alert words' },
+  draftsPerUser: { table: 'drafts', column: 'user_id', scope: 'a user', things: 'drafts' },
+} as const;
+
+/** Throws limitReached when adding `adding` rows to the owner's (a realm's or a user's) would pass the bound. */
+export async function checkRoom(db: Queryable<ChatTables>, bound: keyof typeof BOUNDS, ownerId: number, adding: number): Promise<void> {
+  if (adding <= 0) return;
+  const limit = BOUNDS[bound];
+  const { table, column, scope, things } = WHERE[bound];
+  const row = await db
+    // The casts only satisfy Kysely's typing: the table and column come from WHERE above.
+    .selectFrom(table as 'drafts')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where(column as 'user_id', '=', ownerId)
+    .executeTakeFirstOrThrow();
+  if (Number(row.n) + adding > limit) throw limitReached({ scope, limit, things });
+}
