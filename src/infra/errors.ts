@@ -99,6 +99,9 @@ const E = {
   // ---- over a budget --------------------------------------------------------------------------
   rateLimited: entry('rateLimited', 'RATE_LIMIT', 'Rate limit exceeded: try again in {seconds} {unit}'),
 
+  // ---- over a bound on what a customer holds -------------------------------------------------------
+  limitReached: entry('limitReached', 'ERROR', 'Limit reached: a customer has at most {limit} {things}; delete one first'),
+
   // ---- parameters (FAULT, with `error`) ---------------------------------------------------------
   invalidParameter: entry('invalidParameter', 'FAULT', 'Invalid parameter {name}: {problem}', { fields: oneField }),
   missingParameter: entry('missingParameter', 'FAULT', 'Missing parameter {name}', { fields: (v) => ({ [v.name]: P.required() }) }),

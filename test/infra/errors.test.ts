@@ -13,6 +13,7 @@ const PINNED: Record<string, [code: string, status: number, template: string]> =
   mayNotManage: ['ACCESS_DENIED', 200, 'Access Denied: {what} holds permissions this caller does not, so this caller may not change it'],
   mayNotGrant: ['ACCESS_DENIED', 200, 'Access Denied: cannot grant "{permission}", which this caller does not hold'],
   rateLimited: ['RATE_LIMIT', 200, 'Rate limit exceeded: try again in {seconds} {unit}'],
+  limitReached: ['ERROR', 200, 'Limit reached: a customer has at most {limit} {things}; delete one first'],
   invalidParameter: ['FAULT', 200, 'Invalid parameter {name}: {problem}'],
   missingParameter: ['FAULT', 200, 'Missing parameter {name}'],
   missingParameterDetail: ['FAULT', 200, 'Missing parameter {name}: {detail}'],

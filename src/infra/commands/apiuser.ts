@@ -12,6 +12,8 @@ import { preparedQuery } from '../../platform/db/fast/prepared.js';
 import type { ApiUserRow, InfraTables } from '../tables.js';
 
 const Paging = pagingParams(20);
+/** Each key is a row and a credential to check; a customer's are bounded like the rest of what it holds. */
+export const MAX_API_USERS_PER_CUSTOMER = 1000;
 const Id = Type.Union([Type.Integer({ minimum: 1 }), Type.String({ minLength: 1, maxLength: 64 })], { description: 'API user id, or its uuid' });
 const Permissions = Type.Union([Type.Array(Type.String()), Type.String()], {
   description: 'list of permissions (or one comma-separated string): "*", "family.*" or command names; see apiuser.permissions.system',
@@ -103,7 +105,14 @@ export function apiuserCommands(allCommandNames: () => string[]): Command[] {
         const permissions = grantable(call, all(), p.permissions ?? []);
         const now = unixSeconds(call.services.clock);
         const key = newApiKey();
-        const row = await call.services.db.kysely
+        const db = call.services.db.kysely;
+        const held = await db
+          .selectFrom('api_users')
+          .select((eb) => eb.fn.countAll<number | string>().as('n'))
+          .where('customer_id', '=', customerId)
+          .executeTakeFirstOrThrow();
+        if (Number(held.n) >= MAX_API_USERS_PER_CUSTOMER) throw infraErrors.limitReached({ limit: MAX_API_USERS_PER_CUSTOMER, things: 'API users' });
+        const row = await db
           .insertInto('api_users')
           .values({
             customer_id: customerId,

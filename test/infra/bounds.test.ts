@@ -1,6 +1,6 @@
-// Each customer's share of DNS is bounded: at most MAX_ZONES_PER_CUSTOMER zones, at most
-// MAX_RECORDS_PER_ZONE records in a zone. The call that would pass a bound is a FAULT naming it,
-// and changes nothing. The rows up to the bound are written straight to the store to keep it quick.
+// What a customer holds is bounded: at most MAX_ZONES_PER_CUSTOMER zones, MAX_RECORDS_PER_ZONE
+// records in a zone, MAX_API_USERS_PER_CUSTOMER API users. The call that would pass a bound is refused
+// naming it, and changes nothing. The rows up to the bound are written straight to the store to keep it quick.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
@@ -13,8 +13,9 @@ import { allCommands } from '../../src/infra/commands/index.js';
 import { buildConfig } from '../../src/config/config.js';
 import { readOptions } from '../../src/config/env.js';
 import { MAX_RECORDS_PER_ZONE, MAX_ZONES_PER_CUSTOMER } from '../../src/infra/dns-rules.js';
+import { MAX_API_USERS_PER_CUSTOMER } from '../../src/infra/commands/apiuser.js';
 
-await forEachEngine('dns caps', (engine) => {
+await forEachEngine('infra bounds', (engine) => {
   let storage: Storage;
   let ctx: Core;
   let app: InfraServer;
@@ -47,7 +48,7 @@ await forEachEngine('dns caps', (engine) => {
     const r = await app.inject({ method: 'POST', url: '/api/rest/v2.10/json.php', headers: { authorization: auth }, payload: JSON.stringify({ cmd, ...params }) });
     return JSON.parse(r.body);
   }
-  const count = async (table: 'dns_domains' | 'dns_records') =>
+  const count = async (table: 'dns_domains' | 'dns_records' | 'api_users') =>
     Number(
       (
         await ctx.db.kysely
@@ -111,5 +112,20 @@ await forEachEngine('dns caps', (engine) => {
     assert.equal(refused.code, 'FAULT', JSON.stringify(refused));
     assert.match(JSON.stringify(refused), new RegExp(`more than ${MAX_ZONES_PER_CUSTOMER} zones in this account`));
     assert.equal(await count('dns_domains'), MAX_ZONES_PER_CUSTOMER);
+  });
+
+  it('refuses an API user past the customer bound, naming it, and creates nothing', async () => {
+    const { id: _id, ...template } = await ctx.db.kysely.selectFrom('api_users').selectAll().orderBy('id').executeTakeFirstOrThrow();
+    const missing = MAX_API_USERS_PER_CUSTOMER - 1 - (await count('api_users'));
+    const rows = Array.from({ length: missing }, (_, i) => ({ ...template, uuid: `filler-${i}`, secret_hash: `filler-${i}`, name: `filler ${i}` }));
+    for (let i = 0; i < rows.length; i += 200)
+      await ctx.db.kysely
+        .insertInto('api_users')
+        .values(rows.slice(i, i + 200))
+        .execute();
+    assert.equal((await cmd('apiuser.create', { name: 'last' })).code, 'OK');
+    const refused = await cmd('apiuser.create', { name: 'over' });
+    assert.deepEqual(refused, { code: 'ERROR', message: `Limit reached: a customer has at most ${MAX_API_USERS_PER_CUSTOMER} API users; delete one first` });
+    assert.equal(await count('api_users'), MAX_API_USERS_PER_CUSTOMER);
   });
 });
