@@ -19,6 +19,7 @@ import {
   invalidParameters,
   noAdministerPermission,
   noSuchUser,
+  notAllowedForGuests,
   notAuthorizedForQuery,
   nothingToDoSubscriptions,
   notSubscribedToChannelId,
@@ -65,6 +66,8 @@ export const subscribeEndpoint = defineEndpoint({
   }),
   async handler(call, p) {
     const me = requireUser(call);
+    // Zulip's add_subscriptions_backend is require_non_guest_user: a guest subscribes to nothing itself.
+    if (isGuest(me.role)) throw notAllowedForGuests();
     const { db, clock, events } = call.services;
     const now = unixSeconds(clock);
     // What the transaction did, for the events published after it commits.
@@ -442,6 +445,8 @@ export const updateSubscriptions = defineEndpoint({
     const add = p.add ?? [];
     const leave = p.delete ?? [];
     if (!add.length && !leave.length) throw nothingToDoSubscriptions();
+    // Zulip runs its add view even for an empty `add`, and that view refuses guests first.
+    if (isGuest(me.role)) throw notAllowedForGuests();
     for (const entry of add) if (entry.color !== undefined && !/^#[0-9a-fA-F]{6}$/.test(entry.color)) throw badAddColor();
     const db = call.services.db.kysely;
     const missing: string[] = [];

@@ -13,7 +13,7 @@ import { ChatClient } from '../../helpers/chat-client.js';
 forEachEngine('legacy routes and answers real clients still meet', (engine) => {
   let realm: ServedRealm;
   before(async () => {
-    realm = await servedRealm(engine, { members: ['ann', 'bea'], channel: { name: 'lounge', subscribers: ['owner', 'ann'] } });
+    realm = await servedRealm(engine, { members: ['ann', 'bea', ['gus', 600]], channel: { name: 'lounge', subscribers: ['owner', 'ann'] } });
   });
   after(() => realm.stop());
 
@@ -87,6 +87,13 @@ forEachEngine('legacy routes and answers real clients still meet', (engine) => {
     assert.equal((await bea.get('/get_stream_id', { stream: 'attic' })).status, 400, 'attic was not created');
     const badColor = await bea.call('PATCH', '/users/me/subscriptions', { add: [{ name: 'attic', color: 'red' }] });
     assert.deepEqual([badColor.status, badColor.body.msg], [400, 'add.color is not a valid hex color code']);
+
+    // A guest is refused, even with only channels to leave (Zulip runs its add view, which refuses guests, either way).
+    const gus = realm.members.gus.client;
+    for (const params of [{ delete: ['lounge'] }, { add: [{ name: 'lounge' }] }]) {
+      const r = await gus.call('PATCH', '/users/me/subscriptions', params);
+      assert.deepEqual([r.status, r.body.msg], [400, 'Not allowed for guest users'], JSON.stringify(params));
+    }
 
     const both = await bea.call('PATCH', '/users/me/subscriptions', { add: [{ name: 'garden' }], delete: ['lounge'] });
     assert.equal(both.status, 200, JSON.stringify(both.body));
