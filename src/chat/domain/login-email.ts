@@ -12,13 +12,20 @@ const QUOTED = /^"([\x01-\x08\x0b\x0c\x0e-\x1f!#-[\]-\x7f]|\\[\x01-\x09\x0b\x0c\
 const DOMAIN = /^((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+)(?:[a-z0-9-]{2,63}(?<!-))$/i;
 const LITERAL = /^\[([a-f0-9:.]+)\]$/i;
 
-export function isLoginEmail(value: string): boolean {
+/**
+ * `ownHost` is the realm's email host: Keel makes addresses there itself (the owner's, bots',
+ * placeholders), and it may be an IP address or a name without a dot, which Django's rule refuses
+ * (`owner@127.0.0.1`); those stay valid login names. Any other domain is judged by the rule alone,
+ * so the answer never depends on whether an account exists.
+ */
+export function isLoginEmail(value: string, ownHost?: string): boolean {
   if (!value || value.length > 320) return false;
   const at = value.lastIndexOf('@');
   if (at <= 0) return false;
   const user = value.slice(0, at);
   const domain = value.slice(at + 1);
   if (!DOT_ATOM.test(user) && !QUOTED.test(user)) return false;
+  if (ownHost !== undefined && domain.toLowerCase() === ownHost.toLowerCase()) return true;
   if (domain === 'localhost' || DOMAIN.test(domain)) return true;
   const literal = LITERAL.exec(domain);
   if (literal) return isIP(literal[1]) !== 0;

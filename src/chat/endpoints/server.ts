@@ -61,7 +61,7 @@ export const fetchApiKey = defineEndpoint({
   async handler(call, p) {
     // Zulip refuses a username that is not an email address before looking for anyone (and before
     // the password budget), so this costs no attempt.
-    if (!isLoginEmail(p.username)) throw enterValidEmail();
+    if (!isLoginEmail(p.username, call.realm.email_host)) throw enterValidEmail();
     const { db, limits } = call.services;
     const user = await userByEmail(db.kysely, call.realm.id, p.username);
     // The account's budget: one per user, whatever case or spacing the name is typed in; a name

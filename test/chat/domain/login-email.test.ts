@@ -25,3 +25,11 @@ it('takes what Django takes for an email address', () => {
   ])
     assert.equal(isLoginEmail(bad), false, JSON.stringify(bad));
 });
+
+it("takes addresses at the realm's own host, which Keel makes even where Django's rule would not", () => {
+  assert.equal(isLoginEmail('owner@127.0.0.1'), false);
+  assert.equal(isLoginEmail('owner@127.0.0.1', '127.0.0.1'), true);
+  assert.equal(isLoginEmail('user7@Intranet', 'intranet'), true);
+  assert.equal(isLoginEmail('someone@other', 'intranet'), false, 'only that host');
+  assert.equal(isLoginEmail('not an address@intranet', 'intranet'), false, 'the local part is still checked');
+});
