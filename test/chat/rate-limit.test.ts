@@ -62,8 +62,9 @@ await forEachEngine('chat rate limits', (engine) => {
       }
       // A's own right password, from an address that never guessed: the account's budget is spent.
       assertLimited(await login(freshAddress(), a.client.email, PASSWORD), 5, 1800);
-      // However the name is typed, it is the same account.
-      assertLimited(await login(freshAddress(), `  ${a.client.email.toUpperCase()} `, PASSWORD), 5, 1800);
+      // However the name is cased, it is the same account (surrounding spaces are no email address:
+      // Zulip refuses those before any budget, test/chat/endpoints/legacy-routes.test.ts).
+      assertLimited(await login(freshAddress(), a.client.email.toUpperCase(), PASSWORD), 5, 1800);
       // B logs in, from another address and from the guesser's own (5 of its 30 spent).
       for (const from of [freshAddress(), guesser]) {
         const r = await login(from, b.client.email, PASSWORD);

@@ -55,6 +55,11 @@ export const UNDOCUMENTED: Record<string, string> = {
   'POST /users/me/api_key/regenerate': "Zulip's regenerate_api_key is real (the web app's account settings use it) but absent from its OpenAPI document",
   'PATCH /realm': "Zulip's organization settings endpoint (update_realm) is real (the web app and administrators use it) but absent from its OpenAPI document",
   'POST /realm/deactivate': "Zulip's deactivate_realm (the web app's organization deactivation) is real but absent from its OpenAPI document",
+  'PATCH /settings/notifications':
+    "Zulip 10.2 routes it to PATCH /settings's view as a legacy alias (zproject/urls.py, intentionally_undocumented); the Python client's update_notification_settings calls it",
+  'PATCH /settings/display': "Zulip 10.2 routes it to PATCH /settings's view as a legacy alias (zproject/urls.py, intentionally_undocumented)",
+  'PATCH /users/me/subscriptions/{stream_id}':
+    "Zulip 10.2's update_subscriptions_property, the one-property form of POST /users/me/subscriptions/properties, is routed but absent from its OpenAPI document",
 };
 
 /**

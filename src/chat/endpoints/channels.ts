@@ -2,9 +2,10 @@
 // find a channel's id by name, change a channel's settings (PATCH /streams/{stream_id}).
 import { closeSpan, receivedCondition } from '../domain/receipt.js';
 import Type from 'typebox';
-import { defineEndpoint, requireUser } from '../endpoint.js';
+import { defineEndpoint, requireUser, type ChatCall, type ChatResult } from '../endpoint.js';
 import {
   adminRequired,
+  badAddColor,
   badColor,
   channelAlreadyArchived,
   channelAlreadyNamed,
@@ -18,7 +19,9 @@ import {
   invalidParameters,
   noAdministerPermission,
   noSuchUser,
+  notAllowedForGuests,
   notAuthorizedForQuery,
+  nothingToDoSubscriptions,
   notSubscribedToChannelId,
   ownerRequired,
   paramNotBoolean,
@@ -63,6 +66,8 @@ export const subscribeEndpoint = defineEndpoint({
   }),
   async handler(call, p) {
     const me = requireUser(call);
+    // Zulip's add_subscriptions_backend is require_non_guest_user: a guest subscribes to nothing itself.
+    if (isGuest(me.role)) throw notAllowedForGuests();
     const { db, clock, events } = call.services;
     const now = unixSeconds(clock);
     // What the transaction did, for the events published after it commits.
@@ -419,6 +424,55 @@ export const unsubscribeEndpoint = defineEndpoint({
   },
 });
 
+/**
+ * PATCH /users/me/subscriptions: subscribing to some channels and leaving others in one request
+ * (Zulip's update_subscriptions_backend), answered with both answers' fields. Zulip runs both in
+ * one transaction; here every name to leave is checked first, so an unknown one refuses the whole
+ * request before anything is subscribed. A color asked for applies to channels this request
+ * newly subscribes to, as in Zulip; it is announced as a subscription update after the add.
+ */
+export const updateSubscriptions = defineEndpoint({
+  method: 'PATCH',
+  path: '/users/me/subscriptions',
+  summary: 'Update subscriptions',
+  auth: 'user',
+  params: Type.Object({
+    delete: Type.Optional(Type.Array(Type.String())),
+    add: Type.Optional(Type.Array(Type.Object({ name: Type.String(), color: Type.Optional(Type.String()), description: Type.Optional(Type.String()) }, { additionalProperties: false }))),
+  }),
+  async handler(call, p) {
+    const me = requireUser(call);
+    const add = p.add ?? [];
+    const leave = p.delete ?? [];
+    if (!add.length && !leave.length) throw nothingToDoSubscriptions();
+    // Zulip runs its add view even for an empty `add`, and that view refuses guests first.
+    if (isGuest(me.role)) throw notAllowedForGuests();
+    for (const entry of add) if (entry.color !== undefined && !/^#[0-9a-fA-F]{6}$/.test(entry.color)) throw badAddColor();
+    const db = call.services.db.kysely;
+    const missing: string[] = [];
+    for (const name of leave) {
+      const stream = await streamByName(db, call.realm.id, name);
+      if (!stream || !(await canSeeMetadata(db, me, stream))) missing.push(name.trim());
+    }
+    if (missing.length) throw channelsDoNotExist({ names: missing.join(', ') });
+    let added: ChatResult = { subscribed: {}, already_subscribed: {} };
+    if (add.length) {
+      const subscriptions = add.map((e) => (e.description === undefined ? { name: e.name } : { name: e.name, description: e.description }));
+      added = await subscribeEndpoint.handler(call, { subscriptions, authorization_errors_fatal: true, invite_only: false, is_web_public: false });
+      const mine = new Set((added.subscribed as Record<string, string[]>)[String(me.id)] ?? []);
+      const colors = [];
+      for (const e of add) {
+        if (e.color === undefined) continue;
+        const stream = await streamByName(db, call.realm.id, e.name.trim());
+        if (stream && mine.has(stream.name)) colors.push({ stream_id: stream.id, property: 'color', value: e.color });
+      }
+      if (colors.length) await changeSubscriptionProperties(call, colors);
+    }
+    const removed = leave.length ? await unsubscribeEndpoint.handler(call, { subscriptions: leave }) : { removed: [], not_removed: [] };
+    return { ...added, ...removed };
+  },
+});
+
 /** Turns user -> channel ids into (channel as it is now, its user ids), for the peer notices. */
 async function usersByChannel(db: Queryable<ChatTables>, realmId: number, m: Map<number, number[]>): Promise<[Stream, number[]][]> {
   const users = new Map<number, number[]>();
@@ -450,47 +504,69 @@ export const updateSubscriptionSettings = defineEndpoint({
     subscription_data: Type.Array(Type.Object({ stream_id: Type.Integer(), property: Type.String(), value: Type.Union([Type.Boolean(), Type.String()]) })),
   }),
   async handler(call, p) {
-    const me = requireUser(call);
-    // What each entry changed, as its subscription update events.
-    const notices: Notice[] = [];
-    const work = () =>
-      call.services.db.transaction(async (trx) => {
-        // Every entry is checked before any is applied: a bad one changes nothing.
-        const changes: { streamId: number; set: Record<string, number | string> }[] = [];
-        const told = (streamId: number, property: string, value: unknown) => notices.push(subscriptionUpdateNotice(me.id, streamId, property, value));
-        for (const entry of p.subscription_data) {
-          const prop = entry.property as SubProperty;
-          if (!SUB_PROPERTIES.includes(prop)) throw unknownSubscriptionProperty({ property: entry.property });
-          const stream = await streamById(trx, call.realm.id, entry.stream_id);
-          if (!stream || !(await canSeeMetadata(trx, me, stream))) throw invalidChannelId();
-          if (!(await isSubscribed(trx, me.id, stream.id))) throw notSubscribedToChannelId({ id: stream.id });
-          if (prop === 'color') {
-            if (typeof entry.value !== 'string' || !/^#[0-9a-fA-F]{6}$/.test(entry.value)) throw badColor();
-            changes.push({ streamId: stream.id, set: { color: entry.value.toLowerCase() } });
-            told(stream.id, 'color', entry.value.toLowerCase());
-            continue;
-          }
-          if (typeof entry.value !== 'boolean') throw paramNotBoolean({ name: prop, var_name: prop });
-          if (prop === 'in_home_view' || prop === 'is_muted') {
-            // in_home_view is the legacy inverse of is_muted; Zulip announces both (feature level 139), legacy first.
-            const muted = prop === 'is_muted' ? entry.value : !entry.value;
-            changes.push({ streamId: stream.id, set: { is_muted: muted ? 1 : 0 } });
-            told(stream.id, 'in_home_view', !muted);
-            told(stream.id, 'is_muted', muted);
-          } else {
-            changes.push({ streamId: stream.id, set: { [prop]: entry.value ? 1 : 0 } });
-            told(stream.id, prop, entry.value);
-          }
-        }
-        for (const c of changes) {
-          await trx.updateTable('subscriptions').set(c.set).where('user_id', '=', me.id).where('stream_id', '=', c.streamId).execute();
-        }
-      });
-    await call.services.events.write(work, () => notices);
+    await changeSubscriptionProperties(call, p.subscription_data);
     // Zulip stopped echoing subscription_data at feature level 111; the documented answer is bare.
     return {};
   },
 });
+
+/**
+ * PATCH /users/me/subscriptions/{stream_id}: one property of one subscription, the form before the
+ * bulk endpoint above, which Zulip 10.2 still routes (update_subscriptions_property) to the same
+ * rules and answer. `value` is a JSON boolean when it reads as one, otherwise the text (a color).
+ */
+export const updateSubscriptionProperty = defineEndpoint({
+  method: 'PATCH',
+  path: '/users/me/subscriptions/{stream_id}',
+  summary: 'Update a subscription setting (legacy single-property form)',
+  auth: 'user',
+  params: Type.Object({ stream_id: Type.Integer(), property: Type.String(), value: Type.Union([Type.Boolean(), Type.String()]) }),
+  async handler(call, p) {
+    await changeSubscriptionProperties(call, [{ stream_id: p.stream_id, property: p.property, value: p.value }]);
+    return {};
+  },
+});
+
+/** Applies subscription property changes, all or none, and announces each as Zulip does. */
+async function changeSubscriptionProperties(call: ChatCall, entries: readonly { stream_id: number; property: string; value: boolean | string }[]): Promise<void> {
+  const me = requireUser(call);
+  // What each entry changed, as its subscription update events.
+  const notices: Notice[] = [];
+  const work = () =>
+    call.services.db.transaction(async (trx) => {
+      // Every entry is checked before any is applied: a bad one changes nothing.
+      const changes: { streamId: number; set: Record<string, number | string> }[] = [];
+      const told = (streamId: number, property: string, value: unknown) => notices.push(subscriptionUpdateNotice(me.id, streamId, property, value));
+      for (const entry of entries) {
+        const prop = entry.property as SubProperty;
+        if (!SUB_PROPERTIES.includes(prop)) throw unknownSubscriptionProperty({ property: entry.property });
+        const stream = await streamById(trx, call.realm.id, entry.stream_id);
+        if (!stream || !(await canSeeMetadata(trx, me, stream))) throw invalidChannelId();
+        if (!(await isSubscribed(trx, me.id, stream.id))) throw notSubscribedToChannelId({ id: stream.id });
+        if (prop === 'color') {
+          if (typeof entry.value !== 'string' || !/^#[0-9a-fA-F]{6}$/.test(entry.value)) throw badColor();
+          changes.push({ streamId: stream.id, set: { color: entry.value.toLowerCase() } });
+          told(stream.id, 'color', entry.value.toLowerCase());
+          continue;
+        }
+        if (typeof entry.value !== 'boolean') throw paramNotBoolean({ name: prop, var_name: prop });
+        if (prop === 'in_home_view' || prop === 'is_muted') {
+          // in_home_view is the legacy inverse of is_muted; Zulip announces both (feature level 139), legacy first.
+          const muted = prop === 'is_muted' ? entry.value : !entry.value;
+          changes.push({ streamId: stream.id, set: { is_muted: muted ? 1 : 0 } });
+          told(stream.id, 'in_home_view', !muted);
+          told(stream.id, 'is_muted', muted);
+        } else {
+          changes.push({ streamId: stream.id, set: { [prop]: entry.value ? 1 : 0 } });
+          told(stream.id, prop, entry.value);
+        }
+      }
+      for (const c of changes) {
+        await trx.updateTable('subscriptions').set(c.set).where('user_id', '=', me.id).where('stream_id', '=', c.streamId).execute();
+      }
+    });
+  await call.services.events.write(work, () => notices);
+}
 
 export const addDefaultStream = defineEndpoint({
   method: 'POST',

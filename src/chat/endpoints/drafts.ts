@@ -39,7 +39,8 @@ export const createDrafts = defineEndpoint({
   path: '/drafts',
   summary: 'Create drafts',
   auth: 'user',
-  params: Type.Object({ drafts: Type.Array(Draft, { default: [] }) }),
+  // Required, as Zulip's create_drafts has it: without `drafts` the answer is REQUEST_VARIABLE_MISSING.
+  params: Type.Object({ drafts: Type.Array(Draft) }),
   async handler(call, p) {
     const me = requireUser(call);
     checkDraftsEnabled(me);

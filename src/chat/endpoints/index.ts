@@ -32,6 +32,8 @@ import {
   subscribeEndpoint,
   unsubscribeEndpoint,
   updateStream,
+  updateSubscriptionProperty,
+  updateSubscriptions,
   updateSubscriptionSettings,
 } from './channels.js';
 import { getMessage, getMessages, matchesNarrow, renderMessageEndpoint, sendMessage } from './messages.js';
@@ -52,7 +54,7 @@ import {
 } from './user-groups.js';
 import { addLinkifier, deactivateCustomEmoji, deactivateRealm, getCustomEmoji, getLinkifiers, removeLinkifier, reorderLinkifiers, updateLinkifier, updateRealm } from './realm.js';
 import { addAlertWordsEndpoint, getAlertWords, removeAlertWordsEndpoint } from './alert-words.js';
-import { updateRealmUserSettingsDefaults, updateSettings } from './settings.js';
+import { updateDisplaySettingsLegacy, updateNotificationSettingsLegacy, updateRealmUserSettingsDefaults, updateSettings } from './settings.js';
 import { createDrafts, deleteDraft, editDraft, getDrafts } from './drafts.js';
 import { muteUser, unmuteUser, updateMutedTopic, updateUserTopic } from './muting.js';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './flags.js';
@@ -99,6 +101,8 @@ export const ENDPOINT_AREAS: readonly EndpointArea[] = [
       getStreamTopics,
       unsubscribeEndpoint,
       updateSubscriptionSettings,
+      updateSubscriptionProperty,
+      updateSubscriptions,
       addDefaultStream,
       removeDefaultStream,
     ],
@@ -142,7 +146,11 @@ export const ENDPOINT_AREAS: readonly EndpointArea[] = [
     endpoints: [updateRealm, deactivateRealm, getLinkifiers, addLinkifier, updateLinkifier, removeLinkifier, reorderLinkifiers, getCustomEmoji, deactivateCustomEmoji],
   },
   { name: 'alert-words', description: 'Words that alert a user when a message mentions them.', endpoints: [getAlertWords, addAlertWordsEndpoint, removeAlertWordsEndpoint] },
-  { name: 'settings', description: "Personal settings, and the realm's defaults for new users (administrators).", endpoints: [updateSettings, updateRealmUserSettingsDefaults] },
+  {
+    name: 'settings',
+    description: "Personal settings, and the realm's defaults for new users (administrators).",
+    endpoints: [updateSettings, updateNotificationSettingsLegacy, updateDisplaySettingsLegacy, updateRealmUserSettingsDefaults],
+  },
   { name: 'drafts', description: "Drafts synchronised between a user's clients.", endpoints: [getDrafts, createDrafts, editDraft, deleteDraft] },
   { name: 'muting', description: "Muting users, and topics' visibility policies.", endpoints: [muteUser, unmuteUser, updateUserTopic, updateMutedTopic] },
 ];

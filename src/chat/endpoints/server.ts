@@ -1,11 +1,12 @@
 // Unauthenticated endpoints: what a client asks before logging in, and password login for an API key.
 import Type from 'typebox';
 import { defineEndpoint } from '../endpoint.js';
-import { authenticationFailed, rateLimited, realmDeactivated, userDeactivated } from '../errors.js';
+import { authenticationFailed, enterValidEmail, rateLimited, realmDeactivated, userDeactivated } from '../errors.js';
 import { limitHeaders } from '../domain/rate-limit.js';
 import { ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from '../version.js';
 import { decoyHash, verifyPassword } from '../../platform/auth/passwords.js';
 import { userByEmail } from '../domain/users.js';
+import { isLoginEmail } from '../domain/login-email.js';
 import { webPublicAccess } from '../domain/spectators.js';
 
 export const getServerSettings = defineEndpoint({
@@ -58,6 +59,9 @@ export const fetchApiKey = defineEndpoint({
   auth: 'none',
   params: Type.Object({ username: Type.String(), password: Type.String() }),
   async handler(call, p) {
+    // Zulip refuses a username that is not an email address before looking for anyone (and before
+    // the password budget), so this costs no attempt.
+    if (!isLoginEmail(p.username, call.realm.email_host)) throw enterValidEmail();
     const { db, limits } = call.services;
     const user = await userByEmail(db.kysely, call.realm.id, p.username);
     // The account's budget: one per user, whatever case or spacing the name is typed in; a name

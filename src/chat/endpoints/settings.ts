@@ -2,7 +2,7 @@
 // defaults for new users, PATCH /realm/user_settings_defaults (administrators). Each changed
 // setting is one event after the commit, as Zulip sends them.
 import Type, { type TSchema } from 'typebox';
-import { defineEndpoint, requireUser, type ChatCall } from '../endpoint.js';
+import { defineEndpoint, requireUser, type ChatCall, type Endpoint } from '../endpoint.js';
 import { adminRequired, alreadyHasAccount, invalidAddress, passwordTooWeak, wrongPassword } from '../errors.js';
 import { isAdmin } from '../domain/roles.js';
 import { checkFullName, userByEmail, userById } from '../domain/users.js';
@@ -36,18 +36,20 @@ function checkPasswordStrength(password: string): void {
 
 const EMAIL = /^[^\s@<>()",;:\\]+@[^\s@<>()",;:\\]+\.[^\s@<>()",;:\\]+$/;
 
+const updateSettingsParams = Type.Object({
+  full_name: Type.Optional(Type.String()),
+  email: Type.Optional(Type.String()),
+  old_password: Type.String({ default: '' }),
+  new_password: Type.String({ default: '' }),
+  ...settingParams(SETTING_NAMES),
+});
+
 export const updateSettings = defineEndpoint({
   method: 'PATCH',
   path: '/settings',
   summary: 'Update settings',
   auth: 'user',
-  params: Type.Object({
-    full_name: Type.Optional(Type.String()),
-    email: Type.Optional(Type.String()),
-    old_password: Type.String({ default: '' }),
-    new_password: Type.String({ default: '' }),
-    ...settingParams(SETTING_NAMES),
-  }),
+  params: updateSettingsParams,
   async handler(call, p) {
     const me = requireUser(call);
     const { db, events, log } = call.services;
@@ -177,4 +179,22 @@ export const updateRealmUserSettingsDefaults = defineEndpoint({
     );
     return {};
   },
+});
+
+/**
+ * PATCH /settings/notifications and PATCH /settings/display: the endpoints Zulip split its settings
+ * between before feature level 80, kept by Zulip 10.2 (zproject/urls.py) as aliases of PATCH
+ * /settings, with its parameters and answers; the Python client's update_notification_settings
+ * still calls the first.
+ */
+export const updateNotificationSettingsLegacy = defineEndpoint({
+  ...(updateSettings as unknown as Endpoint<typeof updateSettingsParams>),
+  path: '/settings/notifications',
+  summary: 'Update settings (legacy notification settings address)',
+});
+
+export const updateDisplaySettingsLegacy = defineEndpoint({
+  ...(updateSettings as unknown as Endpoint<typeof updateSettingsParams>),
+  path: '/settings/display',
+  summary: 'Update settings (legacy display settings address)',
 });

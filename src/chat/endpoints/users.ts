@@ -4,7 +4,7 @@ import Type from 'typebox';
 import { sql } from 'kysely';
 import { receivedSql } from '../domain/receipt.js';
 import { defineEndpoint, requireUser, type ChatCall } from '../endpoint.js';
-import { adminRequired, botOwnerDeactivated, botsNotAccepted, cannotChangeUserEmails, noSuchUser, ownerRequired, profileFieldNotFound, userAlreadyActive } from '../errors.js';
+import { adminRequired, botOwnerDeactivated, botsNotAccepted, cannotChangeUserEmails, noSuchUser, ownerRequired, profileFieldNotFound } from '../errors.js';
 import type { ChatTables, ChatUser } from '../tables.js';
 import type { Queryable } from '../../platform/db/database.js';
 import { isAdmin, ROLE } from '../domain/roles.js';
@@ -307,15 +307,18 @@ export const reactivateUser = defineEndpoint({
       call.services.db.transaction(async (trx) => {
         const target = await userById(trx, call.realm.id, p.user_id);
         if (!target) throw noSuchUser();
-        if (target.is_active === 1) throw userAlreadyActive();
         if (target.role === ROLE.owner && me.role !== ROLE.owner) throw ownerRequired();
+        // Zulip's reactivate_user_backend does not look at is_active: reactivating an active user
+        // succeeds. Nothing changes, so nothing is announced.
+        if (target.is_active === 1) return false;
         if (target.is_bot === 1 && target.bot_owner_id !== null) {
           const owner = await userById(trx, call.realm.id, target.bot_owner_id);
           if (owner?.is_active !== 1) throw botOwnerDeactivated();
         }
         await trx.updateTable('chat_users').set({ is_active: 1 }).where('id', '=', target.id).execute();
+        return true;
       });
-    await call.services.events.write(work, () => activationNotices(call, [p.user_id], true));
+    await call.services.events.write(work, async (changed) => (changed ? activationNotices(call, [p.user_id], true) : []));
     return {};
   },
 });

@@ -133,13 +133,14 @@ export const noSuchUser = defineError({ code: 'BAD_REQUEST', message: 'No such u
 export const invalidUserId = defineError({ code: 'BAD_REQUEST', message: 'Invalid user ID {id}' });
 /** The user-group form of the same error (zerver/lib/user_groups.py), with a colon. */
 export const invalidGroupMemberId = defineError({ code: 'BAD_REQUEST', message: 'Invalid user ID: {id}' });
+/** POST /fetch_api_key with a username that is not an email address (Zulip's validate_login_email: Django's message). */
+export const enterValidEmail = defineError({ code: 'BAD_REQUEST', message: 'Enter a valid email address.' });
 export const invalidEmail = defineError({ code: 'BAD_REQUEST', message: "Invalid email '{email}'" });
 export const userNoLongerActive = defineError({ code: 'BAD_REQUEST', message: "'{email}' is no longer using Zulip." });
 export const nameTooShort = defineError({ code: 'BAD_REQUEST', message: 'Name too short!' });
 export const nameTooLong = defineError({ code: 'BAD_REQUEST', message: 'Name too long!' });
 export const nameInvalidCharacters = defineError({ code: 'BAD_REQUEST', message: 'Invalid characters in name!' });
 export const emailInUse = defineError({ code: 'BAD_REQUEST', message: 'Email is already in use.' });
-export const userAlreadyActive = defineError({ code: 'BAD_REQUEST', message: 'User is already active.' });
 export const botOwnerDeactivated = defineError({ code: 'BAD_REQUEST', message: 'Cannot reactivate a bot whose owner is deactivated.' });
 export const profileFieldNotFound = defineError({ code: 'BAD_REQUEST', message: 'Field id {id} not found.' });
 export const invalidBotType = defineError({ code: 'BAD_REQUEST', message: 'Invalid bot type' });
@@ -229,6 +230,8 @@ export const defaultChannelPrivate = defineError({ code: 'BAD_REQUEST', message:
 export const unknownSubscriptionProperty = defineError({ code: 'BAD_REQUEST', message: 'Unknown subscription property: {property}' });
 export const notSubscribedToChannelId = defineError({ code: 'BAD_REQUEST', message: 'Not subscribed to channel ID {id}' });
 export const badColor = defineError({ code: 'BAD_REQUEST', message: 'color is not a valid hex color code', extra: () => ({ var_name: 'color' }) });
+/** The color of an entry of PATCH /users/me/subscriptions's `add` (Zulip checks it as "add.color"). */
+export const badAddColor = defineError({ code: 'BAD_REQUEST', message: 'add.color is not a valid hex color code' });
 export const chooseStreamOrStreamId = defineError({ code: 'BAD_REQUEST', message: "Please choose one: 'stream' or 'stream_id'." });
 export const streamRequired = defineError({ code: 'BAD_REQUEST', message: "Please supply 'stream'." });
 export const topicNotMuted = defineError({ code: 'BAD_REQUEST', message: 'Topic is not muted' });
@@ -339,6 +342,8 @@ export const alreadySupergroup = defineError({ code: 'BAD_REQUEST', message: 'Us
 export const notSubgroup = defineError({ code: 'BAD_REQUEST', message: 'User group {id} is not a subgroup of this group.' });
 export const nothingToDoMembersOrSubgroups = defineError({ code: 'BAD_REQUEST', message: "Nothing to do. Specify at least one of 'add', 'delete', 'add_subgroups' or 'delete_subgroups'." });
 export const nothingToDoMembers = defineError({ code: 'BAD_REQUEST', message: "Nothing to do. Specify at least one of 'add' or 'delete'." });
+/** PATCH /users/me/subscriptions (zerver/views/streams.py update_subscriptions_backend): double quotes, unlike the user-group one. */
+export const nothingToDoSubscriptions = defineError({ code: 'BAD_REQUEST', message: 'Nothing to do. Specify at least one of "add" or "delete".' });
 export const settingMustBeSystemGroup = defineError({ code: 'BAD_REQUEST', message: "'{setting}' must be a system user group." });
 export const settingGroupNotAllowed = defineError({ code: 'BAD_REQUEST', message: "'{setting}' setting cannot be set to '{group}' group." });
 export const oldValueMismatch = defineError({ code: 'BAD_REQUEST', message: "'old' value does not match the expected value." });

@@ -191,7 +191,8 @@ await forEachEngine('chat realm settings', (engine) => {
     const { client: gus, id: gusId } = await makeUser(owner, server.chatUrl, 'gus', GUEST);
     assert.equal((await patch(admin, { can_create_private_channel_group: { new: { direct_members: [gusId], direct_subgroups: [members] } } })).status, 200);
     assert.deepEqual(await mayDo(gus), [false, false, false, false]);
-    refused(await gus.post('/users/me/subscriptions', { subscriptions: [{ name: 'gus private' }], invite_only: true }), 'BAD_REQUEST', 'Insufficient permission');
+    // Zulip refuses a guest's own subscription request before any setting is consulted.
+    refused(await gus.post('/users/me/subscriptions', { subscriptions: [{ name: 'gus private' }], invite_only: true }), 'BAD_REQUEST', 'Not allowed for guest users');
     refused(
       await patch(admin, { can_create_public_channel_group: { new: groups.get('role:everyone') } }),
       'BAD_REQUEST',
