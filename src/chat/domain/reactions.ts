@@ -3,7 +3,7 @@
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables } from '../tables.js';
 import { emojiNameMissing, emojiNameOrCodeRequired, invalidEmojiType } from '../errors.js';
-import { checkEmojiRequest, emojiNamed, REACTION_TYPES, type Emoji } from './emoji.js';
+import { canonicalReactionType, checkEmojiRequest, emojiNamed, REACTION_TYPES, type Emoji } from './emoji.js';
 
 export interface EmojiAsk {
   emoji_name?: string;
@@ -16,7 +16,8 @@ export interface EmojiAsk {
  * already uses is taken as a vote for that reaction, whatever name the client has for it (Zulip's
  * rule, for clients with older emoji data); otherwise the name and code must agree.
  */
-export async function resolveEmoji(db: Queryable<ChatTables>, messageId: number, ask: EmojiAsk, forRemoval: boolean): Promise<Emoji> {
+export async function resolveEmoji(db: Queryable<ChatTables>, messageId: number, asked: EmojiAsk, forRemoval: boolean): Promise<Emoji> {
+  const ask = { ...asked, reaction_type: canonicalReactionType(asked.reaction_type) };
   if (ask.reaction_type !== undefined && !(REACTION_TYPES as readonly string[]).includes(ask.reaction_type)) throw invalidEmojiType();
   if (ask.emoji_code === undefined) {
     if (ask.emoji_name === undefined) throw emojiNameOrCodeRequired();
