@@ -29,7 +29,7 @@ type NameTable = Map<string, NameEntry>;
 const OUT = fileURLToPath(new URL('../src/chat/domain/zulip-emoji-names.ts', import.meta.url));
 const EMOJI_DATA = fileURLToPath(new URL('../node_modules/emoji-datasource/emoji.json', import.meta.url));
 
-// Zulip leaves out the clock faces other than 1f557 (seven o'clock, kept under a custom name) and the
+// Zulip leaves out the clock faces other than 1f557 (eight o'clock, which Zulip names itself) and the
 // skin tone modifiers on their own.
 const SKIPPED = new Set([
   ...['1f550', '1f551', '1f552', '1f553', '1f554', '1f555', '1f556', '1f558', '1f559', '1f55a', '1f55b', '1f55c'],

@@ -133,7 +133,7 @@ export const addReaction = defineEndpoint({
     const me = requireUser(call);
     const { db, events } = call.services;
     const message = await readableMessage(db.kysely, call.realm.id, me, p.message_id);
-    const emoji = await resolveEmoji(db.kysely, message.id, p, false);
+    const emoji = await resolveEmoji(db.kysely, call.realm.id, message.id, p, false);
     await events.write(
       async () => {
         return db.transaction(async (trx) => {
@@ -174,7 +174,7 @@ export const removeReaction = defineEndpoint({
     const me = requireUser(call);
     const { db, events } = call.services;
     const message = await readableMessage(db.kysely, call.realm.id, me, p.message_id);
-    const asked = await resolveEmoji(db.kysely, message.id, p, true);
+    const asked = await resolveEmoji(db.kysely, call.realm.id, message.id, p, true);
     await events.write(
       async () => {
         return db.transaction(async (trx) => {
