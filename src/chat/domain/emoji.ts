@@ -29,6 +29,32 @@ function toChars(hex: string): string {
 
 const FE0F = /\uFE0F/gu;
 
+interface TrieNode {
+  /** A sequence ends here. */
+  end: boolean;
+  next: Trie;
+}
+type Trie = Map<number, TrieNode>;
+
+// Escaped for use inside or outside a character class (no emoji has `-`, which may not be escaped outside one).
+const escaped = (cp: number) => String.fromCodePoint(cp).replace(/[.*+?^${}()|[\]\\/]/gu, '\\$&');
+
+/** A trie as a regular expression: code points that end there and go no further in one class, branches for the rest. */
+function trieSource(level: Trie): string {
+  const leaves: string[] = [];
+  const branches: string[] = [];
+  for (const [cp, node] of level) {
+    if (node.next.size === 0) {
+      leaves.push(escaped(cp));
+      continue;
+    }
+    const rest = trieSource(node.next);
+    branches.push(`${escaped(cp)}\uFE0F?(?:${rest})${node.end ? '?' : ''}`);
+  }
+  if (leaves.length) branches.push(`[${leaves.join('').replace(/-/g, '\\-')}]\uFE0F?`);
+  return branches.join('|');
+}
+
 /** Built on first use: servers that never render or react need none of it. */
 function load(): Tables {
   if (tables) return tables;
@@ -42,10 +68,21 @@ function load(): Tables {
     for (const n of names) byName.set(n, code);
     byChars.set(toChars(code), { name: names[0], code });
   }
-  // Typed emoji may carry FE0F after any code point (the "qualified" forms); longest sequences come
-  // first, so a family or flag is not split into its parts.
-  const alternatives = [...byChars.keys()].sort((a, b) => [...b].length - [...a].length).map((s) => [...s].map((c) => c.replace(/[.*+?^${}()|[\]\\]/gu, '\\$&') + '\uFE0F?').join(''));
-  tables = { byName, namesOf, byChars, pattern: new RegExp(alternatives.join('|'), 'gu') };
+  // Typed emoji may carry FE0F after any code point (the "qualified" forms). The pattern is the
+  // table's sequences as a trie, so each position is tried against one branch per first code point
+  // and the longest sequence wins (a family or flag is not split into its parts).
+  const root: Trie = new Map();
+  for (const code of namesOf.keys()) {
+    const cps = code.split('-').map((h) => parseInt(h, 16));
+    let level = root;
+    cps.forEach((cp, i) => {
+      let node = level.get(cp);
+      if (!node) level.set(cp, (node = { end: false, next: new Map() }));
+      if (i === cps.length - 1) node.end = true;
+      level = node.next;
+    });
+  }
+  tables = { byName, namesOf, byChars, pattern: new RegExp(trieSource(root), 'gu') };
   return tables;
 }
 

@@ -62,6 +62,16 @@ it('reads typed emoji under their canonical names, with or without FE0F', () => 
   assert.deepEqual(found, ['family_man_woman_girl', 'flag_france', 'one', 'hash']);
 });
 
+it('matches every emoji of the table whole, bare or with FE0F after its first code point', () => {
+  for (const code of Object.keys(unicodeEmojiCodeToNames())) {
+    const cps = code.split('-').map((h) => String.fromCodePoint(parseInt(h, 16)));
+    for (const typed of [cps.join(''), [cps[0], '\uFE0F', ...cps.slice(1)].join('')]) {
+      const found = [...`x${typed}y`.matchAll(emojiPattern())].map((m) => [m[0], emojiByChars(m[0])?.code]);
+      assert.deepEqual(found, [[typed, code]], code);
+    }
+  }
+});
+
 it('checks name, code and type as Zulip check_emoji_request does', () => {
   assert.deepEqual(checkEmojiRequest('thumbs_up', undefined, undefined), { emoji_name: 'thumbs_up', emoji_code: '1f44d', reaction_type: 'unicode_emoji' });
   assert.deepEqual(checkEmojiRequest('+1', '1f44d', 'unicode_emoji'), { emoji_name: '+1', emoji_code: '1f44d', reaction_type: 'unicode_emoji' });
