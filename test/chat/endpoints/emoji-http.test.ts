@@ -107,7 +107,7 @@ await forEachEngine('chat emoji names over HTTP and zulip-js', (engine) => {
     assert.equal((await fetch(new URL('/static/generated/emoji/emoji_api.json', url))).status, 404);
   });
 
-  it("reactions name a realm's custom emoji by name or by id, as Zulip checks them", async () => {
+  it("reactions name a realm's custom emoji by name or by id, as Zulip checks them; removal as Zulip's remove_reaction", async () => {
     // Keel has no upload endpoint for emoji yet: the row an upload would make is written directly.
     const db = await openDatabase<ChatTables>({ dataDir: realm.storage.dataDir, databaseUrl: realm.storage.databaseUrl, migrations: MIGRATIONS });
     let id: number;
@@ -156,5 +156,15 @@ await forEachEngine('chat emoji names over HTTP and zulip-js', (engine) => {
         ['check', '2705', 'unicode_emoji'],
       ],
     );
+    // Removal checks nothing but that the reaction exists: a custom emoji deactivated since is removable.
+    assert.equal((await realm.owner.call('DELETE', '/realm/emoji/check')).status, 200);
+    assert.equal((await ben.call('DELETE', `/messages/${message}/reactions`, { emoji_code: String(id), reaction_type: 'realm_emoji' })).status, 200);
+    // A name alone finds its code (now the Unicode check mark's); the type is unicode_emoji unless given.
+    assert.equal((await ben.call('DELETE', `/messages/${message}/reactions`, { emoji_name: 'check' })).status, 200);
+    assert.deepEqual(await reactionsOf(message), []);
+    assert.equal((await ben.post(`/messages/${message}/reactions`, { emoji_name: 'zulip' })).status, 200);
+    const untyped = await ben.call('DELETE', `/messages/${message}/reactions`, { emoji_name: 'zulip' });
+    assert.deepEqual([untyped.status, untyped.body.code], [400, 'REACTION_DOES_NOT_EXIST']);
+    assert.equal((await ben.call('DELETE', `/messages/${message}/reactions`, { emoji_name: 'zulip', reaction_type: 'zulip_extra_emoji' })).status, 200);
   });
 });
