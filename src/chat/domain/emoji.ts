@@ -82,7 +82,12 @@ function load(): Tables {
       level = node.next;
     });
   }
-  tables = { byName, namesOf, byChars, pattern: new RegExp(trieSource(root), 'gu') };
+  // Zulip matches a whole emoji sequence before looking it up, so a sequence it does not know (a skin
+  // tone, a ZWJ sequence of known emoji, tags) stays text rather than becoming its parts: the match
+  // goes on over those, and emojiByChars then finds nothing for it.
+  const known = trieSource(root);
+  const pattern = new RegExp(`(?:${known})(?:\uFE0F|\\p{Emoji_Modifier}|[\u{E0020}-\u{E007F}]|\u200D\\p{Extended_Pictographic})*`, 'gu');
+  tables = { byName, namesOf, byChars, pattern };
   return tables;
 }
 
@@ -97,7 +102,10 @@ export function emojiByChars(chars: string): UnicodeEmoji | undefined {
   return load().byChars.get(chars.replace(FE0F, ''));
 }
 
-/** A fresh global regex matching any known emoji sequence. */
+/**
+ * A fresh global regex matching emoji sequences: each known one whole, and sequences built on known
+ * emoji that the table lacks (emojiByChars finds nothing for those, and Zulip leaves them as text).
+ */
 export function emojiPattern(): RegExp {
   return new RegExp(load().pattern.source, 'gu');
 }

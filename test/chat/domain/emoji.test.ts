@@ -72,6 +72,17 @@ it('matches every emoji of the table whole, bare or with FE0F after its first co
   }
 });
 
+it('takes a sequence the table lacks whole, so it stays text as in Zulip (skin tones, unknown ZWJ sequences)', () => {
+  const found = [...'👍🏽 🍋‍🟪 🍋‍🟩 🧑🏽‍🛴‍↩️ 🤷‍♀️'.matchAll(emojiPattern())].map((m) => [m[0], emojiByChars(m[0])?.name]);
+  assert.deepEqual(found, [
+    ['👍🏽', undefined],
+    ['🍋‍🟪', undefined],
+    ['🍋‍🟩', 'lime'],
+    ['🧑🏽‍🛴‍↩️', undefined],
+    ['🤷‍♀️', 'woman_shrugging'],
+  ]);
+});
+
 it('checks name, code and type as Zulip check_emoji_request does', () => {
   assert.deepEqual(checkEmojiRequest('thumbs_up', undefined, undefined), { emoji_name: 'thumbs_up', emoji_code: '1f44d', reaction_type: 'unicode_emoji' });
   assert.deepEqual(checkEmojiRequest('+1', '1f44d', 'unicode_emoji'), { emoji_name: '+1', emoji_code: '1f44d', reaction_type: 'unicode_emoji' });
