@@ -17,6 +17,7 @@ import { closeAfterRefusal, closeAfterUnreadBody, OPEN_BODY_LIMIT, type Connecti
 import { BodyTooLarge, ClientGone, hasBody, smallBody } from '../platform/http/body.js';
 import { goneSignal, Listener, onClientGone, type HttpService } from '../platform/http/listener.js';
 import { splitTarget } from '../platform/http/target.js';
+import { emojiDataFile } from './domain/emoji.js';
 
 const PREFIX = '/api/v1';
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -280,6 +281,11 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = req.method!;
+    // The one static file Chat serves: the emoji name table register's server_emoji_data_url names.
+    if ((method === 'GET' || method === 'HEAD') && req.url === emojiDataFile().path) {
+      await writer.write(res, 200, emojiDataFile().body, { 'cache-control': 'public, max-age=31536000, immutable' });
+      return;
+    }
     if (!ROUTED.has(method) || !req.url!.startsWith(`${PREFIX}/`)) {
       await writer.write(res, 404, NOT_FOUND);
       return;

@@ -9,7 +9,7 @@ import { normaliseBody, normaliseTopic } from '../domain/topics.js';
 import { applyEdit, checkEdit, deleteMessage, readableMessage } from '../domain/message-edits.js';
 import { checkCanDelete, messageSettings } from '../domain/message-rules.js';
 import { historySnapshots } from '../domain/edit-history.js';
-import { resolveEmoji } from '../domain/reactions.js';
+import { emojiToAdd, emojiToRemove } from '../domain/reactions.js';
 import { holdersOf } from '../domain/receipt.js';
 import { ensureNotificationBot, moveNotes, postNotes } from '../domain/move-notices.js';
 import type { Stored } from '../domain/messages.js';
@@ -133,7 +133,7 @@ export const addReaction = defineEndpoint({
     const me = requireUser(call);
     const { db, events } = call.services;
     const message = await readableMessage(db.kysely, call.realm.id, me, p.message_id);
-    const emoji = await resolveEmoji(db.kysely, message.id, p, false);
+    const emoji = await emojiToAdd(db.kysely, call.realm.id, message.id, p);
     await events.write(
       async () => {
         return db.transaction(async (trx) => {
@@ -174,7 +174,7 @@ export const removeReaction = defineEndpoint({
     const me = requireUser(call);
     const { db, events } = call.services;
     const message = await readableMessage(db.kysely, call.realm.id, me, p.message_id);
-    const asked = await resolveEmoji(db.kysely, message.id, p, true);
+    const asked = await emojiToRemove(db.kysely, call.realm.id, p);
     await events.write(
       async () => {
         return db.transaction(async (trx) => {

@@ -189,10 +189,10 @@ export const realmEmojiNotFound = defineError({ code: 'BAD_REQUEST', status: 404
 export const invalidEmojiCode = defineError({ code: 'BAD_REQUEST', message: 'Invalid emoji code.' });
 export const invalidEmojiName = defineError({ code: 'BAD_REQUEST', message: 'Invalid emoji name.' });
 export const invalidCustomEmoji = defineError({ code: 'BAD_REQUEST', message: 'Invalid custom emoji.' });
+export const invalidCustomEmojiName = defineError({ code: 'BAD_REQUEST', message: 'Invalid custom emoji name.' });
+export const customEmojiDeactivated = defineError({ code: 'BAD_REQUEST', message: 'This custom emoji has been deactivated.' });
 export const invalidEmojiType = defineError({ code: 'BAD_REQUEST', message: 'Invalid emoji type.' });
 export const emojiNameOrCodeRequired = defineError({ code: 'BAD_REQUEST', message: 'At least one of the following arguments must be present: emoji_name, emoji_code' });
-/** POST/DELETE reactions without emoji_name: raised by the handler, not the parameter decoder (no var_name). */
-export const emojiNameMissing = defineError({ code: 'BAD_REQUEST', message: "Missing 'emoji_name' argument" });
 export const reactionExists = defineError({ code: 'REACTION_ALREADY_EXISTS', message: 'Reaction already exists.' });
 export const reactionMissing = defineError({ code: 'REACTION_DOES_NOT_EXIST', message: "Reaction doesn't exist." });
 export const webPublicDisabled = defineError({ code: 'BAD_REQUEST', message: 'Web-public channels are not enabled.' });

@@ -15,6 +15,7 @@ import { isAdmin, isGuest, ROLE } from '../domain/roles.js';
 import { groupObjects } from '../domain/user-groups.js';
 import { linkifierObjects } from '../domain/linkifiers.js';
 import { realmEmojiObjects } from '../domain/realm-emoji.js';
+import { emojiDataFile } from '../domain/emoji.js';
 import { EMPTY_TOPIC_DISPLAY_NAME, MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, MAX_MESSAGE_LENGTH, MAX_TOPIC_LENGTH } from '../domain/realm.js';
 import { presenceAnswer, type PresenceStore } from '../domain/presence.js';
 import { allStatuses } from '../domain/user-status.js';
@@ -130,6 +131,7 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
     Object.assign(out, {
       realm_url: r.realmUrl,
       realm_uri: r.realmUrl,
+      server_emoji_data_url: `${r.realmUrl}${emojiDataFile().path}`,
       max_stream_name_length: MAX_CHANNEL_NAME_LENGTH,
       max_stream_description_length: MAX_CHANNEL_DESCRIPTION_LENGTH,
       server_presence_ping_interval_seconds: 60,

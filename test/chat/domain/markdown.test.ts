@@ -85,8 +85,10 @@ it('links channels, topics and messages with Zulip narrow URLs', () => {
 });
 
 it('renders emoji by name and Unicode emoji with Zulip names', () => {
-  const smile = '<span aria-label="smile" class="emoji emoji-1f604" role="img" title="smile">:smile:</span>';
-  assert.equal(renderMarkdown(':smile: 😄 :no_such_emoji:'), `<p>${smile} ${smile} :no_such_emoji:</p>`);
+  // Zulip's table: :smile: is U+1F642; U+1F604 is :big_smile:.
+  const smile = '<span aria-label="smile" class="emoji emoji-1f642" role="img" title="smile">:smile:</span>';
+  const bigSmile = '<span aria-label="big smile" class="emoji emoji-1f604" role="img" title="big smile">:big_smile:</span>';
+  assert.equal(renderMarkdown(':smile: 😄 :no_such_emoji:'), `<p>${smile} ${bigSmile} :no_such_emoji:</p>`);
   assert.match(renderMarkdown(':+1:'), /class="emoji emoji-1f44d"/);
 });
 

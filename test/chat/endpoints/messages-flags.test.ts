@@ -78,7 +78,7 @@ await forEachEngine('chat messages: rendering and flags', (engine) => {
     assert.equal(
       r.body.rendered,
       `<p><strong>foo</strong> <a class="stream-topic" data-stream-id="${streamId}" href="/#narrow/channel/${streamId}-general/topic/t1">#general &gt; t1</a> ` +
-        '<span aria-label="smile" class="emoji emoji-1f604" role="img" title="smile">:smile:</span></p>',
+        '<span aria-label="smile" class="emoji emoji-1f642" role="img" title="smile">:smile:</span></p>',
     );
     const missing = await alice.post('/messages/render', {});
     assert.deepEqual([missing.body.code, missing.body.var_name], ['REQUEST_VARIABLE_MISSING', 'content']);

@@ -36,7 +36,6 @@ function documentedStateKeys(): Map<string, string> {
 const NOT_ANSWERED: Record<string, string> = {
   server_supported_permission_settings: 'the permission settings metadata is not built yet',
   jitsi_server_url: 'deprecated, and Keel has no video calls (realm_jitsi_server_url and server_jitsi_server_url are null)',
-  server_emoji_data_url: 'Keel serves no emoji data file',
 };
 
 it('the gate never lets a write and a snapshot run at the same time, and starves neither', async () => {
