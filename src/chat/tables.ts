@@ -38,6 +38,10 @@ export interface RealmRow {
   can_add_subscribers_group: Generated<string | null>;
   // Migration 17: 1 while the realm is deactivated (domain/realm.ts setRealmDeactivated).
   deactivated: Generated<number>;
+  // Migration 22: topics required for channel messages; members' own name and email changes refused.
+  mandatory_topics: Generated<number>;
+  name_changes_disabled: Generated<number>;
+  email_changes_disabled: Generated<number>;
 }
 
 export interface ChatUserRow {

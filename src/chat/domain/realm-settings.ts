@@ -54,6 +54,14 @@ const timeLimit = (
 
 const HISTORY_POLICIES = ['all', 'moves', 'none'] as const;
 
+/** A yes/no setting stored as 0/1. */
+const flag = (column: 'enable_spectator_access' | 'mandatory_topics' | 'name_changes_disabled' | 'email_changes_disabled'): SimpleSetting => ({
+  param: Type.Boolean(),
+  check: (value) => value as boolean,
+  read: (row) => row[column] === 1,
+  write: (value) => ({ [column]: value ? 1 : 0 }),
+});
+
 /** In the order Zulip's register lists them; changes are announced in this order too. */
 export const SIMPLE_SETTINGS = {
   name: {
@@ -102,12 +110,12 @@ export const SIMPLE_SETTINGS = {
     write: (value) => ({ message_edit_history_visibility_policy: value as string }),
   },
   // Spectator (logged-out) access to web-public channels (domain/spectators.ts); off for a new realm.
-  enable_spectator_access: {
-    param: Type.Boolean(),
-    check: (value) => value as boolean,
-    read: (row) => row.enable_spectator_access === 1,
-    write: (value) => ({ enable_spectator_access: value ? 1 : 0 }),
-  },
+  enable_spectator_access: flag('enable_spectator_access'),
+  // Channel messages need a topic: sending or editing to the empty topic is refused (message-rules.ts).
+  mandatory_topics: flag('mandatory_topics'),
+  // Members' own name changes are skipped and email changes refused (user-rules.ts); administrators are exempt.
+  name_changes_disabled: flag('name_changes_disabled'),
+  email_changes_disabled: flag('email_changes_disabled'),
 } satisfies Record<string, SimpleSetting>;
 
 export type SimpleSettingName = keyof typeof SIMPLE_SETTINGS;

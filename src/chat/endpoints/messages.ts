@@ -23,6 +23,7 @@ import { renderMessage } from '../domain/markdown.js';
 import { hasMentions, loadMarkdownContext, mentionFlagger } from '../domain/mentions.js';
 import { buildNarrow, readNarrow, type RawNarrow } from '../domain/narrow.js';
 import { displayTopic, normaliseBody, normaliseTopic } from '../domain/topics.js';
+import { checkTopicGiven } from '../domain/realm-rules.js';
 import { userByEmail, userById } from '../domain/users.js';
 import {
   fetchByIds,
@@ -92,7 +93,9 @@ export const sendMessage = defineEndpoint({
       if (!(await canAccessContent(db.kysely, me, stream))) throw notAuthorizedToSend({ name: stream.name });
       const rawTopic = p.topic ?? p.subject;
       if (rawTopic === undefined) throw missingTopic();
-      return { id: (await events.write(() => sendToChannel(db, call.realm, me, stream, normaliseTopic(rawTopic), o), publish)).message.id };
+      const topic = normaliseTopic(rawTopic);
+      checkTopicGiven(call.realm, topic, 'send');
+      return { id: (await events.write(() => sendToChannel(db, call.realm, me, stream, topic, o), publish)).message.id };
     }
     const list: (string | number)[] = Array.isArray(p.to)
       ? p.to
