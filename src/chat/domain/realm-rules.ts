@@ -5,7 +5,9 @@
 // keeps the two lists and the register answer in step.
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser, Realm } from '../tables.js';
-import { emailChangesDisabled, topicsRequiredToEdit, topicsRequiredToSend } from '../errors.js';
+import { directMessagesDisabled, directMessageInitiationRefused, directMessageUnauthorized, emailChangesDisabled, topicsRequiredToEdit, topicsRequiredToSend } from '../errors.js';
+import { inGroupSetting, parseGroupSetting, systemGroupIds } from './groups.js';
+import { directKey } from './narrow.js';
 import { isAdmin } from './roles.js';
 import { realmDefaultsStored, type SettingValue } from './user-settings.js';
 
@@ -31,6 +33,47 @@ export function ownNameChangeAllowed(realm: RealmRules, user: Pick<ChatUser, 'ro
 /** email_changes_disabled: a member's change of their own address is refused; administrators are exempt. */
 export function checkOwnEmailChangeAllowed(realm: RealmRules, user: Pick<ChatUser, 'role'>): void {
   if (realm.email_changes_disabled === 1 && !isAdmin(user.role)) throw emailChangesDisabled();
+}
+
+type DirectMessageRules = Pick<Realm, 'id' | 'direct_message_permission_group' | 'direct_message_initiator_group'>;
+type Person = Pick<ChatUser, 'id' | 'is_bot'>;
+
+/**
+ * direct_message_permission_group and direct_message_initiator_group (Zulip 10's
+ * check_can_send_direct_message): bots, and messages only to oneself and bots, are never
+ * restricted; otherwise someone in the conversation (the sender included) must be in the permission
+ * group, and a sender outside the initiator group may only write where the conversation has
+ * messages already. Both are role:everyone (NULL) by default, which costs no query.
+ */
+export async function checkDirectMessageAllowed(db: Queryable<ChatTables>, realm: DirectMessageRules, sender: Person, recipients: Person[]): Promise<void> {
+  const permission = realm.direct_message_permission_group;
+  const initiator = realm.direct_message_initiator_group;
+  if (permission === null && initiator === null) return;
+  if (sender.is_bot === 1 || recipients.every((u) => u.is_bot === 1 || u.id === sender.id)) return;
+  const groups = await systemGroupIds(db, realm.id);
+  const everyone = groups.get('role:everyone');
+  if (permission !== null) {
+    const value = parseGroupSetting(permission);
+    if (value !== everyone) {
+      let authorized = false;
+      for (const u of [...recipients, sender]) if (!authorized) authorized = await inGroupSetting(db, u.id, value);
+      if (!authorized) throw value === groups.get('role:nobody') ? directMessagesDisabled() : directMessageUnauthorized();
+    }
+  }
+  if (initiator !== null) {
+    const value = parseGroupSetting(initiator);
+    if (value === everyone || (await inGroupSetting(db, sender.id, value))) return;
+    // The conversation's recipient row exists once a message was sent to it (messages.ts directRecipient).
+    const key = directKey([...new Set([...recipients.map((u) => u.id), sender.id])]);
+    const started = await db
+      .selectFrom('recipients')
+      .innerJoin('messages', 'messages.recipient_id', 'recipients.id')
+      .select('messages.id')
+      .where('recipients.direct_key', '=', key)
+      .limit(1)
+      .executeTakeFirst();
+    if (!started) throw directMessageInitiationRefused();
+  }
 }
 
 /**
@@ -82,8 +125,8 @@ export const ENFORCED_REALM_KEYS: Readonly<Record<string, string>> = {
   realm_can_create_write_only_bots_group: 'fixed role:members: guests may not create bots (endpoints/bots.ts)',
   realm_can_mention_many_users_group: 'fixed role:everyone: no wildcard mention is refused',
   realm_wildcard_mention_policy: 'fixed 1 (everyone), as realm_can_mention_many_users_group',
-  realm_direct_message_initiator_group: 'fixed role:everyone: no direct message is refused',
-  realm_direct_message_permission_group: 'fixed role:everyone: no direct message is refused',
+  realm_direct_message_initiator_group: 'direct messages that start a conversation (this module)',
+  realm_direct_message_permission_group: 'direct messages without anyone authorized in the conversation (this module)',
   realm_can_access_all_users_group: 'fixed role:everyone: every user sees every user of the realm',
   realm_waiting_period_threshold: 'fixed 0: members are full members from the start (roles.ts)',
   realm_bot_domain: "bots' addresses are <name>-bot@<realm host> (endpoints/bots.ts)",

@@ -152,6 +152,9 @@ export const REALM_GROUP_SETTINGS = {
   can_move_messages_between_channels_group: { default: 'role:members', allowNobody: true, allowEveryone: false },
   can_move_messages_between_topics_group: { default: 'role:everyone', allowNobody: true, allowEveryone: true },
   can_resolve_topics_group: { default: 'role:everyone', allowNobody: true, allowEveryone: true },
+  // Who may start direct message conversations, and whom one must include (realm-rules.ts).
+  direct_message_initiator_group: { default: 'role:everyone', allowNobody: true, allowEveryone: true },
+  direct_message_permission_group: { default: 'role:everyone', allowNobody: true, allowEveryone: true },
 } as const satisfies Record<string, GroupSettingRule>;
 
 export type RealmGroupSetting = keyof typeof REALM_GROUP_SETTINGS;

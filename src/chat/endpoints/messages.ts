@@ -23,7 +23,7 @@ import { renderMessage } from '../domain/markdown.js';
 import { hasMentions, loadMarkdownContext, mentionFlagger } from '../domain/mentions.js';
 import { buildNarrow, readNarrow, type RawNarrow } from '../domain/narrow.js';
 import { displayTopic, normaliseBody, normaliseTopic } from '../domain/topics.js';
-import { checkTopicGiven } from '../domain/realm-rules.js';
+import { checkDirectMessageAllowed, checkTopicGiven } from '../domain/realm-rules.js';
 import { userByEmail, userById } from '../domain/users.js';
 import {
   fetchByIds,
@@ -113,6 +113,7 @@ export const sendMessage = defineEndpoint({
       if (u.is_active !== 1) throw userNoLongerActive({ email: u.email });
       recipients.push(u);
     }
+    await checkDirectMessageAllowed(db.kysely, call.realm, me, recipients);
     return { id: (await events.write(() => sendDirect(db, call.realm, me, recipients, o), publish)).message.id };
   },
 });

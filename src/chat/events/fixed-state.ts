@@ -32,13 +32,11 @@ export function fixedRealmState(realm: Realm, groups: Map<string, number>, setti
     // Zulip's defaults: no realm is deleted sooner than 14 days after deactivation, none has a limit.
     server_min_deactivated_realm_deletion_days: 14,
     server_max_deactivated_realm_deletion_days: null,
-    // Keel's fixed rules: members create bots (endpoints/bots.ts); wildcard mentions and direct
-    // messages are not restricted; everyone sees every user of the realm.
+    // Keel's fixed rules: members create bots (endpoints/bots.ts); wildcard mentions are not
+    // restricted; everyone sees every user of the realm.
     realm_can_create_bots_group: group('role:members'),
     realm_can_create_write_only_bots_group: group('role:members'),
     realm_can_mention_many_users_group: group('role:everyone'),
-    realm_direct_message_initiator_group: group('role:everyone'),
-    realm_direct_message_permission_group: group('role:everyone'),
     realm_can_access_all_users_group: group('role:everyone'),
     // Not served by Keel (invitations, custom emoji upload, billing, AI summaries): nobody may.
     realm_can_invite_users_group: group('role:nobody'),

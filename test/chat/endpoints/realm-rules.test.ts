@@ -185,6 +185,60 @@ await forEachEngine('chat realm rules', (engine) => {
     assert.equal((await patchRealm(owner, { default_language: 'en' })).status, 200);
   });
 
+  it('direct_message_permission_group: a conversation needs someone in the group; role:nobody disables direct messages', async () => {
+    const state = await register(ann, { fetch_event_types: ['realm', 'realm_user_groups'] });
+    const groups = new Map<string, number>(state.realm_user_groups.map((g: Ev) => [g.name, g.id]));
+    assert.equal(state.realm_direct_message_permission_group, groups.get('role:everyone'));
+    const everyone = groups.get('role:everyone')!;
+    const admins = groups.get('role:administrators')!;
+    const nobody = groups.get('role:nobody')!;
+    const queue = (await register(ann, { event_types: ['realm'] })).queue_id as string;
+    assert.deepEqual((await patchRealm(owner, { direct_message_permission_group: { new: admins, old: everyone } })).body, {
+      result: 'success',
+      msg: '',
+      direct_message_permission_group: admins,
+    });
+    assert.deepEqual(
+      (await drain(ann, queue)).map(({ id: _id, ...e }) => e),
+      [{ type: 'realm', op: 'update_dict', property: 'default', data: { direct_message_permission_group: admins } }],
+    );
+    const { client: bea, id: beaId } = await makeUser(owner, realm.server.chatUrl, 'bea2');
+    const annId = realm.members.ann.id;
+    const dm = (c: ChatClient, to: number[]) => c.post('/messages', { type: 'direct', to, content: 'hi' });
+    refused(await dm(ann, [beaId]), 'BAD_REQUEST', 'This conversation does not include any users who can authorize it.');
+    // An administrator in the conversation authorizes it, on either side.
+    assert.equal((await dm(ann, [beaId, realm.members.adam.id])).status, 200);
+    assert.equal((await dm(bea, [realm.ownerId])).status, 200);
+    // To oneself is never restricted.
+    assert.equal((await dm(ann, [annId])).status, 200);
+    assert.equal((await patchRealm(owner, { direct_message_permission_group: { new: nobody, old: admins } })).status, 200);
+    refused(await dm(owner, [annId]), 'BAD_REQUEST', 'Direct messages are disabled in this organization.');
+    // Channel messages are not concerned.
+    assert.equal((await send(ann, 'still here')).status, 200);
+    assert.equal((await patchRealm(owner, { direct_message_permission_group: { new: everyone, old: nobody } })).status, 200);
+    assert.equal((await dm(ann, [beaId])).status, 200);
+  });
+
+  it('direct_message_initiator_group: outside it, one may answer a conversation but not start one', async () => {
+    const state = await register(ann, { fetch_event_types: ['realm_user_groups'] });
+    const groups = new Map<string, number>(state.realm_user_groups.map((g: Ev) => [g.name, g.id]));
+    const everyone = groups.get('role:everyone')!;
+    const admins = groups.get('role:administrators')!;
+    const { client: cal, id: calId } = await makeUser(owner, realm.server.chatUrl, 'cal');
+    const annId = realm.members.ann.id;
+    const dm = (c: ChatClient, to: number[]) => c.post('/messages', { type: 'direct', to, content: 'hi' });
+    assert.equal((await patchRealm(owner, { direct_message_initiator_group: { new: admins, old: everyone } })).status, 200);
+    refused(await dm(cal, [annId]), 'BAD_REQUEST', 'You do not have permission to initiate direct message conversations.');
+    refused(await dm(cal, [annId, realm.members.adam.id]), 'BAD_REQUEST', 'You do not have permission to initiate direct message conversations.');
+    // An administrator starts it; then the conversation is open to its members.
+    assert.equal((await dm(owner, [calId])).status, 200);
+    assert.equal((await dm(cal, [realm.ownerId])).status, 200);
+    assert.equal((await dm(adam, [calId, annId])).status, 200);
+    assert.equal((await dm(cal, [annId, realm.members.adam.id])).status, 200);
+    assert.equal((await patchRealm(owner, { direct_message_initiator_group: { new: everyone, old: admins } })).status, 200);
+    assert.equal((await dm(cal, [annId])).status, 200);
+  });
+
   it("every realm_* setting register reports is enforced (realm-rules.ts) or listed in docs/chat.md's unenforced settings", async () => {
     const state = await register(ann);
     const reported = Object.keys(state).filter((k) => k.startsWith('realm_') && !REALM_DATA_KEYS.has(k));
