@@ -42,6 +42,7 @@ export interface RealmRow {
   mandatory_topics: Generated<number>;
   name_changes_disabled: Generated<number>;
   email_changes_disabled: Generated<number>;
+  require_unique_names: Generated<number>;
   direct_message_initiator_group: Generated<string | null>;
   direct_message_permission_group: Generated<string | null>;
 }

@@ -5,13 +5,14 @@
 // keeps the two lists and the register answer in step.
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser, Realm } from '../tables.js';
-import { directMessagesDisabled, directMessageInitiationRefused, directMessageUnauthorized, emailChangesDisabled, topicsRequiredToEdit, topicsRequiredToSend } from '../errors.js';
+import { directMessagesDisabled, directMessageInitiationRefused, directMessageUnauthorized, emailChangesDisabled, namesNotUnique, topicsRequiredToEdit, topicsRequiredToSend } from '../errors.js';
 import { inGroupSetting, parseGroupSetting, systemGroupIds } from './groups.js';
 import { directKey } from './narrow.js';
 import { isAdmin } from './roles.js';
 import { realmDefaultsStored, type SettingValue } from './user-settings.js';
 
 type RealmRules = Pick<Realm, 'mandatory_topics' | 'name_changes_disabled' | 'email_changes_disabled'>;
+type NameRules = Pick<Realm, 'id' | 'require_unique_names'>;
 
 /**
  * mandatory_topics: a channel message needs a topic. `topic` is normalised already (topics.ts), so
@@ -33,6 +34,27 @@ export function ownNameChangeAllowed(realm: RealmRules, user: Pick<ChatUser, 'ro
 /** email_changes_disabled: a member's change of their own address is refused; administrators are exempt. */
 export function checkOwnEmailChangeAllowed(realm: RealmRules, user: Pick<ChatUser, 'role'>): void {
   if (realm.email_changes_disabled === 1 && !isAdmin(user.role)) throw emailChangesDisabled();
+}
+
+/**
+ * How Zulip compares names for require_unique_names: NFKC, then case-folded (JavaScript has no
+ * casefold; upper- then lower-casing folds what it does for names, ß and ﬁ included).
+ */
+export function nameForComparison(name: string): string {
+  return name.normalize('NFKC').toUpperCase().toLowerCase();
+}
+
+/**
+ * require_unique_names: a name (checked and trimmed already) given to a user or bot must differ, as
+ * compared above, from every other account's of the realm, deactivated ones and bots included.
+ * `exceptUserId` is the account being renamed.
+ */
+export async function checkNameUnique(db: Queryable<ChatTables>, realm: NameRules, name: string, exceptUserId: number | null): Promise<void> {
+  if (realm.require_unique_names !== 1) return;
+  const wanted = nameForComparison(name);
+  let q = db.selectFrom('chat_users').select('full_name').where('realm_id', '=', realm.id);
+  if (exceptUserId !== null) q = q.where('id', '!=', exceptUserId);
+  for (const u of await q.execute()) if (nameForComparison(u.full_name) === wanted) throw namesNotUnique();
 }
 
 type DirectMessageRules = Pick<Realm, 'id' | 'direct_message_permission_group' | 'direct_message_initiator_group'>;
@@ -139,6 +161,6 @@ export const ENFORCED_REALM_KEYS: Readonly<Record<string, string>> = {
   realm_message_retention_days: 'fixed -1: messages are kept for ever',
   realm_default_code_block_language: "fixed '': a fence without a language is plain code (markdown.ts)",
   realm_inline_url_embed_preview: 'fixed false: no website previews are made',
-  realm_require_unique_names: 'fixed false: names need not be unique (bots excepted, as in Zulip)',
+  realm_require_unique_names: 'names of new and renamed users and bots (POST /users, PATCH /users/{id}, PATCH /settings, POST and PATCH /bots; this module)',
   realm_empty_topic_display_name: "'general chat': read as the empty topic, and shown for it to clients without empty_topic_name (topics.ts)",
 };

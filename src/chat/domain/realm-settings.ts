@@ -55,7 +55,7 @@ const timeLimit = (
 const HISTORY_POLICIES = ['all', 'moves', 'none'] as const;
 
 /** A yes/no setting stored as 0/1. */
-const flag = (column: 'enable_spectator_access' | 'mandatory_topics' | 'name_changes_disabled' | 'email_changes_disabled'): SimpleSetting => ({
+const flag = (column: 'enable_spectator_access' | 'mandatory_topics' | 'name_changes_disabled' | 'email_changes_disabled' | 'require_unique_names'): SimpleSetting => ({
   param: Type.Boolean(),
   check: (value) => value as boolean,
   read: (row) => row[column] === 1,
@@ -116,6 +116,8 @@ export const SIMPLE_SETTINGS = {
   // Members' own name changes are skipped and email changes refused (user-rules.ts); administrators are exempt.
   name_changes_disabled: flag('name_changes_disabled'),
   email_changes_disabled: flag('email_changes_disabled'),
+  // Names of users and bots must differ (realm-rules.ts checkNameUnique).
+  require_unique_names: flag('require_unique_names'),
 } satisfies Record<string, SimpleSetting>;
 
 export type SimpleSettingName = keyof typeof SIMPLE_SETTINGS;

@@ -9,7 +9,7 @@ import { checkFullName, userByEmail, userById } from '../domain/users.js';
 import { canSeeRealEmail } from '../domain/user-rules.js';
 import { hashPassword, verifyPassword } from '../../platform/auth/passwords.js';
 import { checkSetting, DEFAULTS_SETTING_NAMES, realmDefaultsStored, saveRealmDefaults, SETTING_NAMES, SETTINGS, settingOf, storedSettings, type SettingValue } from '../domain/user-settings.js';
-import { checkOwnEmailChangeAllowed, ownNameChangeAllowed } from '../domain/realm-rules.js';
+import { checkNameUnique, checkOwnEmailChangeAllowed, ownNameChangeAllowed } from '../domain/realm-rules.js';
 import { realmUserUpdateNotice } from '../events/notices.js';
 import { realmDefaultsNotice, userSettingNotices } from '../events/pref-notices.js';
 import type { Notice } from '../events/hub.js';
@@ -59,6 +59,7 @@ export const updateSettings = defineEndpoint({
       if (!me.password_hash || !(await verifyPassword(me.password_hash, p.old_password))) throw wrongPassword();
       checkPasswordStrength(p.new_password);
     }
+    if (fullName !== undefined && fullName !== me.full_name) await checkNameUnique(db.kysely, call.realm, fullName, me.id);
     const newEmail = p.email?.trim();
     if (newEmail !== undefined && newEmail !== me.delivery_email) {
       checkOwnEmailChangeAllowed(call.realm, me);

@@ -346,6 +346,7 @@ export const oldValueMismatch = defineError({ code: 'BAD_REQUEST', message: "'ol
 export const topicsRequiredToSend = defineError({ code: 'BAD_REQUEST', message: 'Topics are required in this organization' });
 export const topicsRequiredToEdit = defineError({ code: 'BAD_REQUEST', message: 'Topics are required in this organization.' });
 export const emailChangesDisabled = defineError({ code: 'BAD_REQUEST', message: 'Email address changes are disabled in this organization.' });
+export const namesNotUnique = defineError({ code: 'BAD_REQUEST', message: 'Unique names required in this organization.' });
 export const directMessagesDisabled = defineError({ code: 'BAD_REQUEST', message: 'Direct messages are disabled in this organization.' });
 export const directMessageUnauthorized = defineError({ code: 'BAD_REQUEST', message: 'This conversation does not include any users who can authorize it.' });
 export const directMessageInitiationRefused = defineError({ code: 'BAD_REQUEST', message: 'You do not have permission to initiate direct message conversations.' });

@@ -50,13 +50,12 @@ export function fixedRealmState(realm: Realm, groups: Map<string, number>, setti
     realm_create_web_public_stream_policy: CREATE_WEB_PUBLIC_POLICY[systemName('realm_can_create_web_public_channel_group') ?? 'role:owners'] ?? 7,
     realm_wildcard_mention_policy: 1,
     // Accounts are made by administrators (`keel admin`, POST /users); Keel stores no avatars.
-    // (Whether members change their own name and email, and whether topics are required, are realm
-    // settings: domain/realm-settings.ts.)
+    // (Whether members change their own name and email, whether names are unique and whether topics
+    // are required are realm settings: domain/realm-settings.ts.)
     realm_invite_required: true,
     realm_emails_restricted_to_domains: false,
     realm_disallow_disposable_email_addresses: true,
     realm_avatar_changes_disabled: false,
-    realm_require_unique_names: false,
     realm_waiting_period_threshold: 0,
     realm_presence_disabled: false,
     realm_enable_read_receipts: false,

@@ -2,7 +2,7 @@
 // whether members may change their own name and address (domain/realm-rules.ts).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checkOwnEmailChangeAllowed, checkTopicGiven, ownNameChangeAllowed } from '../../../src/chat/domain/realm-rules.js';
+import { checkOwnEmailChangeAllowed, checkTopicGiven, nameForComparison, ownNameChangeAllowed } from '../../../src/chat/domain/realm-rules.js';
 import { normaliseTopic } from '../../../src/chat/domain/topics.js';
 import { ROLE } from '../../../src/chat/domain/roles.js';
 
@@ -51,5 +51,13 @@ describe('own name and email changes', () => {
       (e) => message(e) === 'Email address changes are disabled in this organization.',
     );
     assert.doesNotThrow(() => checkOwnEmailChangeAllowed(realm({ email_changes_disabled: 1 }), { role: ROLE.owner }));
+  });
+});
+
+describe('require_unique_names comparison', () => {
+  it('folds case and compatibility forms as Zulip (NFKC, casefold)', () => {
+    for (const n of ['IaGo', 'iago', 'ＩＡＧＯ', '𝕚𝕒𝕘𝕠', '𝒾𝒶𝑔𝑜']) assert.equal(nameForComparison(n), 'iago', n);
+    assert.equal(nameForComparison('Straße'), nameForComparison('STRASSE'));
+    assert.notEqual(nameForComparison('iago'), nameForComparison('iago 2'));
   });
 });

@@ -177,6 +177,30 @@ await forEachEngine('chat realm rules', (engine) => {
     assert.equal((await ann.call('PATCH', '/settings', { email: 'ann.new@example.com' })).status, 200);
   });
 
+  it('require_unique_names: names compared as Zulip does are refused when they clash, for users and bots', async () => {
+    assert.deepEqual((await patchRealm(owner, { require_unique_names: true })).body, { result: 'success', msg: '', require_unique_names: true });
+    assert.equal((await register(ann, { fetch_event_types: ['realm'] })).realm_require_unique_names, true);
+    const annId = realm.members.ann.id;
+    const taken = (await ann.get('/users/me')).body.full_name as string;
+    const clash = 'Unique names required in this organization.';
+    refused(await owner.post('/users', { email: 'dup@example.com', password: 'pass-word-1', full_name: taken.toUpperCase() }), 'BAD_REQUEST', clash);
+    refused(await adam.call('PATCH', '/settings', { full_name: ` ${taken} ` }), 'BAD_REQUEST', clash);
+    refused(await owner.call('PATCH', `/users/${realm.members.adam.id}`, { full_name: taken.toUpperCase() }), 'BAD_REQUEST', clash);
+    refused(await ann.post('/bots', { full_name: taken, short_name: 'dupbot' }), 'BAD_REQUEST', clash);
+    const bot = await ann.post('/bots', { full_name: 'Helper', short_name: 'helper' });
+    assert.equal(bot.status, 200, JSON.stringify(bot.body));
+    refused(await ann.call('PATCH', `/bots/${bot.body.user_id}`, { full_name: taken }), 'BAD_REQUEST', clash);
+    // Full-width letters are the same name (NFKC); the bot's own name is no clash with itself.
+    refused(await owner.post('/users', { email: 'wide@example.com', password: 'pass-word-1', full_name: 'ＨＥＬＰＥＲ' }), 'BAD_REQUEST', clash);
+    assert.equal((await ann.call('PATCH', `/bots/${bot.body.user_id}`, { full_name: 'HELPER' })).status, 200);
+    // Keeping one's own name is no clash; a new name is fine.
+    assert.equal((await ann.call('PATCH', '/settings', { full_name: taken })).status, 200);
+    assert.equal((await owner.call('PATCH', `/users/${annId}`, { full_name: taken })).status, 200);
+    assert.equal((await owner.post('/users', { email: 'dee@example.com', password: 'pass-word-1', full_name: 'Dee' })).status, 200);
+    assert.equal((await patchRealm(owner, { require_unique_names: false })).status, 200);
+    assert.equal((await owner.post('/users', { email: 'dup@example.com', password: 'pass-word-1', full_name: taken })).status, 200);
+  });
+
   it('default_language: users created afterwards get the organization language; existing users keep theirs', async () => {
     assert.equal((await patchRealm(owner, { default_language: 'de' })).status, 200);
     const { client: bea } = await makeUser(owner, realm.server.chatUrl, 'bea');
