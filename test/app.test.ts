@@ -52,15 +52,16 @@ async function oldDataDir(): Promise<Storage> {
 }
 
 describe('a database made before the schema was split between the services', () => {
-  it('opens at its recorded version, with nothing to migrate and nothing to set up', async () => {
+  it('opens at its recorded version, migrated forward by any later migration, with nothing to set up', async () => {
     const storage = await oldDataDir();
     try {
       const core = await openCore(buildConfig(readOptions(storageArgs(storage), {}).options), { log: createLogger('error') });
       try {
         assert.equal(core.created, null);
         assert.equal(core.chatCreated, null);
-        assert.equal(await schemaVersion(core.db.kysely), 17);
-        const rows = await sql<{ version: number; name: string }>`select version, name from keel_schema order by version`.execute(core.db.kysely);
+        // Migrations added after the fixture (17) run on it at the open.
+        assert.equal(await schemaVersion(core.db.kysely), MIGRATIONS.at(-1)!.version);
+        const rows = await sql<{ version: number; name: string }>`select version, name from keel_schema where version <= 17 order by version`.execute(core.db.kysely);
         const recorded = rows.rows.map((r) => [Number(r.version), r.name]);
         // The split kept every migration's number and name, so a version recorded means the same migration.
         assert.deepEqual(recorded, RECORDED);

@@ -38,6 +38,13 @@ export interface RealmRow {
   can_add_subscribers_group: Generated<string | null>;
   // Migration 17: 1 while the realm is deactivated (domain/realm.ts setRealmDeactivated).
   deactivated: Generated<number>;
+  // Migration 18: topics required for channel messages; members' own name and email changes refused.
+  mandatory_topics: Generated<number>;
+  name_changes_disabled: Generated<number>;
+  email_changes_disabled: Generated<number>;
+  require_unique_names: Generated<number>;
+  direct_message_initiator_group: Generated<string | null>;
+  direct_message_permission_group: Generated<string | null>;
 }
 
 export interface ChatUserRow {

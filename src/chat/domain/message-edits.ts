@@ -25,6 +25,7 @@ import { FLAG } from './flags.js';
 import { renderMessage } from './markdown.js';
 import { hasMentions, loadMarkdownContext, mentionFlagger } from './mentions.js';
 import { fetchByIds, topicParticipants } from './messages.js';
+import { checkTopicGiven } from './realm-rules.js';
 import { realmAlertWords, usersAlerted } from './alert-words.js';
 import { canAccessContent, checkCanPost } from './channel-access.js';
 import { streamById, subscriberIds } from './channels.js';
@@ -94,6 +95,8 @@ export async function checkEdit(db: Queryable<ChatTables>, realm: Realm, editor:
   if (ask.content !== undefined && ask.streamId !== undefined) throw contentWithChannelChange();
   if (!isChannel && ask.topic !== undefined) throw directMessageTopic();
   if (!isChannel && ask.streamId !== undefined) throw directMessageMove();
+  // Zulip checks the topic asked for, even one the message already has.
+  if (ask.topic !== undefined) checkTopicGiven(realm, ask.topic, 'edit');
   // Naming the topic or channel the message already has changes nothing.
   const topic = ask.topic !== undefined && ask.topic !== message.topic ? ask.topic : undefined;
   const streamId = ask.streamId !== undefined && ask.streamId !== Number(message.stream_id) ? ask.streamId : undefined;

@@ -54,6 +54,14 @@ const timeLimit = (
 
 const HISTORY_POLICIES = ['all', 'moves', 'none'] as const;
 
+/** A yes/no setting stored as 0/1. */
+const flag = (column: 'enable_spectator_access' | 'mandatory_topics' | 'name_changes_disabled' | 'email_changes_disabled' | 'require_unique_names'): SimpleSetting => ({
+  param: Type.Boolean(),
+  check: (value) => value as boolean,
+  read: (row) => row[column] === 1,
+  write: (value) => ({ [column]: value ? 1 : 0 }),
+});
+
 /** In the order Zulip's register lists them; changes are announced in this order too. */
 export const SIMPLE_SETTINGS = {
   name: {
@@ -102,12 +110,14 @@ export const SIMPLE_SETTINGS = {
     write: (value) => ({ message_edit_history_visibility_policy: value as string }),
   },
   // Spectator (logged-out) access to web-public channels (domain/spectators.ts); off for a new realm.
-  enable_spectator_access: {
-    param: Type.Boolean(),
-    check: (value) => value as boolean,
-    read: (row) => row.enable_spectator_access === 1,
-    write: (value) => ({ enable_spectator_access: value ? 1 : 0 }),
-  },
+  enable_spectator_access: flag('enable_spectator_access'),
+  // Channel messages need a topic: sending or editing to the empty topic is refused (message-rules.ts).
+  mandatory_topics: flag('mandatory_topics'),
+  // Members' own name changes are skipped and email changes refused (user-rules.ts); administrators are exempt.
+  name_changes_disabled: flag('name_changes_disabled'),
+  email_changes_disabled: flag('email_changes_disabled'),
+  // Names of users and bots must differ (realm-rules.ts checkNameUnique).
+  require_unique_names: flag('require_unique_names'),
 } satisfies Record<string, SimpleSetting>;
 
 export type SimpleSettingName = keyof typeof SIMPLE_SETTINGS;
@@ -144,6 +154,9 @@ export const REALM_GROUP_SETTINGS = {
   can_move_messages_between_channels_group: { default: 'role:members', allowNobody: true, allowEveryone: false },
   can_move_messages_between_topics_group: { default: 'role:everyone', allowNobody: true, allowEveryone: true },
   can_resolve_topics_group: { default: 'role:everyone', allowNobody: true, allowEveryone: true },
+  // Who may start direct message conversations, and whom one must include (realm-rules.ts).
+  direct_message_initiator_group: { default: 'role:everyone', allowNobody: true, allowEveryone: true },
+  direct_message_permission_group: { default: 'role:everyone', allowNobody: true, allowEveryone: true },
 } as const satisfies Record<string, GroupSettingRule>;
 
 export type RealmGroupSetting = keyof typeof REALM_GROUP_SETTINGS;

@@ -10,8 +10,8 @@ import { directGroupsForRole, ROLE } from './roles.js';
 import { canSeeRealEmail, EMAIL_VISIBILITY, placeholderUserId } from './user-rules.js';
 import { sql } from 'kysely';
 import { subscribe } from './channels.js';
-import { realmDefaultsStored } from './user-settings.js';
 import { checkRoom } from './bounds.js';
+import { newUserSettings } from './realm-rules.js';
 
 /** Zulip writes date_joined as an ISO time with microseconds and an explicit +00:00 offset. */
 export function isoWithOffset(ms: number): string {
@@ -150,7 +150,7 @@ export async function createUser(db: Queryable<ChatTables>, realmId: number, u: 
       timezone: '',
       avatar_version: 1,
       // New users start from the realm's defaults; later default changes do not reach them.
-      settings: JSON.stringify(await realmDefaultsStored(db, realmId)),
+      settings: JSON.stringify(await newUserSettings(db, realmId)),
       date_joined: nowMs,
     })
     .returningAll()

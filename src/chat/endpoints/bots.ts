@@ -22,6 +22,7 @@ import {
 } from '../errors.js';
 import { isAdmin, isGuest, ROLE } from '../domain/roles.js';
 import { avatarUrlFor, checkFullName, createUser, userByEmail, userById } from '../domain/users.js';
+import { checkNameUnique } from '../domain/realm-rules.js';
 import { botEmail } from '../domain/user-rules.js';
 import { regenerateApiKey, type ApiKeySeal } from '../domain/api-keys.js';
 import type { ChatTables, ChatUser } from '../tables.js';
@@ -46,6 +47,7 @@ export const createBot = defineEndpoint({
     if (p.bot_type !== GENERIC_BOT) throw invalidBotType();
     const { db, clock } = call.services;
     const fullName = checkFullName(p.full_name);
+    await checkNameUnique(db.kysely, call.realm, fullName, null);
     const shortName = p.short_name.trim();
     if (shortName === '' || !/^[A-Za-z0-9._+-]+$/.test(shortName)) throw badBotName();
     const email = botEmail(shortName, call.realm.email_host);
@@ -215,6 +217,7 @@ export const updateBot = defineEndpoint({
           const name = checkFullName(p.full_name);
           // As Zulip's check_change_bot_full_name: the same name again changes nothing.
           if (name !== bot.full_name) {
+            await checkNameUnique(trx, call.realm, name, bot.id);
             const taken = await trx
               .selectFrom('chat_users')
               .select('id')

@@ -23,6 +23,7 @@ import { renderMessage } from '../domain/markdown.js';
 import { hasMentions, loadMarkdownContext, mentionFlagger } from '../domain/mentions.js';
 import { buildNarrow, readNarrow, type RawNarrow } from '../domain/narrow.js';
 import { displayTopic, normaliseBody, normaliseTopic } from '../domain/topics.js';
+import { checkDirectMessageAllowed, checkTopicGiven } from '../domain/realm-rules.js';
 import { userByEmail, userById } from '../domain/users.js';
 import {
   fetchByIds,
@@ -92,7 +93,9 @@ export const sendMessage = defineEndpoint({
       if (!(await canAccessContent(db.kysely, me, stream))) throw notAuthorizedToSend({ name: stream.name });
       const rawTopic = p.topic ?? p.subject;
       if (rawTopic === undefined) throw missingTopic();
-      return { id: (await events.write(() => sendToChannel(db, call.realm, me, stream, normaliseTopic(rawTopic), o), publish)).message.id };
+      const topic = normaliseTopic(rawTopic);
+      checkTopicGiven(call.realm, topic, 'send');
+      return { id: (await events.write(() => sendToChannel(db, call.realm, me, stream, topic, o), publish)).message.id };
     }
     const list: (string | number)[] = Array.isArray(p.to)
       ? p.to
@@ -110,6 +113,7 @@ export const sendMessage = defineEndpoint({
       if (u.is_active !== 1) throw userNoLongerActive({ email: u.email });
       recipients.push(u);
     }
+    await checkDirectMessageAllowed(db.kysely, call.realm, me, recipients);
     return { id: (await events.write(() => sendDirect(db, call.realm, me, recipients, o), publish)).message.id };
   },
 });

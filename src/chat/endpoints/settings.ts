@@ -9,6 +9,7 @@ import { checkFullName, userByEmail, userById } from '../domain/users.js';
 import { canSeeRealEmail } from '../domain/user-rules.js';
 import { hashPassword, verifyPassword } from '../../platform/auth/passwords.js';
 import { checkSetting, DEFAULTS_SETTING_NAMES, realmDefaultsStored, saveRealmDefaults, SETTING_NAMES, SETTINGS, settingOf, storedSettings, type SettingValue } from '../domain/user-settings.js';
+import { checkNameUnique, checkOwnEmailChangeAllowed, ownNameChangeAllowed } from '../domain/realm-rules.js';
 import { realmUserUpdateNotice } from '../events/notices.js';
 import { realmDefaultsNotice, userSettingNotices } from '../events/pref-notices.js';
 import type { Notice } from '../events/hub.js';
@@ -54,13 +55,16 @@ export const updateSettings = defineEndpoint({
     const me = requireUser(call);
     const { db, events, log } = call.services;
     const wanted = requested(p as Record<string, unknown>, SETTING_NAMES);
-    const fullName = p.full_name === undefined ? undefined : checkFullName(p.full_name);
+    // A member's name change in a realm that disables them is skipped, unchecked, as Zulip does.
+    const fullName = p.full_name === undefined || !ownNameChangeAllowed(call.realm, me) ? undefined : checkFullName(p.full_name);
     if (p.new_password !== '') {
       if (!me.password_hash || !(await verifyPassword(me.password_hash, p.old_password))) throw wrongPassword();
       checkPasswordStrength(p.new_password);
     }
+    if (fullName !== undefined && fullName !== me.full_name) await checkNameUnique(db.kysely, call.realm, fullName, me.id);
     const newEmail = p.email?.trim();
     if (newEmail !== undefined && newEmail !== me.delivery_email) {
+      checkOwnEmailChangeAllowed(call.realm, me);
       if (!EMAIL.test(newEmail)) throw invalidAddress();
       if (await userByEmail(db.kysely, call.realm.id, newEmail)) throw alreadyHasAccount();
     }

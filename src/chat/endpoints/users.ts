@@ -9,6 +9,7 @@ import type { ChatTables, ChatUser } from '../tables.js';
 import type { Queryable } from '../../platform/db/database.js';
 import { isAdmin, ROLE } from '../domain/roles.js';
 import { activeHumanCount, activeOwnerCount, avatarUrlFor, checkFullName, createUser, isoWithOffset, setRole, userByApiEmail, userById, userObject } from '../domain/users.js';
+import { checkNameUnique } from '../domain/realm-rules.js';
 import { checkDeactivation, checkRoleChange, checkSelfDeactivation } from '../domain/user-rules.js';
 import { realmBotActiveNotice, realmUserUpdateNotice } from '../events/notices.js';
 import { peerNotice, sightNotices, visibleChannelIds } from '../events/channel-notices.js';
@@ -112,7 +113,11 @@ export const createUserEndpoint = defineEndpoint({
     if (!isAdmin(requireUser(call).role)) throw adminRequired();
     const { db, clock } = call.services;
     const created = await call.services.events.write(
-      () => db.transaction((trx) => createUser(trx, call.realm.id, { email: p.email, fullName: p.full_name, password: p.password, role: ROLE.member }, clock.now(), call.services.apiKeySeal)),
+      () =>
+        db.transaction(async (trx) => {
+          await checkNameUnique(trx, call.realm, p.full_name.trim(), null);
+          return createUser(trx, call.realm.id, { email: p.email, fullName: p.full_name, password: p.password, role: ROLE.member }, clock.now(), call.services.apiKeySeal);
+        }),
       async (made) => [...(await joinedNotices(db.kysely, call.realm.id, made.user)), ...(await subscriberPeerNotices(db.kysely, made.user.id))],
     );
     return { user_id: created.user.id };
@@ -149,6 +154,7 @@ async function updateUser(call: ChatCall, targetId: number, p: UpdateUser): Prom
       const target = await userById(trx, call.realm.id, targetId);
       if (!target) throw noSuchUser();
       const fullName = p.full_name === undefined ? undefined : checkFullName(p.full_name);
+      if (fullName !== undefined) await checkNameUnique(trx, call.realm, fullName, target.id);
       const roleChanges = p.role !== undefined && checkRoleChange(me, target, p.role, await activeOwnerCount(trx, call.realm.id));
       // Keel has no custom profile fields yet, so every field id is unknown.
       for (const entry of p.profile_data ?? []) throw profileFieldNotFound({ id: entry.id });

@@ -347,3 +347,13 @@ export const nothingToDoSubscriptions = defineError({ code: 'BAD_REQUEST', messa
 export const settingMustBeSystemGroup = defineError({ code: 'BAD_REQUEST', message: "'{setting}' must be a system user group." });
 export const settingGroupNotAllowed = defineError({ code: 'BAD_REQUEST', message: "'{setting}' setting cannot be set to '{group}' group." });
 export const oldValueMismatch = defineError({ code: 'BAD_REQUEST', message: "'old' value does not match the expected value." });
+
+// Realm rules (domain/realm-rules.ts). Zulip's send path words the topic rule without the full stop
+// its edit path has (zerver/actions/message_send.py, message_edit.py).
+export const topicsRequiredToSend = defineError({ code: 'BAD_REQUEST', message: 'Topics are required in this organization' });
+export const topicsRequiredToEdit = defineError({ code: 'BAD_REQUEST', message: 'Topics are required in this organization.' });
+export const emailChangesDisabled = defineError({ code: 'BAD_REQUEST', message: 'Email address changes are disabled in this organization.' });
+export const namesNotUnique = defineError({ code: 'BAD_REQUEST', message: 'Unique names required in this organization.' });
+export const directMessagesDisabled = defineError({ code: 'BAD_REQUEST', message: 'Direct messages are disabled in this organization.' });
+export const directMessageUnauthorized = defineError({ code: 'BAD_REQUEST', message: 'This conversation does not include any users who can authorize it.' });
+export const directMessageInitiationRefused = defineError({ code: 'BAD_REQUEST', message: 'You do not have permission to initiate direct message conversations.' });

@@ -32,13 +32,11 @@ export function fixedRealmState(realm: Realm, groups: Map<string, number>, setti
     // Zulip's defaults: no realm is deleted sooner than 14 days after deactivation, none has a limit.
     server_min_deactivated_realm_deletion_days: 14,
     server_max_deactivated_realm_deletion_days: null,
-    // Keel's fixed rules: members create bots (endpoints/bots.ts); wildcard mentions and direct
-    // messages are not restricted; everyone sees every user of the realm.
+    // Keel's fixed rules: members create bots (endpoints/bots.ts); wildcard mentions are not
+    // restricted; everyone sees every user of the realm.
     realm_can_create_bots_group: group('role:members'),
     realm_can_create_write_only_bots_group: group('role:members'),
     realm_can_mention_many_users_group: group('role:everyone'),
-    realm_direct_message_initiator_group: group('role:everyone'),
-    realm_direct_message_permission_group: group('role:everyone'),
     realm_can_access_all_users_group: group('role:everyone'),
     // Not served by Keel (invitations, custom emoji upload, billing, AI summaries): nobody may.
     realm_can_invite_users_group: group('role:nobody'),
@@ -51,16 +49,13 @@ export function fixedRealmState(realm: Realm, groups: Map<string, number>, setti
     realm_create_private_stream_policy: commonPolicy('realm_can_create_private_channel_group'),
     realm_create_web_public_stream_policy: CREATE_WEB_PUBLIC_POLICY[systemName('realm_can_create_web_public_channel_group') ?? 'role:owners'] ?? 7,
     realm_wildcard_mention_policy: 1,
-    // Accounts are made by administrators (`keel admin`, POST /users); users change their own name
-    // and email (PATCH /settings) but Keel stores no avatars.
+    // Accounts are made by administrators (`keel admin`, POST /users); Keel stores no avatars.
+    // (Whether members change their own name and email, whether names are unique and whether topics
+    // are required are realm settings: domain/realm-settings.ts.)
     realm_invite_required: true,
     realm_emails_restricted_to_domains: false,
     realm_disallow_disposable_email_addresses: true,
-    realm_email_changes_disabled: false,
-    realm_name_changes_disabled: false,
     realm_avatar_changes_disabled: false,
-    realm_require_unique_names: false,
-    realm_mandatory_topics: false,
     realm_waiting_period_threshold: 0,
     realm_presence_disabled: false,
     realm_enable_read_receipts: false,

@@ -17,6 +17,7 @@ import { chatRealmSettings } from './014_chat_realm_settings.js';
 import { chatSpectators } from './015_chat_spectators.js';
 import { chatChannelCreation } from './016_chat_channel_creation.js';
 import { chatRealmDeactivation } from './017_chat_realm_deactivation.js';
+import { chatRealmRules } from './018_chat_realm_rules.js';
 
 export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatCore,
@@ -34,4 +35,5 @@ export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatSpectators,
   chatChannelCreation,
   chatRealmDeactivation,
+  chatRealmRules,
 ];
