@@ -245,6 +245,8 @@ export const topicBadCharacter = defineError({ code: 'BAD_REQUEST', message: 'In
 /** GET /messages without an anchor and without use_first_unread_anchor (zerver/views/message_fetch.py). */
 export const missingAnchor = defineError({ code: 'BAD_REQUEST', message: "Missing 'anchor' argument." });
 export const tooManyMessages = defineError({ code: 'BAD_REQUEST', message: 'Too many messages requested (maximum {max}).' });
+/** include_anchor=false with messages asked on both sides of the anchor (GET /messages, POST /messages/flags/narrow). */
+export const anchorExcludedMidRange = defineError({ code: 'BAD_REQUEST', message: 'The anchor can only be excluded at an end of the range' });
 export const flagNotEditable = defineError({ code: 'BAD_REQUEST', message: "Flag not editable: '{flag}'" });
 export const invalidFlag = defineError({ code: 'BAD_REQUEST', message: "Invalid flag: '{flag}'" });
 export const noEditPermission = defineError({ code: 'BAD_REQUEST', message: "You don't have permission to edit this message" });

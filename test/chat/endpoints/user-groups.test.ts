@@ -302,4 +302,15 @@ await forEachEngine('chat user groups', (engine) => {
     );
     assert.deepEqual((await ann.get(`/user_groups/${team.id}/members`)).body.members, [annId, catId]);
   });
+
+  it("refuses guests every read of a group's members and subgroups (issue 14 item 5), before looking at the group", async () => {
+    const members = system.get('role:members')!;
+    for (const path of [`/user_groups/${members}/members`, `/user_groups/${members}/subgroups`, `/user_groups/${members}/members/${annId}`, '/user_groups/999999/members']) {
+      refused(await guest.get(path), 'BAD_REQUEST', 'Not allowed for guest users');
+      refused(await guest.get(path, { direct_member_only: true }), 'BAD_REQUEST', 'Not allowed for guest users');
+    }
+    // Members still read them.
+    assert.equal((await ann.get(`/user_groups/${members}/members/${annId}`)).body.is_user_group_member, true);
+    assert.ok((await ann.get(`/user_groups/${members}/members`)).body.members.includes(annId));
+  });
 });
