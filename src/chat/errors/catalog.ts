@@ -304,6 +304,14 @@ export const badEventQueueId = defineError({
   message: 'Bad event queue ID: {queue_id}',
   extra: (a: { queue_id: string }) => ({ queue_id: a.queue_id }),
 });
+// GET /events' refusals (zerver/tornado/event_queue.py fetch_events): plain JsonableErrors, not
+// REQUEST_VARIABLE_MISSING, since Zulip checks these two by hand.
+export const eventsMissingQueueId = defineError({ code: 'BAD_REQUEST', message: "Missing 'queue_id' argument" });
+export const eventsMissingLastEventId = defineError({ code: 'BAD_REQUEST', message: "Missing 'last_event_id' argument" });
+/** An acknowledgement older than what the queue already dropped. */
+export const eventAlreadyPruned = defineError({ code: 'BAD_REQUEST', message: 'An event newer than {event_id} has already been pruned!' });
+/** An acknowledgement of an id the queue never gave out. */
+export const eventNotInQueue = defineError({ code: 'BAD_REQUEST', message: 'Event {event_id} was not in this queue' });
 export const anonymousParameter = defineError({ code: 'BAD_REQUEST', message: "Invalid '{name}' parameter for anonymous request" });
 export const privateTypingDisabled = defineError({ code: 'BAD_REQUEST', message: 'User has disabled typing notifications for direct messages' });
 export const channelTypingDisabled = defineError({ code: 'BAD_REQUEST', message: 'User has disabled typing notifications for channel messages' });
