@@ -210,7 +210,11 @@ export const getEvents = defineEndpoint({
     queue.checkAcknowledgement(p.last_event_id);
     const waiter = new PollWaiter(queue.id);
     waiter.answer = call.later(() => events.abandon(queue, waiter));
+    // As Zulip: an answer given at once from an existing queue does not name it; one given later
+    // (a parked poll woken or ended) does.
+    waiter.namesQueue = false;
     events.poll(queue, p.last_event_id, p.dont_block, waiter);
+    waiter.namesQueue = true;
     return LATER;
   },
 });
@@ -221,6 +225,8 @@ export const getEvents = defineEndpoint({
  */
 class PollWaiter implements Waiter {
   answer: LateAnswer | undefined;
+  /** Whether the answer carries queue_id (false while poll() may answer at once: see getEvents). */
+  namesQueue = true;
   private readonly queueId: string;
 
   constructor(queueId: string) {
@@ -230,7 +236,7 @@ class PollWaiter implements Waiter {
   deliver(events: readonly QueuedEvent[]): void {
     const fields: (string | Buffer)[] = ['"events":'];
     eventsJsonPieces(events, fields);
-    fields.push(`,"queue_id":${JSON.stringify(this.queueId)}`);
+    if (this.namesQueue) fields.push(`,"queue_id":${JSON.stringify(this.queueId)}`);
     this.answer!.send(fields);
   }
 

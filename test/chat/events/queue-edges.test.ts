@@ -61,6 +61,7 @@ await forEachEngine('chat event queue edges', (engine) => {
     await owner.post('/users/me/status', { status_text: 'away' });
     const got = await poll(ann, { queue_id: queueId, last_event_id: -1 });
     assert.equal(got.status, 200, JSON.stringify(got.body));
+    assert.equal(got.body.queue_id, undefined, 'an answer given at once from an existing queue does not name it, as in Zulip');
     assert.deepEqual(
       got.body.events.map((e: Ev) => [e.type, e.message?.id]),
       [['message', dm]],
@@ -93,6 +94,17 @@ await forEachEngine('chat event queue edges', (engine) => {
       (await poll(ann, { queue_id: all.body.queue_id, last_event_id: -1 })).body.events.map((e: Ev) => e.message.id),
       [id],
     );
+  });
+
+  it("names the queue in the answer to a parked poll, as Zulip's finish_handler does", async () => {
+    const q = await register(ann, { event_types: ['message'] });
+    const parked = ann.get('/events', { queue_id: q.queue_id, last_event_id: -1 });
+    // Let the poll park before the message is sent.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const id = await send({ type: 'direct', to: [annId], content: 'wake up' });
+    const woke = await parked;
+    assert.equal(woke.status, 200, JSON.stringify(woke.body));
+    assert.deepEqual([woke.body.queue_id, woke.body.events.map((e: Ev) => e.message.id)], [q.queue_id, [id]]);
   });
 
   it("refuses an acknowledgement of an event already dropped or never given out, as Zulip's queue does, dropping nothing", async () => {
