@@ -112,7 +112,7 @@ await forEachEngine('chat API', (engine) => {
     }
     // A GET's parameters are read from its query only.
     const inBody = await get('/events', me, 'queue_id=nope');
-    assert.deepEqual([inBody.status, (inBody.json as { code: string }).code], [400, 'REQUEST_VARIABLE_MISSING']);
+    assert.deepEqual([inBody.status, (inBody.json as { code: string; msg: string }).code, (inBody.json as { msg: string }).msg], [400, 'BAD_REQUEST', "Missing 'queue_id' argument"]);
   });
 
   it('gives the owner the same API key by password, and limits guessing', async () => {

@@ -296,7 +296,7 @@ await forEachEngine('chat realms', (engine) => {
 
     // A queue of the other realm is unknown, exactly as a queue id that never existed.
     const unknown = async (c: ChatClient, method: 'GET' | 'DELETE', q: string) => {
-      const r = await c.call(method, '/events', method === 'GET' ? { queue_id: q, dont_block: true } : { queue_id: q });
+      const r = await c.call(method, '/events', method === 'GET' ? { queue_id: q, last_event_id: -1, dont_block: true } : { queue_id: q });
       return [r.status, r.body.code, String(r.body.msg).replace(q, '<id>'), r.body.queue_id === q];
     };
     const never = '00000000-0000-4000-8000-000000000000';
@@ -306,7 +306,7 @@ await forEachEngine('chat realms', (engine) => {
       assert.deepEqual(await unknown(bea, method, alphaPlain), await unknown(bea, method, never));
     }
     // Still there for its owner.
-    assert.equal((await beta.get('/events', { queue_id: betaAll, dont_block: true })).status, 200);
+    assert.equal((await beta.get('/events', { queue_id: betaAll, last_event_id: -1, dont_block: true })).status, 200);
     for (const [c, q] of [
       [alpha, alphaAll],
       [beta, betaAll],

@@ -3,7 +3,7 @@
 import Type from 'typebox';
 import { sql } from 'kysely';
 import { defineEndpoint, requireUser, type ChatServices } from '../endpoint.js';
-import { flagNotEditable, invalidChannelId, invalidFlag, invalidMessages, noSuchTopic } from '../errors.js';
+import { anchorExcludedMidRange, flagNotEditable, invalidChannelId, invalidFlag, invalidMessages, noSuchTopic } from '../errors.js';
 import type { ChatUser } from '../tables.js';
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables } from '../tables.js';
@@ -101,11 +101,14 @@ export const updateMessageFlagsForNarrow = defineEndpoint({
     const me = requireUser(call);
     const bit = flagBit(p.flag);
     const { db } = call.services;
+    const anchor = parseAnchor(p.anchor);
+    // As Zulip: the anchor may be left out only at an end of the range, not from its middle.
+    if (p.num_before > 0 && p.num_after > 0 && !p.include_anchor) throw anchorExcludedMidRange();
     const narrow = await buildNarrow(db.kysely, db.engine, call.realm.id, me, readNarrow(p.narrow as RawNarrow));
     // Only the user's own copies are updated, so shared history stays out of the range; the server
     // may shrink the range to bound the transaction, as Zulip's description allows.
     const window = {
-      anchor: parseAnchor(p.anchor),
+      anchor,
       numBefore: Math.min(p.num_before, MAX_MESSAGES_PER_FETCH),
       numAfter: Math.min(p.num_after, MAX_MESSAGES_PER_FETCH),
       includeAnchor: p.include_anchor,

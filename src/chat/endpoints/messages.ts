@@ -14,6 +14,7 @@ import {
   notAuthorizedToSend,
   paramInvalid,
   tooManyMessages,
+  anchorExcludedMidRange,
   unsupportedParameterCombination,
   userNoLongerActive,
 } from '../errors.js';
@@ -178,6 +179,7 @@ export const getMessages = defineEndpoint({
       if (p.num_before === undefined) throw missingArgument({ var_name: 'num_before' });
       if (p.num_after === undefined) throw missingArgument({ var_name: 'num_after' });
       if (p.num_before + p.num_after > MAX_MESSAGES_PER_FETCH) throw tooManyMessages({ max: MAX_MESSAGES_PER_FETCH });
+      if (p.num_before > 0 && p.num_after > 0 && p.include_anchor === false) throw anchorExcludedMidRange();
       // use_first_unread_anchor wins over anchor: clients send both (anchor=0 with it set).
       if (!p.use_first_unread_anchor && p.anchor === undefined) throw missingAnchor();
       const anchor = p.use_first_unread_anchor ? null : parseAnchor(p.anchor!);

@@ -301,6 +301,8 @@ export const getUserGroupMembers = defineEndpoint({
   auth: 'user',
   params: Type.Object({ user_group_id: Type.Integer(), direct_member_only: Type.Boolean({ default: false }) }),
   async handler(call, p) {
+    // Zulip's require_member_or_admin: guests read no group's members or subgroups.
+    requireMemberOrAdmin(requireUser(call));
     const db = call.services.db.kysely;
     const g = await groupById(db, call.realm.id, p.user_group_id);
     return { members: p.direct_member_only ? await directMembers(db, g.id) : await allMembers(db, g.id) };
@@ -314,6 +316,8 @@ export const getUserGroupSubgroups = defineEndpoint({
   auth: 'user',
   params: Type.Object({ user_group_id: Type.Integer(), direct_subgroup_only: Type.Boolean({ default: false }) }),
   async handler(call, p) {
+    // Zulip's require_member_or_admin: guests read no group's members or subgroups.
+    requireMemberOrAdmin(requireUser(call));
     const db = call.services.db.kysely;
     const g = await groupById(db, call.realm.id, p.user_group_id);
     return { subgroups: p.direct_subgroup_only ? await directSubgroups(db, g.id) : await allSubgroups(db, g.id) };
@@ -327,6 +331,8 @@ export const getIsUserGroupMember = defineEndpoint({
   auth: 'user',
   params: Type.Object({ user_group_id: Type.Integer(), user_id: Type.Integer(), direct_member_only: Type.Boolean({ default: false }) }),
   async handler(call, p) {
+    // Zulip's require_member_or_admin: guests read no group's members or subgroups.
+    requireMemberOrAdmin(requireUser(call));
     const db = call.services.db.kysely;
     const g = await groupById(db, call.realm.id, p.user_group_id);
     const user = await userById(db, call.realm.id, p.user_id);

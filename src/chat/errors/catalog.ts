@@ -250,6 +250,8 @@ export const topicBadCharacter = defineError({ code: 'BAD_REQUEST', message: 'In
 /** GET /messages without an anchor and without use_first_unread_anchor (zerver/views/message_fetch.py). */
 export const missingAnchor = defineError({ code: 'BAD_REQUEST', message: "Missing 'anchor' argument." });
 export const tooManyMessages = defineError({ code: 'BAD_REQUEST', message: 'Too many messages requested (maximum {max}).' });
+/** include_anchor=false with messages asked on both sides of the anchor (GET /messages, POST /messages/flags/narrow). */
+export const anchorExcludedMidRange = defineError({ code: 'BAD_REQUEST', message: 'The anchor can only be excluded at an end of the range' });
 export const flagNotEditable = defineError({ code: 'BAD_REQUEST', message: "Flag not editable: '{flag}'" });
 export const invalidFlag = defineError({ code: 'BAD_REQUEST', message: "Invalid flag: '{flag}'" });
 export const noEditPermission = defineError({ code: 'BAD_REQUEST', message: "You don't have permission to edit this message" });
@@ -307,6 +309,14 @@ export const badEventQueueId = defineError({
   message: 'Bad event queue ID: {queue_id}',
   extra: (a: { queue_id: string }) => ({ queue_id: a.queue_id }),
 });
+// GET /events' refusals (zerver/tornado/event_queue.py fetch_events): plain JsonableErrors, not
+// REQUEST_VARIABLE_MISSING, since Zulip checks these two by hand.
+export const eventsMissingQueueId = defineError({ code: 'BAD_REQUEST', message: "Missing 'queue_id' argument" });
+export const eventsMissingLastEventId = defineError({ code: 'BAD_REQUEST', message: "Missing 'last_event_id' argument" });
+/** An acknowledgement older than what the queue already dropped. */
+export const eventAlreadyPruned = defineError({ code: 'BAD_REQUEST', message: 'An event newer than {event_id} has already been pruned!' });
+/** An acknowledgement of an id the queue never gave out. */
+export const eventNotInQueue = defineError({ code: 'BAD_REQUEST', message: 'Event {event_id} was not in this queue' });
 export const anonymousParameter = defineError({ code: 'BAD_REQUEST', message: "Invalid '{name}' parameter for anonymous request" });
 export const privateTypingDisabled = defineError({ code: 'BAD_REQUEST', message: 'User has disabled typing notifications for direct messages' });
 export const channelTypingDisabled = defineError({ code: 'BAD_REQUEST', message: 'User has disabled typing notifications for channel messages' });

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../platform/clock.js';
 import type { Logger } from '../../platform/log.js';
 import { badEventQueueId } from '../errors.js';
-import { EventQueue, SharedEvent, type EventBody, type MessageFacts, type QueueOptions, type Waiter } from './queue.js';
+import { EventQueue, MAX_LIFESPAN_SECS, SharedEvent, type EventBody, type MessageFacts, type QueueOptions, type Waiter } from './queue.js';
 import { SnapshotGate } from './gate.js';
 
 /** Something that happened, published once after its commit and rendered per receiving queue. */
@@ -338,8 +338,14 @@ export class EventHub {
     this.lastIdleScan = now;
     // Deleting the entry being visited is safe while iterating a Map.
     for (const queue of this.queues.values()) {
-      if (!queue.parked && now - queue.lastActivity >= this.timings.idleMs) this.remove(queue);
+      if (!queue.parked && now - queue.lastActivity >= this.lifespanMs(queue)) this.remove(queue);
     }
+  }
+
+  /** How long this queue may go unpolled: what its client asked for, else the server's idle expiry. */
+  lifespanMs(queue: EventQueue): number {
+    const asked = queue.options.lifespanSecs;
+    return asked ? Math.min(asked, MAX_LIFESPAN_SECS) * 1000 : this.timings.idleMs;
   }
 
   /**

@@ -55,6 +55,8 @@ export function queueFromRow(row: SavedQueueRow, shared: Map<string, SharedEvent
       applyMarkdown: Number(row.apply_markdown) === 1,
       clientGravatar: Number(row.client_gravatar) === 1,
       capabilities: JSON.parse(row.client_capabilities) as Record<string, boolean>,
+      // A lifespan the client asked for is not saved (no column for it): a restored queue expires
+      // after the server's idle time, and its client, told BAD_EVENT_QUEUE_ID, registers again.
     },
     Number(row.last_activity),
   );

@@ -1,7 +1,7 @@
 // One event queue: what a registration asked for (event types, narrow, all_public_streams, client
 // capabilities, presentation), the events waiting for the client, and at most one parked poll.
 import type { NarrowTerm } from '../domain/narrow.js';
-import type { ChatError } from '../errors.js';
+import { eventAlreadyPruned, eventNotInQueue, type ChatError } from '../errors.js';
 
 /** An event as a client receives it. */
 export type WireEvent = Record<string, unknown> & { id: number; type: string };
@@ -98,7 +98,16 @@ export interface QueueOptions {
   applyMarkdown: boolean;
   clientGravatar: boolean;
   capabilities: Record<string, boolean>;
+  /**
+   * How long the queue may go unpolled before it is discarded, in seconds, as the client asked
+   * (register's queue_lifespan_secs, GET /events' lifespan_secs, at most MAX_LIFESPAN_SECS); absent
+   * or 0: the server's idle expiry (hub.ts HubTimings.idleMs).
+   */
+  lifespanSecs?: number;
 }
+
+/** Zulip's MAX_QUEUE_TIMEOUT_SECS: a client may ask a queue to live a week unpolled, no longer. */
+export const MAX_LIFESPAN_SECS = 7 * 24 * 60 * 60;
 
 /** Whoever waits for a queue's events: a parked long-poll. */
 export interface Waiter {
@@ -148,6 +157,16 @@ export class EventQueue {
   /** Adds an event without waking the poll: the hub wakes each queue once a whole publish is in. */
   add(event: SharedEvent): void {
     this.events.push(new QueuedEvent(this.nextId++, event));
+  }
+
+  /**
+   * Zulip's refusals of an acknowledgement (fetch_events): below what the queue already forgot, or
+   * an id it never gave out. Ids are consecutive here, so every id between the two is one the client
+   * was sent. Checked before anything is forgotten.
+   */
+  checkAcknowledgement(lastEventId: number): void {
+    if (lastEventId < this.acknowledgedId) throw eventAlreadyPruned({ event_id: lastEventId });
+    if (lastEventId > this.lastEventId) throw eventNotInQueue({ event_id: lastEventId });
   }
 
   /** Forgets the events the client acknowledged (ids up to lastEventId). */

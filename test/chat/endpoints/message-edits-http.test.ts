@@ -45,7 +45,7 @@ await forEachEngine('chat message edits over HTTP and zulip-js', (engine) => {
   }
 
   it('edits and moves over raw HTTP; the other user queue gets update_message', async () => {
-    const q = await owner.post('/register', { event_types: ['update_message', 'delete_message', 'reaction'], client_capabilities: { bulk_message_deletion: true } });
+    const q = await owner.post('/register', { event_types: ['update_message', 'delete_message', 'reaction'], client_capabilities: { notification_settings_null: false, bulk_message_deletion: true } });
     const sent = await alice.post('/messages', { type: 'stream', to: 'general', subject: 'raw', content: 'first draft' });
     const id = sent.body.id as number;
     const edited = await alice.call('PATCH', `/messages/${id}`, { content: 'final **draft**', topic: 'raw moved' });

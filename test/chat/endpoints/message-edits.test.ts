@@ -188,7 +188,7 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     const m3 = await send(alice, 'general', 'journey', 'three');
     const m4 = await send(bob, 'general', 'Journey', 'four (same topic, other case)');
     const qb = await queue(bob);
-    const qe = await queue(bob, { client_capabilities: { empty_topic_name: true } });
+    const qe = await queue(bob, { client_capabilities: { notification_settings_null: false, empty_topic_name: true } });
     await ok(bob, 'PATCH', `/messages/${m1}`, { topic: 'solo', ...quiet });
     assert.deepEqual(
       await ids(bob, [
@@ -331,7 +331,7 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
     const vault = streams.find((s) => s.name === 'vault')!.stream_id;
     const general = streams.find((s) => s.name === 'general')!.stream_id;
     const id = await send(alice, 'general', 'travel', 'going places');
-    const [qa, qb, qc] = [await queue(alice, { client_capabilities: { bulk_message_deletion: true } }), await queue(bob), await queue(carol)];
+    const [qa, qb, qc] = [await queue(alice, { client_capabilities: { notification_settings_null: false, bulk_message_deletion: true } }), await queue(bob), await queue(carol)];
     await refused(bob, 'PATCH', `/messages/${id}`, { stream_id: vault }, 'BAD_REQUEST', 'Invalid channel ID');
     await ok(bob, 'PATCH', `/messages/${id}`, { stream_id: other, topic: 'arrived' });
     const [eb] = await drain(bob, qb);
@@ -384,7 +384,7 @@ await forEachEngine('chat message edits, deletions and reactions', (engine) => {
   });
 
   it('deletes messages by the realm rules; delete_message in both forms', async () => {
-    const qa = await queue(alice, { client_capabilities: { bulk_message_deletion: true } });
+    const qa = await queue(alice, { client_capabilities: { notification_settings_null: false, bulk_message_deletion: true } });
     const qb = await queue(bob);
     const qc = await queue(carol);
     const id = await send(alice, 'general', 'doomed', 'delete me');

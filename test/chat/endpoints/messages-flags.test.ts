@@ -142,6 +142,26 @@ await forEachEngine('chat messages: rendering and flags', (engine) => {
     assert.deepEqual([missing.body.code, missing.body.var_name], ['REQUEST_VARIABLE_MISSING', 'narrow']);
   });
 
+  it('refuses an anchor excluded from the middle of the range, as Zulip does, and changes nothing (issue 14 item 5)', async () => {
+    const ids: number[] = [];
+    for (const n of [1, 2, 3]) ids.push((await owner.post('/messages', { type: 'stream', to: 'general', topic: 'mid', content: `m${n}` })).body.id);
+    const narrow = [{ operator: 'topic', operand: 'mid' }];
+    // The Python client sends booleans and integers JSON-encoded in the form.
+    const mid = await bob.post('/messages/flags/narrow', { anchor: String(ids[1]), include_anchor: false, num_before: 1, num_after: 1, narrow, op: 'add', flag: 'starred' });
+    assert.equal(mid.status, 400, JSON.stringify(mid.body));
+    assert.deepEqual([mid.body.code, mid.body.msg], ['BAD_REQUEST', 'The anchor can only be excluded at an end of the range']);
+    for (const id of ids) assert.deepEqual(await flagsOf(bob, id), [], 'a refused request changes nothing');
+    // GET /messages refuses the same range.
+    const get = await bob.get('/messages', { anchor: String(ids[1]), include_anchor: false, num_before: 1, num_after: 1, narrow });
+    assert.deepEqual([get.status, get.body.code, get.body.msg], [400, 'BAD_REQUEST', 'The anchor can only be excluded at an end of the range']);
+    // At an end of the range the anchor may be left out.
+    const end = await bob.post('/messages/flags/narrow', { anchor: String(ids[1]), include_anchor: false, num_before: 0, num_after: 5, narrow, op: 'add', flag: 'starred' });
+    assert.deepEqual([end.body.processed_count, end.body.first_processed_id], [1, ids[2]]);
+    const before = await bob.post('/messages/flags/narrow', { anchor: String(ids[1]), include_anchor: false, num_before: 5, num_after: 0, narrow, op: 'add', flag: 'starred' });
+    assert.deepEqual([before.body.processed_count, before.body.last_processed_id], [1, ids[0]]);
+    assert.deepEqual(await flagsOf(bob, ids[1]), []);
+  });
+
   it('marks channels, topics and everything as read (deprecated endpoints)', async () => {
     const t = await owner.post('/messages', { type: 'stream', to: 'general', topic: 'old way', content: 'x' });
     const u = await owner.post('/messages', { type: 'stream', to: 'general', topic: 'other', content: 'y' });

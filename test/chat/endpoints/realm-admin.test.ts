@@ -36,7 +36,7 @@ await forEachEngine('chat organization settings', (engine) => {
   const linkifiers = async () => (await ann.get('/realm/linkifiers')).body.linkifiers as Ev[];
 
   it('adds linkifiers for administrators only, refusing bad ones and changing nothing', async () => {
-    const capable = await register(ann, { event_types: ['realm_linkifiers'], client_capabilities: { linkifier_url_template: true } });
+    const capable = await register(ann, { event_types: ['realm_linkifiers'], client_capabilities: { notification_settings_null: false, linkifier_url_template: true } });
     const legacy = await register(ben, { event_types: ['realm_linkifiers'] });
     const r = await owner.post('/realm/filters', { pattern: '#(?P<id>[0-9]+)', url_template: 'https://github.com/zulip/zulip/issues/{id}' });
     assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -89,8 +89,8 @@ await forEachEngine('chat organization settings', (engine) => {
   it('updates, reorders and removes linkifiers (realm_linkifiers each time)', async () => {
     const [first] = await linkifiers();
     const second = (await owner.post('/realm/filters', { pattern: '#(?P<n>[0-9]+)', url_template: 'https://tracker.example/{n}' })).body.id;
-    const queue = await register(ann, { event_types: ['realm_linkifiers'], client_capabilities: { linkifier_url_template: true } });
-    const state = await register(ann, { fetch_event_types: ['realm_linkifiers', 'realm_filters'], client_capabilities: { linkifier_url_template: true } });
+    const queue = await register(ann, { event_types: ['realm_linkifiers'], client_capabilities: { notification_settings_null: false, linkifier_url_template: true } });
+    const state = await register(ann, { fetch_event_types: ['realm_linkifiers', 'realm_filters'], client_capabilities: { notification_settings_null: false, linkifier_url_template: true } });
     assert.deepEqual(
       state.realm_linkifiers.map((l: Ev) => l.id),
       [first.id, second],

@@ -167,7 +167,7 @@ await forEachEngine('chat spectators', (engine) => {
       'people are shown, as Zulip shows them',
     );
     // Nothing was made to poll.
-    const none = await owner.get('/events', { queue_id: 'null', dont_block: true });
+    const none = await owner.get('/events', { queue_id: 'null', last_event_id: -1, dont_block: true });
     assert.equal(none.body.code, 'BAD_EVENT_QUEUE_ID');
 
     refused(await anonymous('POST', '/register', { client_gravatar: true }), 'BAD_REQUEST', "Invalid 'client_gravatar' parameter for anonymous request");

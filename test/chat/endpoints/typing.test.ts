@@ -34,7 +34,7 @@ await forEachEngine('chat typing', (engine) => {
 
   const queue = async (c: InProcessClient, params: Record<string, unknown> = {}) =>
     (await ok(c, 'POST', '/register', { event_types: ['typing', 'typing_edit_message'], ...params })).queue_id as string;
-  const drain = async (c: InProcessClient, q: string): Promise<Ev[]> => (await ok(c, 'GET', '/events', { queue_id: q, dont_block: true })).events;
+  const drain = async (c: InProcessClient, q: string): Promise<Ev[]> => (await ok(c, 'GET', '/events', { queue_id: q, last_event_id: -1, dont_block: true })).events;
   const setSettings = (id: number, settings: Record<string, unknown>) =>
     chat.ctx.chatDb.kysely
       .updateTable('chat_users')
@@ -77,10 +77,10 @@ await forEachEngine('chat typing', (engine) => {
   });
 
   it('sends channel typing to subscribers whose client declared stream_typing_notifications', async () => {
-    const capable = await queue(bob, { client_capabilities: { stream_typing_notifications: true } });
-    const emptyTopic = await queue(bob, { client_capabilities: { stream_typing_notifications: true, empty_topic_name: true } });
+    const capable = await queue(bob, { client_capabilities: { notification_settings_null: false, stream_typing_notifications: true } });
+    const emptyTopic = await queue(bob, { client_capabilities: { notification_settings_null: false, stream_typing_notifications: true, empty_topic_name: true } });
     const old = await queue(bob);
-    const outsider = await queue(carol, { client_capabilities: { stream_typing_notifications: true } });
+    const outsider = await queue(carol, { client_capabilities: { notification_settings_null: false, stream_typing_notifications: true } });
     await ok(alice, 'POST', '/typing', { type: 'channel', op: 'start', stream_id: streamId, topic: 'logo' });
     await ok(alice, 'POST', '/typing', { type: 'stream', op: 'stop', stream_id: streamId, topic: '(no topic)' });
     const got = (await drain(bob, capable)).map(({ id: _id, ...e }) => e);

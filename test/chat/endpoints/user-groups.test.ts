@@ -211,7 +211,7 @@ await forEachEngine('chat user groups', (engine) => {
     assert.equal((await owner.call('PATCH', `/streams/${channel}`, { can_send_message_group: { new: system.get('role:everyone') } })).status, 200);
     refused(await cat.post(`/user_groups/${inner.id}/deactivate`), 'BAD_REQUEST', 'Insufficient permission');
 
-    const modern = await register(ben, { event_types: ['user_group'], client_capabilities: { include_deactivated_groups: true } });
+    const modern = await register(ben, { event_types: ['user_group'], client_capabilities: { notification_settings_null: false, include_deactivated_groups: true } });
     const legacy = await register(cat, { event_types: ['user_group'] });
     assert.equal((await ann.post(`/user_groups/${inner.id}/deactivate`)).status, 200);
     refused(await ann.post(`/user_groups/${inner.id}/deactivate`), 'BAD_REQUEST', 'User group is already deactivated.');
@@ -234,7 +234,7 @@ await forEachEngine('chat user groups', (engine) => {
     refused(await ann.post(`/user_groups/${inner.id}/members`, { add: [annId] }), 'BAD_REQUEST', 'User group is deactivated.');
     refused(await ann.call('PATCH', `/user_groups/${outer.id}`, { can_mention_group: { new: inner.id } }), 'BAD_REQUEST', `Invalid user group ID: ${inner.id}`);
 
-    const withOld = await register(ben, { fetch_event_types: ['realm_user_groups'], client_capabilities: { include_deactivated_groups: true } });
+    const withOld = await register(ben, { fetch_event_types: ['realm_user_groups'], client_capabilities: { notification_settings_null: false, include_deactivated_groups: true } });
     assert.equal(withOld.realm_user_groups.find((g: Ev) => g.id === inner.id)?.deactivated, true);
     const without = await register(ben, { fetch_event_types: ['realm_user_groups'] });
     assert.equal(
@@ -301,5 +301,16 @@ await forEachEngine('chat user groups', (engine) => {
       ],
     );
     assert.deepEqual((await ann.get(`/user_groups/${team.id}/members`)).body.members, [annId, catId]);
+  });
+
+  it("refuses guests every read of a group's members and subgroups (issue 14 item 5), before looking at the group", async () => {
+    const members = system.get('role:members')!;
+    for (const path of [`/user_groups/${members}/members`, `/user_groups/${members}/subgroups`, `/user_groups/${members}/members/${annId}`, '/user_groups/999999/members']) {
+      refused(await guest.get(path), 'BAD_REQUEST', 'Not allowed for guest users');
+      refused(await guest.get(path, { direct_member_only: true }), 'BAD_REQUEST', 'Not allowed for guest users');
+    }
+    // Members still read them.
+    assert.equal((await ann.get(`/user_groups/${members}/members/${annId}`)).body.is_user_group_member, true);
+    assert.ok((await ann.get(`/user_groups/${members}/members`)).body.members.includes(annId));
   });
 });

@@ -30,7 +30,7 @@ await forEachEngine('chat user preferences, black-box', (engine) => {
 
       // zulip-js: a queue declaring user_settings_object, a setting changed, the event retrieved.
       const q = await bobJs.queues.register({
-        client_capabilities: JSON.stringify({ user_settings_object: true }),
+        client_capabilities: JSON.stringify({ notification_settings_null: false, user_settings_object: true }),
         fetch_event_types: JSON.stringify(['user_settings', 'drafts', 'muted_users', 'user_topic']),
       });
       assert.equal(q.result, 'success', JSON.stringify(q));

@@ -60,15 +60,18 @@ await forEachEngine('chat user preferences', (engine) => {
     assert.equal(legacy.emojiset, 'google');
     assert.equal(legacy.enable_sounds, true);
     assert.equal(legacy.user_settings, undefined);
-    const modern = await register(bob, { fetch_event_types: ['update_display_settings', 'update_global_notifications', 'user_settings'], client_capabilities: { user_settings_object: true } });
+    const modern = await register(bob, {
+      fetch_event_types: ['update_display_settings', 'update_global_notifications', 'user_settings'],
+      client_capabilities: { notification_settings_null: false, user_settings_object: true },
+    });
     assert.equal(modern.emojiset, undefined);
     assert.equal(modern.user_settings.emojiset, 'google');
   });
 
   it('changes settings with user_settings events, and legacy ones only for queues without the capability', async () => {
-    const modern = (await register(bob, { client_capabilities: { user_settings_object: true } })).queue_id;
+    const modern = (await register(bob, { client_capabilities: { notification_settings_null: false, user_settings_object: true } })).queue_id;
     const legacy = (await register(bob)).queue_id;
-    const other = (await register(alice, { client_capabilities: { user_settings_object: true } })).queue_id;
+    const other = (await register(alice, { client_capabilities: { notification_settings_null: false, user_settings_object: true } })).queue_id;
     await ok(bob, 'PATCH', '/settings', { emojiset: 'twitter', enable_sounds: false, web_font_size_px: 18, default_language: 'de', hide_ai_features: true });
     const s = await settings(bob);
     assert.deepEqual([s.emojiset, s.enable_sounds, s.web_font_size_px, s.default_language, s.hide_ai_features], ['twitter', false, 18, 'de', true]);
@@ -330,7 +333,7 @@ await forEachEngine('chat user preferences', (engine) => {
     await ok(bob, 'PATCH', '/users/me/subscriptions/muted_topics', { stream: 'design', topic: '(no topic)', op: 'add' });
     // Already muted is no error (since feature level 169).
     await ok(bob, 'PATCH', '/users/me/subscriptions/muted_topics', { stream_id: streamId, topic: '(no topic)', op: 'add' });
-    const state = await register(bob, { fetch_event_types: ['user_topic', 'muted_topics'], client_capabilities: { empty_topic_name: true } });
+    const state = await register(bob, { fetch_event_types: ['user_topic', 'muted_topics'], client_capabilities: { notification_settings_null: false, empty_topic_name: true } });
     assert.deepEqual(state.user_topics, [
       { stream_id: streamId, topic_name: '', last_updated: now, visibility_policy: 1 },
       { stream_id: streamId, topic_name: 'colors', last_updated: now, visibility_policy: 3 },
@@ -360,7 +363,10 @@ await forEachEngine('chat user preferences', (engine) => {
     await ok(bob, 'POST', '/user_topics', { stream_id: streamId, topic: 'logo', visibility_policy: 0 });
     await ok(bob, 'PATCH', '/users/me/subscriptions/muted_topics', { stream_id: streamId, topic: 'never-muted', op: 'remove' });
     assert.deepEqual(
-      (await register(bob, { fetch_event_types: ['user_topic'], client_capabilities: { empty_topic_name: true } })).user_topics.map((t: Ev) => [t.topic_name, t.visibility_policy]),
+      (await register(bob, { fetch_event_types: ['user_topic'], client_capabilities: { notification_settings_null: false, empty_topic_name: true } })).user_topics.map((t: Ev) => [
+        t.topic_name,
+        t.visibility_policy,
+      ]),
       [
         ['', 2],
         ['colors', 3],

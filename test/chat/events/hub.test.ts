@@ -347,3 +347,45 @@ it('keeps at most maxQueuedEvents unacknowledged events on the server: past it, 
   hub.publish([notice([3], () => ({ type: 'x' })), notice([3], () => ({ type: 'y' }))]);
   assert.equal(hub.queueOf(live.id, 3), live);
 });
+
+it("refuses an acknowledgement below what the queue forgot or above what it gave out (Zulip's fetch_events), changing nothing", () => {
+  const { hub } = setup();
+  const q = hub.create(options(1));
+  const refusal = (id: number) => {
+    try {
+      q.checkAcknowledgement(id);
+      return 'accepted';
+    } catch (err) {
+      return (err as ChatError).message;
+    }
+  };
+  assert.deepEqual([refusal(-2), refusal(-1), refusal(0)], ['An event newer than -2 has already been pruned!', 'accepted', 'Event 0 was not in this queue']);
+  for (const n of [1, 2, 3]) q.push({ type: 'n', n });
+  assert.deepEqual([refusal(2), refusal(3)], ['accepted', 'Event 3 was not in this queue']);
+  assert.equal(q.events.length, 3, 'checking forgets nothing');
+  hub.poll(q, 1, true, waiter());
+  assert.deepEqual([refusal(0), refusal(1), refusal(2)], ['An event newer than 0 has already been pruned!', 'accepted', 'accepted']);
+});
+
+it("expires a queue after the lifespan its client asked for, at most a week, else the hub's idle time", () => {
+  const { clock, hub } = setup();
+  const plain = hub.create(options(1));
+  const hour = hub.create(options(1, { lifespanSecs: 3600 }));
+  const huge = hub.create(options(1, { lifespanSecs: 10 ** 9 }));
+  assert.deepEqual([hub.lifespanMs(plain), hub.lifespanMs(hour), hub.lifespanMs(huge)], [hub.timings.idleMs, 3_600_000, 7 * 24 * 3_600_000]);
+  clock.advance(hub.timings.idleMs + 10_000);
+  hub.sweep();
+  assert.deepEqual(
+    hub.list().map((q) => q.id),
+    [hour.id, huge.id],
+  );
+  clock.advance(3_600_000);
+  hub.sweep();
+  assert.deepEqual(
+    hub.list().map((q) => q.id),
+    [huge.id],
+  );
+  clock.advance(7 * 24 * 3_600_000);
+  hub.sweep();
+  assert.equal(hub.size, 0);
+});

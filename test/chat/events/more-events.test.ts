@@ -210,7 +210,7 @@ await forEachEngine('chat events of channels, users and capabilities', (engine) 
   it('archives a channel: is_archived update with archived_channels, stream delete without; state follows the capability', async () => {
     const id = await channel('old-news', { principals: [ownerId, aliceId] });
     await ok(owner, 'POST', '/default_streams', { stream_id: id });
-    const modern = await register(alice, { event_types: ['stream', 'default_streams'], client_capabilities: { archived_channels: true } });
+    const modern = await register(alice, { event_types: ['stream', 'default_streams'], client_capabilities: { notification_settings_null: false, archived_channels: true } });
     const legacy = await register(alice, { event_types: ['stream', 'default_streams'] });
     await ok(owner, 'DELETE', `/streams/${id}`);
     assert.deepEqual(
@@ -228,14 +228,14 @@ await forEachEngine('chat events of channels, users and capabilities', (engine) 
       ],
     );
     const has = (list: Ev[]) => list.some((s) => s.stream_id === id);
-    const withCap = await register(alice, { fetch_event_types: ['subscription', 'stream'], client_capabilities: { archived_channels: true } });
+    const withCap = await register(alice, { fetch_event_types: ['subscription', 'stream'], client_capabilities: { notification_settings_null: false, archived_channels: true } });
     assert.equal(has(withCap.subscriptions), true);
     assert.equal(withCap.subscriptions.find((s: Ev) => s.stream_id === id).is_archived, true);
     assert.equal(has(withCap.streams), true);
     const without = await register(alice, { fetch_event_types: ['subscription', 'stream'] });
     assert.equal(has(without.subscriptions), false);
     assert.equal(has(without.streams), false);
-    const bobsView = await register(bob, { fetch_event_types: ['subscription'], client_capabilities: { archived_channels: true } });
+    const bobsView = await register(bob, { fetch_event_types: ['subscription'], client_capabilities: { notification_settings_null: false, archived_channels: true } });
     assert.equal(has(bobsView.never_subscribed), true, 'archived channels are in never_subscribed for capable clients (feature level 362)');
   });
 
@@ -364,7 +364,12 @@ await forEachEngine('chat events of channels, users and capabilities', (engine) 
     assert.equal((await drain(bob, addNull))[0].subscriptions[0].push_notifications, null);
     assert.equal((await drain(bob, addLegacy))[0].subscriptions[0].push_notifications, false);
 
-    const optional = await register(alice, { fetch_event_types: ['realm_user'], event_types: ['realm_user'], client_gravatar: false, client_capabilities: { user_avatar_url_field_optional: true } });
+    const optional = await register(alice, {
+      fetch_event_types: ['realm_user'],
+      event_types: ['realm_user'],
+      client_gravatar: false,
+      client_capabilities: { notification_settings_null: false, user_avatar_url_field_optional: true },
+    });
     const full = await register(alice, { fetch_event_types: ['realm_user'], event_types: ['realm_user'], client_gravatar: false });
     // Leaving avatar_url out is the server's choice; Keel serves no /avatar/{user_id} to fall back on, so it never does.
     assert.equal(
@@ -387,7 +392,7 @@ await forEachEngine('chat events of channels, users and capabilities', (engine) 
     const group = await db.selectFrom('user_groups').select('id').where('name', '=', 'role:fullmembers').executeTakeFirstOrThrow();
     await db.updateTable('user_groups').set({ deactivated: 1 }).where('id', '=', group.id).execute();
     try {
-      const withGroups = await register(alice, { fetch_event_types: ['user_groups'], client_capabilities: { include_deactivated_groups: true } });
+      const withGroups = await register(alice, { fetch_event_types: ['user_groups'], client_capabilities: { notification_settings_null: false, include_deactivated_groups: true } });
       const withoutGroups = await register(alice, { fetch_event_types: ['user_groups'] });
       assert.equal(withGroups.realm_user_groups.find((g: Ev) => g.id === group.id)?.deactivated, true);
       assert.equal(
@@ -399,7 +404,10 @@ await forEachEngine('chat events of channels, users and capabilities', (engine) 
     }
 
     // Every user is accessible to everyone in Keel (no can_access_all_users_group limit): the list is whole either way.
-    const incomplete = await register(guest, { fetch_event_types: ['realm_user'], client_capabilities: { user_list_incomplete: true, bulk_message_deletion: true, user_settings_object: true } });
+    const incomplete = await register(guest, {
+      fetch_event_types: ['realm_user'],
+      client_capabilities: { notification_settings_null: false, user_list_incomplete: true, bulk_message_deletion: true, user_settings_object: true },
+    });
     const whole = await register(guest, { fetch_event_types: ['realm_user'] });
     assert.deepEqual(
       incomplete.realm_users.map((u: Ev) => u.user_id),
@@ -411,13 +419,13 @@ await forEachEngine('chat events of channels, users and capabilities', (engine) 
 
   it('shows the empty topic as "" only to clients that declared empty_topic_name, in events and state', async () => {
     const id = await channel('topics', { principals: [ownerId, aliceId] });
-    const aware = await register(alice, { event_types: ['message'], client_capabilities: { empty_topic_name: true } });
+    const aware = await register(alice, { event_types: ['message'], client_capabilities: { notification_settings_null: false, empty_topic_name: true } });
     const unaware = await register(alice, { event_types: ['message'] });
     await ok(owner, 'POST', '/messages', { type: 'stream', to: id, topic: '', content: 'no topic here' });
     const display = unaware.realm_empty_topic_display_name ?? (await register(alice, { fetch_event_types: ['realm'] })).realm_empty_topic_display_name;
     assert.equal((await drain(alice, aware))[0].message.subject, '');
     assert.equal((await drain(alice, unaware))[0].message.subject, display);
-    const stateAware = await register(alice, { fetch_event_types: ['message'], client_capabilities: { empty_topic_name: true } });
+    const stateAware = await register(alice, { fetch_event_types: ['message'], client_capabilities: { notification_settings_null: false, empty_topic_name: true } });
     const stateUnaware = await register(alice, { fetch_event_types: ['message'] });
     const topicOf = (s: Ev) => s.unread_msgs.streams.find((x: Ev) => x.stream_id === id).topic;
     assert.equal(topicOf(stateAware), '');

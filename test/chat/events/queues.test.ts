@@ -366,12 +366,12 @@ await forEachEngine('chat events', (engine) => {
     const gone = await bob.call('GET', '/events', { queue_id: dropped.queue_id, last_event_id: -1, dont_block: true });
     assert.equal(gone.status, 400);
     assert.deepEqual(gone.body, { result: 'error', code: 'BAD_EVENT_QUEUE_ID', msg: `Bad event queue ID: ${dropped.queue_id}`, queue_id: dropped.queue_id });
-    assert.equal((await bob.call('GET', '/events', { queue_id: kept.queue_id, dont_block: true })).status, 200, 'polled a minute ago: still there');
-    const unknown = await bob.call('GET', '/events', { queue_id: 'no-such-queue', dont_block: true });
+    assert.equal((await bob.call('GET', '/events', { queue_id: kept.queue_id, last_event_id: -1, dont_block: true })).status, 200, 'polled a minute ago: still there');
+    const unknown = await bob.call('GET', '/events', { queue_id: 'no-such-queue', last_event_id: -1, dont_block: true });
     assert.equal(unknown.body.code, 'BAD_EVENT_QUEUE_ID');
-    assert.equal((await alice.call('GET', '/events', { queue_id: kept.queue_id, dont_block: true })).status, 400, "another user's queue");
+    assert.equal((await alice.call('GET', '/events', { queue_id: kept.queue_id, last_event_id: -1, dont_block: true })).status, 400, "another user's queue");
     assert.equal((await bob.call('DELETE', '/events', { queue_id: kept.queue_id })).status, 200);
-    assert.equal((await bob.call('GET', '/events', { queue_id: kept.queue_id, dont_block: true })).body.code, 'BAD_EVENT_QUEUE_ID');
+    assert.equal((await bob.call('GET', '/events', { queue_id: kept.queue_id, last_event_id: -1, dont_block: true })).body.code, 'BAD_EVENT_QUEUE_ID');
     assert.equal((await bob.call('DELETE', '/events', { queue_id: kept.queue_id })).body.code, 'BAD_EVENT_QUEUE_ID');
   });
 
