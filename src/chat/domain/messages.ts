@@ -13,6 +13,7 @@ import { avatarUrlFor } from './users.js';
 import { checkCanPost } from './channel-access.js';
 import { subscriberIds } from './channels.js';
 import { escapeHtml, highlightHtml } from './search.js';
+import { searchText } from '../../platform/db/fulltext.js';
 import { flagsSql, historyStreamIds, NOTHING_RECEIVED, receivedSql, spansOf, type Received } from './receipt.js';
 import type { ReaderCaches, SerializedMessage } from './reader-cache.js';
 import { reactionsOf } from './reactions.js';
@@ -85,6 +86,7 @@ async function store(
       topic,
       content: o.content,
       rendered_content: o.rendered,
+      search_text: searchText(topic, o.rendered),
       client: o.client,
       date_sent: o.nowSeconds,
     })
@@ -122,6 +124,7 @@ async function store(
     topic,
     content: o.content,
     rendered_content: o.rendered,
+    search_text: searchText(topic, o.rendered),
     client: o.client,
     date_sent: o.nowSeconds,
     edit_history: null,

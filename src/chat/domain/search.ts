@@ -1,34 +1,33 @@
-// The `search` narrow operator: reading its operand into words and quoted phrases, and marking the
-// matched words in a message's HTML and topic with <span class="highlight">, as Zulip does.
-import { looseFold, searchTokens, type SearchGroups } from '../../platform/db/fulltext.js';
+// The `search` narrow operator as Zulip reads it: every word of the operand (quoted or not) must
+// occur after stemming, stop words aside; a quoted phrase must also occur as typed. Matched words
+// are marked in a message's HTML and topic with <span class="highlight">: those whose lexeme is
+// one of the search's, as PostgreSQL's ts_headline marks them for Zulip's match_content/match_subject.
+import { lexeme, lexemes, type SearchQuery } from '../../platform/db/fulltext.js';
 
-/**
- * Quoted text is a phrase; every other word must occur somewhere (AND). A word the tokenizers
- * split (foo-bar, a.b) becomes a phrase of its parts, as the engines index it.
- */
-export function parseSearch(operand: string): SearchGroups {
-  const groups: SearchGroups = [];
-  const re = /"([^"]*)"|(\S+)/g;
-  for (const m of operand.matchAll(re)) {
-    const tokens = searchTokens(m[1] ?? m[2]);
-    if (tokens.length) groups.push(tokens);
-  }
-  return groups;
+/** Zulip's reading of quoted phrases: a non-empty run between two double quotes. */
+const PHRASE = /"([^"]+)"|\S+/g;
+
+export function parseSearch(operand: string): SearchQuery {
+  const phrases: string[] = [];
+  for (const m of operand.matchAll(PHRASE)) if (m[1] !== undefined) phrases.push(m[1]);
+  return { lexemes: lexemes(operand), phrases };
 }
 
-/** The words to highlight for a set of groups, compared loosely (case and accents ignored). */
-export function highlightWords(groups: SearchGroups): Set<string> {
-  return new Set(groups.flat().map(looseFold));
+/** The lexemes to highlight for a search. */
+export function highlightWords(q: SearchQuery): Set<string> {
+  return new Set(q.lexemes);
 }
 
 const HTML_PIECES = /(<[^>]*>)|(&[#a-zA-Z0-9]+;)|([\p{L}\p{N}]+)/gu;
 
-/** Wraps matched words in HTML text (never inside tags or entities) in highlight spans. */
+/** Wraps the words whose lexeme is searched for (never inside tags or entities) in highlight spans. */
 export function highlightHtml(html: string, words: Set<string>): string {
   if (!words.size) return html;
-  return html.replace(HTML_PIECES, (piece: string, tag: string | undefined, entity: string | undefined) =>
-    tag || entity || !words.has(looseFold(piece)) ? piece : `<span class="highlight">${piece}</span>`,
-  );
+  return html.replace(HTML_PIECES, (piece: string, tag: string | undefined, entity: string | undefined) => {
+    if (tag || entity) return piece;
+    const l = lexeme(piece);
+    return l !== null && words.has(l) ? `<span class="highlight">${piece}</span>` : piece;
+  });
 }
 
 export function escapeHtml(s: string): string {
