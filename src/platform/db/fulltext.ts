@@ -120,6 +120,13 @@ function containsPattern(text: string): string {
 }
 
 /**
+ * SQLite's conditions that a search narrow can be driven by (see searchDriver): the condition
+ * object handed out, its lexemes, and what else it requires (its phrases). Keyed by identity, so a
+ * negated search (wrapped in `not (...)` by the narrow builder) is never mistaken for one.
+ */
+const DRIVABLE = new WeakMap<RawBuilder<unknown>, { lexemes: string[]; rest: RawBuilder<unknown>[] }>();
+
+/**
  * A condition over the messages row aliased `m` that holds when the search matches. As in Zulip,
  * a search without any lexeme (only stop words, or only punctuation) matches nothing. A quoted
  * phrase must also occur as typed in the Markdown content or the topic (case-insensitive for
@@ -128,19 +135,59 @@ function containsPattern(text: string): string {
  */
 export function searchCondition(engine: Engine, q: SearchQuery): RawBuilder<unknown> {
   if (!q.lexemes.length) return sql`1 = 0`;
-  const conds: RawBuilder<unknown>[] = [];
-  if (engine === 'postgres') {
-    conds.push(sql`m.search_tsv @@ ${q.lexemes.map((l) => `'${l}'`).join(' & ')}::tsquery`);
-    for (const p of q.phrases) {
-      const pattern = containsPattern(p);
-      conds.push(sql`(lower(m.content collate "C") like ${pattern} escape '\\' or lower(m.topic collate "C") like ${pattern} escape '\\')`);
+  const phrases: RawBuilder<unknown>[] = q.phrases.map((p) => {
+    const pattern = containsPattern(p);
+    return engine === 'postgres'
+      ? sql`(lower(m.content collate "C") like ${pattern} escape '\\' or lower(m.topic collate "C") like ${pattern} escape '\\')`
+      : sql`(m.content like ${pattern} escape '\\' or m.topic like ${pattern} escape '\\')`;
+  });
+  if (engine === 'postgres') return sql`(${sql.join([sql`m.search_tsv @@ ${tsquery(q.lexemes)}::tsquery`, ...phrases], sql` and `)})`;
+  const cond = sql`(${sql.join([sql`m.id in (select rowid from messages_fts where messages_fts match ${ftsQuery(q.lexemes)})`, ...phrases], sql` and `)})`;
+  DRIVABLE.set(cond, { lexemes: q.lexemes, rest: phrases });
+  return cond;
+}
+
+function tsquery(lexemes: string[]): string {
+  return lexemes.map((l) => `'${l}'`).join(' & ');
+}
+
+function ftsQuery(lexemes: string[]): string {
+  return lexemes.map((l) => `"${l}"`).join(' ');
+}
+
+/** How to read a narrow's messages when a search drives the query. */
+export interface SearchDriver {
+  /** The FROM clause: the full-text matches joined to their messages `m`. */
+  from: RawBuilder<unknown>;
+  /** The message id column to bound and order by (so the bounds reach the full-text index). */
+  id: RawBuilder<unknown>;
+  /** The narrow's conditions with the searches' lexemes taken over by `from`. */
+  conditions: RawBuilder<unknown>[];
+}
+
+/**
+ * On SQLite, a narrow with a (non-negated) search reads its page from the full-text index in id
+ * order and stops at the page's end. Written as a condition, `m.id in (select rowid ...)` makes
+ * SQLite collect every match first (all 10,000 messages holding a common word, for a page of
+ * 50), and a correlated probe per message costs a full-text lookup each. Null: nothing to drive
+ * by (no search, only negated ones, or PostgreSQL, whose planner reads the GIN index as a bitmap).
+ */
+export function searchDriver(conditions: readonly RawBuilder<unknown>[]): SearchDriver | null {
+  const lexemes = new Set<string>();
+  const rest: RawBuilder<unknown>[] = [];
+  for (const c of conditions) {
+    const d = DRIVABLE.get(c);
+    if (!d) {
+      rest.push(c);
+      continue;
     }
-  } else {
-    conds.push(sql`m.id in (select rowid from messages_fts where messages_fts match ${q.lexemes.map((l) => `"${l}"`).join(' ')})`);
-    for (const p of q.phrases) {
-      const pattern = containsPattern(p);
-      conds.push(sql`(m.content like ${pattern} escape '\\' or m.topic like ${pattern} escape '\\')`);
-    }
+    for (const l of d.lexemes) lexemes.add(l);
+    rest.push(...d.rest);
   }
-  return sql`(${sql.join(conds, sql` and `)})`;
+  if (!lexemes.size) return null;
+  return {
+    from: sql`messages_fts f join messages m on m.id = f.rowid`,
+    id: sql`f.rowid`,
+    conditions: [sql`messages_fts match ${ftsQuery([...lexemes])}`, ...rest],
+  };
 }
