@@ -166,4 +166,16 @@ await forEachEngine('chat search', (engine) => {
     const bad = await owner.get('/messages/matches_narrow', { msg_ids: [ids.cafe], narrow: [['bogus', 'x']] });
     assert.equal(bad.body.code, 'BAD_NARROW');
   });
+
+  it('follows edits and topic moves', async () => {
+    const sent = await owner.post('/messages', { type: 'stream', to: 'kitchen', topic: 'Quarterly', content: 'budgeting session' });
+    assert.equal(sent.status, 200, JSON.stringify(sent.body));
+    const id = sent.body.id;
+    assert.deepEqual(idsOf(await search(owner, [['search', 'budget quarterly']])), [id]);
+    const edit = await owner.call('PATCH', `/messages/${id}`, { content: 'revised planning', topic: 'Roadmaps' });
+    assert.equal(edit.status, 200, JSON.stringify(edit.body));
+    assert.deepEqual(idsOf(await search(owner, [['search', 'budget']])), []);
+    assert.deepEqual(idsOf(await search(owner, [['search', 'quarterly']])), []);
+    assert.deepEqual(idsOf(await search(owner, [['search', 'plans roadmap revise']])), [id]);
+  });
 });
