@@ -18,16 +18,66 @@ export function highlightWords(q: SearchQuery): Set<string> {
   return new Set(q.lexemes);
 }
 
-const HTML_PIECES = /(<[^>]*>)|(&[#a-zA-Z0-9]+;)|([\p{L}\p{N}]+)/gu;
+const ENTITY = /&[#a-zA-Z0-9]+;/y;
+const WORD_CHAR = /[\p{L}\p{N}]/u;
 
-/** Wraps the words whose lexeme is searched for (never inside tags or entities) in highlight spans. */
+/** Length of the letter or digit at i (2 for one outside the BMP), or 0 for anything else. */
+function wordCharAt(s: string, i: number): number {
+  if (i >= s.length) return 0;
+  const c = s.charCodeAt(i);
+  if (c < 0x80) return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) ? 1 : 0;
+  const cp = s.codePointAt(i)!;
+  return WORD_CHAR.test(String.fromCodePoint(cp)) ? (cp > 0xffff ? 2 : 1) : 0;
+}
+
+/**
+ * Wraps the words whose lexeme is searched for in highlight spans, skipping tags and entities.
+ * Words are runs of letters and digits, as the index reads them (fulltext.ts words()). A scan by
+ * hand rather than a replace with a callback: this runs on every message of every search page,
+ * and most messages have one or two words to mark, so unchanged text is never copied.
+ */
 export function highlightHtml(html: string, words: Set<string>): string {
   if (!words.size) return html;
-  return html.replace(HTML_PIECES, (piece: string, tag: string | undefined, entity: string | undefined) => {
-    if (tag || entity) return piece;
-    const l = lexeme(piece);
-    return l !== null && words.has(l) ? `<span class="highlight">${piece}</span>` : piece;
-  });
+  // A lexeme starts with its word's first letter (lower-cased): words starting otherwise are not
+  // looked up at all (most of a message's words).
+  const firsts = new Set<number>();
+  for (const w of words) firsts.add(w.charCodeAt(0));
+  let out = '';
+  let copied = 0;
+  let i = 0;
+  while (i < html.length) {
+    const c = html.charCodeAt(i);
+    if (c === 60) {
+      // <: a tag runs to its >; an unclosed one is text.
+      const end = html.indexOf('>', i);
+      i = end < 0 ? i + 1 : end + 1;
+      continue;
+    }
+    if (c === 38) {
+      ENTITY.lastIndex = i;
+      i = ENTITY.test(html) ? ENTITY.lastIndex : i + 1;
+      continue;
+    }
+    let j = i;
+    for (let n = wordCharAt(html, j); n > 0; n = wordCharAt(html, j)) j += n;
+    if (j === i) {
+      i++;
+      continue;
+    }
+    const first = c >= 65 && c <= 90 ? c + 32 : c;
+    if (c < 0x80 && !firsts.has(first)) {
+      i = j;
+      continue;
+    }
+    const word = html.slice(i, j);
+    const l = lexeme(word);
+    if (l !== null && words.has(l)) {
+      out += `${html.slice(copied, i)}<span class="highlight">${word}</span>`;
+      copied = j;
+    }
+    i = j;
+  }
+  return copied === 0 ? html : out + html.slice(copied);
 }
 
 export function escapeHtml(s: string): string {

@@ -44,6 +44,12 @@ it('highlights the words whose stem is searched for, in text only, never stop wo
   );
   assert.equal(highlightHtml(html, new Set()), html);
   assert.equal(highlightHtml(escapeHtml('a <b> & "Links"'), words), 'a &lt;b&gt; &amp; &quot;<span class="highlight">Links</span>&quot;');
+  // An unclosed tag is text; a bare & is punctuation; letters outside the BMP are word letters.
+  assert.equal(
+    highlightHtml('a < link &x link&amp;links 𝐀link', words),
+    'a < <span class="highlight">link</span> &x <span class="highlight">link</span>&amp;<span class="highlight">links</span> 𝐀link',
+  );
+  assert.equal(highlightHtml('<p>Ünïcode cafés</p>', highlightWords(parseSearch('ÜNÏCODE'))), '<p><span class="highlight">Ünïcode</span> cafés</p>');
 });
 
 it('builds engine-specific conditions from lexemes, phrases as escaped LIKE patterns', () => {
