@@ -52,16 +52,17 @@ async function oldDataDir(): Promise<Storage> {
 }
 
 describe('a database made before the schema was split between the services', () => {
-  it('opens at its recorded version, with nothing to migrate and nothing to set up', async () => {
+  it('opens at its recorded version plus any newer migrations, with nothing to set up', async () => {
     const storage = await oldDataDir();
     try {
       const core = await openCore(buildConfig(readOptions(storageArgs(storage), {}).options), { log: createLogger('error') });
       try {
         assert.equal(core.created, null);
         assert.equal(core.chatCreated, null);
-        assert.equal(await schemaVersion(core.db.kysely), 17);
+        // Migrations newer than the fixture run on it; the ones it recorded are not run again.
+        assert.equal(await schemaVersion(core.db.kysely), Math.max(...MIGRATIONS.map((m) => m.version)));
         const rows = await sql<{ version: number; name: string }>`select version, name from keel_schema order by version`.execute(core.db.kysely);
-        const recorded = rows.rows.map((r) => [Number(r.version), r.name]);
+        const recorded = rows.rows.map((r) => [Number(r.version), r.name]).slice(0, RECORDED.length);
         // The split kept every migration's number and name, so a version recorded means the same migration.
         assert.deepEqual(recorded, RECORDED);
         assert.deepEqual(MIGRATIONS.map((m) => [m.version, m.name]).slice(0, RECORDED.length), RECORDED);
