@@ -164,6 +164,8 @@ export interface MessageRow {
   topic: string;
   content: string;
   rendered_content: string;
+  /** The lexemes search matches (platform/db/fulltext.ts searchText of topic and rendered_content). */
+  search_text: string;
   client: string;
   /** Unix seconds. */
   date_sent: number;

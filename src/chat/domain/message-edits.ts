@@ -31,6 +31,7 @@ import { canAccessContent, checkCanPost } from './channel-access.js';
 import { streamById, subscriberIds } from './channels.js';
 import { holdersOf, spanHolders } from './receipt.js';
 import { EDIT_LIMIT_GRACE_SECONDS, exemptFromMoveLimits, inGroupOf, isResolveToggle, messageSettings, moveLimitExceeded, RESOLVED_TOPIC_PREFIX } from './message-rules.js';
+import { searchText } from '../../platform/db/fulltext.js';
 
 export type PropagateMode = 'change_one' | 'change_later' | 'change_all';
 
@@ -181,7 +182,7 @@ export async function applyEdit(database: Database<ChatTables>, plan: EditPlan):
     if (!moved.size) moved.add(message.id);
     const rows = await trx
       .selectFrom('messages')
-      .select(['id', 'edit_history', 'topic', 'stream_id'])
+      .select(['id', 'edit_history', 'topic', 'stream_id', 'rendered_content'])
       .where('id', 'in', [...moved])
       .execute();
     const newStream = plan.move?.stream;
@@ -204,6 +205,10 @@ export async function applyEdit(database: Database<ChatTables>, plan: EditPlan):
             Object.assign(set, { stream_id: newStream.id, recipient_id: newStream.recipient_id });
           }
           set.last_moved_time = now;
+        }
+        // The search index follows the new text and topic (the engines index search_text only).
+        if (set.rendered_content !== undefined || set.topic !== undefined) {
+          set.search_text = searchText(String(set.topic ?? r.topic), String(set.rendered_content ?? r.rendered_content));
         }
         if (newStream) await moveReceipt(trx, Number(r.id), Number(r.stream_id), newStream, { told: alsoNotified, losers });
         set.edit_history = withHistory(r.edit_history, entry);

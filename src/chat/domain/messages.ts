@@ -13,6 +13,7 @@ import { avatarUrlFor } from './users.js';
 import { checkCanPost } from './channel-access.js';
 import { subscriberIds } from './channels.js';
 import { escapeHtml, highlightHtml } from './search.js';
+import { searchDriver, searchText } from '../../platform/db/fulltext.js';
 import { flagsSql, historyStreamIds, NOTHING_RECEIVED, receivedSql, spansOf, type Received } from './receipt.js';
 import type { ReaderCaches, SerializedMessage } from './reader-cache.js';
 import { reactionsOf } from './reactions.js';
@@ -85,6 +86,7 @@ async function store(
       topic,
       content: o.content,
       rendered_content: o.rendered,
+      search_text: searchText(topic, o.rendered),
       client: o.client,
       date_sent: o.nowSeconds,
     })
@@ -122,6 +124,7 @@ async function store(
     topic,
     content: o.content,
     rendered_content: o.rendered,
+    search_text: searchText(topic, o.rendered),
     client: o.client,
     date_sent: o.nowSeconds,
     edit_history: null,
@@ -174,14 +177,22 @@ export interface Found {
   found_oldest?: boolean;
 }
 
-async function matchingRows(db: Queryable<ChatTables>, realmId: number, me: ChatUser, narrow: NarrowQuery, extra: RawBuilder<unknown>, order: 'asc' | 'desc', limit: number | null): Promise<Match[]> {
+/** A bound on the message id, written over the id column the query reads by. */
+type IdBound = (id: RawBuilder<unknown>) => RawBuilder<unknown>;
+
+async function matchingRows(db: Queryable<ChatTables>, realmId: number, me: ChatUser, narrow: NarrowQuery, bound: IdBound, order: 'asc' | 'desc', limit: number | null): Promise<Match[]> {
   const history = narrow.history ? (narrow.historyStreamIds ?? (await historyStreamIds(db, realmId, me))) : [];
   // Confined to one channel of the realm whose whole history the reader may read, every message
   // matching is readable: no access test per row, and the topic index alone finds the page.
   const everyoneReadable = narrow.channelId !== undefined && history.includes(narrow.channelId);
   const access = history.length ? sql`(m.stream_id in (${sql.join(history)}) or ${receivedSql(me.id)})` : receivedSql(me.id);
-  const where = sql.join(everyoneReadable ? [extra, ...narrow.conditions] : [sql`m.realm_id = ${realmId}`, access, extra, ...narrow.conditions], sql` and `);
-  const from = sql`from messages m left join user_messages um on um.message_id = m.id and um.user_id = ${me.id} where ${where} order by m.id ${sql.raw(order)}`;
+  // A search reads its page from the full-text index in id order (platform/db/fulltext.ts).
+  const driver = searchDriver(narrow.conditions);
+  const id = driver?.id ?? sql`m.id`;
+  const conditions = driver?.conditions ?? narrow.conditions;
+  const extra = bound(id);
+  const where = sql.join(everyoneReadable ? [extra, ...conditions] : [sql`m.realm_id = ${realmId}`, access, extra, ...conditions], sql` and `);
+  const from = sql`from ${driver?.from ?? sql`messages m`} left join user_messages um on um.message_id = m.id and um.user_id = ${me.id} where ${where} order by ${id} ${sql.raw(order)}`;
   // The limit is written into the text: SQLite prepares a statement with a bound LIMIT again on every run
   // (a raw query, which the LiteralLimits plugin does not rewrite; platform/db/fast/README.md).
   const limited = limit === null ? from : sql`${from} limit ${sql.lit(limit)}`;
@@ -195,15 +206,15 @@ async function matchingRows(db: Queryable<ChatTables>, realmId: number, me: Chat
 export async function fetchWindow(db: Queryable<ChatTables>, realmId: number, me: ChatUser, narrow: NarrowQuery, w: Window): Promise<Found> {
   let anchor = w.anchor;
   if (anchor === null) {
-    const unread = await matchingRows(db, realmId, me, narrow, sql`(${flagsSql(me.id)} & ${FLAG.read}) = 0`, 'asc', 1);
+    const unread = await matchingRows(db, realmId, me, narrow, () => sql`(${flagsSql(me.id)} & ${FLAG.read}) = 0`, 'asc', 1);
     anchor = unread[0]?.id ?? LARGER_THAN_MAX_MESSAGE_ID;
   }
   // One more than asked on each side tells whether the oldest and newest were reached.
-  const before = anchor > 0 ? await matchingRows(db, realmId, me, narrow, sql`m.id < ${anchor}`, 'desc', w.numBefore + 1) : [];
+  const before = anchor > 0 ? await matchingRows(db, realmId, me, narrow, (id) => sql`${id} < ${anchor}`, 'desc', w.numBefore + 1) : [];
   // No message is at or after the stand-in for "newest": skip asking (a search narrow's asking costs a full match).
   const pastAll = anchor >= LARGER_THAN_MAX_MESSAGE_ID;
-  const after = pastAll ? [] : await matchingRows(db, realmId, me, narrow, sql`m.id > ${anchor}`, 'asc', w.numAfter + 1);
-  const at = w.includeAnchor && !pastAll ? await matchingRows(db, realmId, me, narrow, sql`m.id = ${anchor}`, 'asc', 1) : [];
+  const after = pastAll ? [] : await matchingRows(db, realmId, me, narrow, (id) => sql`${id} > ${anchor}`, 'asc', w.numAfter + 1);
+  const at = w.includeAnchor && !pastAll ? await matchingRows(db, realmId, me, narrow, (id) => sql`${id} = ${anchor}`, 'asc', 1) : [];
   const matches = [...before.slice(0, w.numBefore).reverse(), ...at, ...after.slice(0, w.numAfter)];
   return {
     anchor,
@@ -218,7 +229,7 @@ export async function fetchWindow(db: Queryable<ChatTables>, realmId: number, me
 export async function fetchByIds(db: Queryable<ChatTables>, realmId: number, me: ChatUser, narrow: NarrowQuery, ids: number[]): Promise<Found> {
   if (!ids.length) return { ids: [], matches: [] };
   // Asking for ids searches shared history too, as a channel narrow does.
-  const matches = await matchingRows(db, realmId, me, { ...narrow, history: true }, sql`m.id in (${sql.join(ids)})`, 'asc', null);
+  const matches = await matchingRows(db, realmId, me, { ...narrow, history: true }, (id) => sql`${id} in (${sql.join(ids)})`, 'asc', null);
   return { ids: matches.map((m) => m.id), matches };
 }
 
@@ -228,7 +239,7 @@ export async function fetchByIds(db: Queryable<ChatTables>, realmId: number, me:
  */
 export async function idsMatching(db: Queryable<ChatTables>, realmId: number, me: ChatUser, narrow: NarrowQuery, ids: number[]): Promise<number[]> {
   if (!ids.length) return [];
-  return (await matchingRows(db, realmId, me, narrow, sql`m.id in (${sql.join(ids)})`, 'asc', null)).map((m) => m.id);
+  return (await matchingRows(db, realmId, me, narrow, (id) => sql`${id} in (${sql.join(ids)})`, 'asc', null)).map((m) => m.id);
 }
 
 /** match_content (rendered HTML) and match_subject (escaped topic), with search words highlighted. */

@@ -18,6 +18,7 @@ import { chatSpectators } from './015_chat_spectators.js';
 import { chatChannelCreation } from './016_chat_channel_creation.js';
 import { chatRealmDeactivation } from './017_chat_realm_deactivation.js';
 import { chatRealmRules } from './018_chat_realm_rules.js';
+import { chatSearchStems } from './019_chat_search_stems.js';
 
 export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatCore,
@@ -36,4 +37,5 @@ export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatChannelCreation,
   chatRealmDeactivation,
   chatRealmRules,
+  chatSearchStems,
 ];

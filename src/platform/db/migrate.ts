@@ -23,6 +23,12 @@ export interface Migration {
   name: string;
   /** SQL statements to run, built for the engine's column types. */
   up(t: Types, engine: Engine): string[];
+  /**
+   * Work SQL alone cannot do (rows recomputed in JS), run after `up` in the same transaction:
+   * a failure rolls the whole version back.
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: runs before any service's schema type describes the new shape
+  after?(trx: Transaction<any>, engine: Engine): Promise<void>;
 }
 
 const TABLE = 'keel_schema';
@@ -55,6 +61,7 @@ export async function migrate<S>(db: Database<S>, migrations: readonly Migration
     await db.exclusive(MIGRATION_LOCK, async (trx) => {
       if ((await schemaVersion(trx)) >= m.version) return;
       for (const stmt of m.up(t, db.engine)) await sql.raw(stmt).execute(trx);
+      await m.after?.(trx, db.engine);
       await sql`insert into ${sql.table(TABLE)} (version, name, applied_at) values (${m.version}, ${m.name}, ${Math.floor(Date.now() / 1000)})`.execute(trx);
     });
     current = m.version;

@@ -1,5 +1,6 @@
-// Black-box: the `search` narrow operator (words, phrases, case and accents, negation, topics,
-// access rules) with Zulip's match_content/match_subject highlights, and GET /messages/matches_narrow.
+// Black-box: the `search` narrow operator as Zulip's (stems, stop words, phrases, case, negation,
+// topics, access rules) with Zulip's match_content/match_subject highlights, and
+// GET /messages/matches_narrow; requests as the Python client sends them (helpers/chat-client.ts).
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../../helpers/engines.js';
@@ -35,6 +36,7 @@ await forEachEngine('chat search', (engine) => {
     await send('topicOnly', 'kitchen', 'Coffee machine', 'it is broken again');
     await send('link', 'kitchen', 'links', 'see https://docs.example.com/guide for the guide');
     await send('hidden', 'secret', 'plans', 'coffee in the vault');
+    await send('deploys', 'kitchen', 'Deploying today', 'The server deploys, and is deploying again: [release notes](https://deploy.example/notes)');
     const dm = await owner.post('/messages', { type: 'direct', to: [annId], content: 'private coffee chat' });
     ids.dm = dm.body.id;
   });
@@ -50,17 +52,24 @@ await forEachEngine('chat search', (engine) => {
   }
   const idsOf = (ms: Record<string, any>[]) => ms.map((m) => m.id);
 
-  it('matches every word, in content or topic, ignoring case and accents', async () => {
+  it('matches every word by its stem, in content or topic, ignoring case; stop words are ignored', async () => {
     assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: 'coffee' }])), [ids.cafe, ids.beans, ids.topicOnly, ids.hidden, ids.dm]);
-    assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: 'cafe BEANS' }])), [ids.cafe]);
+    assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: 'café BEAN' }])), [ids.cafe]);
     assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: 'CAFÉ' }])), [ids.cafe]);
+    // As PostgreSQL's English configuration: accents are not folded.
+    assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: 'cafe' }])), []);
+    assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: 'deployed servers' }])), [ids.deploys]);
+    assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: 'the' }])), [], 'only stop words: nothing');
+    assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: 'the coffee is' }])), idsOf(await search(owner, [['search', 'coffee']])));
     assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: 'breakfast beans' }])), [ids.cafe], 'topic word and content word');
     assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: 'coff' }])), [], 'whole words only');
     // Parts of URLs are words too, on both engines.
     assert.deepEqual(idsOf(await search(owner, [['search', 'docs example']])), [ids.link]);
   });
 
-  it('matches quoted phrases only in that order', async () => {
+  it('matches quoted phrases only as typed (case aside), besides their stems', async () => {
+    assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: '"server DEPLOYS"' }])), [ids.deploys]);
+    assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: '"server deploying"' }])), []);
     assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: '"coffee beans"' }])), [ids.cafe]);
     assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: '"beans coffee"' }])), []);
     assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: '"then coffee" separate' }])), [ids.beans]);
@@ -83,7 +92,7 @@ await forEachEngine('chat search', (engine) => {
           { operator: 'search', operand: 'coffee', negated: true },
         ]),
       ),
-      [ids.link],
+      [ids.link, ids.deploys],
     );
     assert.deepEqual(
       idsOf(
@@ -102,7 +111,7 @@ await forEachEngine('chat search', (engine) => {
   });
 
   it('highlights matched words in match_content and match_subject', async () => {
-    const [cafe] = await search(owner, [['search', 'cafe breakfast']]);
+    const [cafe] = await search(owner, [['search', 'CAFÉ breakfast']]);
     assert.equal(cafe.match_content, '<p>Meet at the <strong><span class="highlight">Café</span></strong> tomorrow, bring COFFEE beans</p>');
     assert.equal(cafe.match_subject, '<span class="highlight">Breakfast</span> plans');
     assert.equal(cafe.content, '<p>Meet at the <strong>Café</strong> tomorrow, bring COFFEE beans</p>', 'content itself is unchanged');
@@ -111,6 +120,22 @@ await forEachEngine('chat search', (engine) => {
       plain.every((m) => !('match_content' in m) && !('match_subject' in m)),
       'only search narrows carry match fields',
     );
+  });
+
+  it('highlights every word whose stem matches, as zulip.english_us_search does, never link targets', async () => {
+    // Exactly the narrow a Zulip client sends for a search box holding "deploy".
+    const [m] = await search(owner, [{ operator: 'search', operand: 'deploy' }]);
+    assert.equal(m.id, ids.deploys);
+    // The link's markup is Markdown's business (its attributes); here only the highlights count.
+    assert.match(m.content, /^<p>The server deploys, and is deploying again: <a href="https:\/\/deploy\.example\/notes"[^>]*>release notes<\/a><\/p>$/);
+    assert.equal(m.match_content, m.content.replace('deploys', '<span class="highlight">deploys</span>').replace('deploying', '<span class="highlight">deploying</span>'));
+    assert.equal(m.match_subject, '<span class="highlight">Deploying</span> today');
+    // A link's target is not indexed: Zulip indexes the rendered text.
+    assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: 'notes release' }])), [ids.deploys]);
+    assert.deepEqual(idsOf(await search(owner, [{ operator: 'search', operand: 'deploy example' }])), []);
+    // Stop words in the operand are never highlighted.
+    const [again] = await search(owner, [{ operator: 'search', operand: 'the server' }]);
+    assert.equal(again.match_content.startsWith('<p>The <span class="highlight">server</span> deploys'), true, again.match_content);
   });
 
   it('refuses a search operand that is not text', async () => {
@@ -140,5 +165,17 @@ await forEachEngine('chat search', (engine) => {
     assert.deepEqual([missing.status, missing.body.code, missing.body.var_name], [400, 'REQUEST_VARIABLE_MISSING', 'narrow']);
     const bad = await owner.get('/messages/matches_narrow', { msg_ids: [ids.cafe], narrow: [['bogus', 'x']] });
     assert.equal(bad.body.code, 'BAD_NARROW');
+  });
+
+  it('follows edits and topic moves', async () => {
+    const sent = await owner.post('/messages', { type: 'stream', to: 'kitchen', topic: 'Quarterly', content: 'budgeting session' });
+    assert.equal(sent.status, 200, JSON.stringify(sent.body));
+    const id = sent.body.id;
+    assert.deepEqual(idsOf(await search(owner, [['search', 'budget quarterly']])), [id]);
+    const edit = await owner.call('PATCH', `/messages/${id}`, { content: 'revised planning', topic: 'Roadmaps' });
+    assert.equal(edit.status, 200, JSON.stringify(edit.body));
+    assert.deepEqual(idsOf(await search(owner, [['search', 'budget']])), []);
+    assert.deepEqual(idsOf(await search(owner, [['search', 'quarterly']])), []);
+    assert.deepEqual(idsOf(await search(owner, [['search', 'plans roadmap revise']])), [id]);
   });
 });
