@@ -52,18 +52,18 @@ async function oldDataDir(): Promise<Storage> {
 }
 
 describe('a database made before the schema was split between the services', () => {
-  it('opens at its recorded version, with nothing to migrate and nothing to set up', async () => {
+  it('opens with its recorded versions kept, migrates only what came after, and sets nothing up', async () => {
     const storage = await oldDataDir();
     try {
       const core = await openCore(buildConfig(readOptions(storageArgs(storage), {}).options), { log: createLogger('error') });
       try {
         assert.equal(core.created, null);
         assert.equal(core.chatCreated, null);
-        assert.equal(await schemaVersion(core.db.kysely), 17);
+        assert.equal(await schemaVersion(core.db.kysely), MIGRATIONS.length);
         const rows = await sql<{ version: number; name: string }>`select version, name from keel_schema order by version`.execute(core.db.kysely);
         const recorded = rows.rows.map((r) => [Number(r.version), r.name]);
         // The split kept every migration's number and name, so a version recorded means the same migration.
-        assert.deepEqual(recorded, RECORDED);
+        assert.deepEqual(recorded.slice(0, RECORDED.length), RECORDED);
         assert.deepEqual(MIGRATIONS.map((m) => [m.version, m.name]).slice(0, RECORDED.length), RECORDED);
       } finally {
         await core.close();

@@ -17,6 +17,7 @@ import { chatRealmSettings } from './014_chat_realm_settings.js';
 import { chatSpectators } from './015_chat_spectators.js';
 import { chatChannelCreation } from './016_chat_channel_creation.js';
 import { chatRealmDeactivation } from './017_chat_realm_deactivation.js';
+import { chatHiddenEmails } from './019_chat_hidden_emails.js';
 
 export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatCore,
@@ -34,4 +35,5 @@ export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatSpectators,
   chatChannelCreation,
   chatRealmDeactivation,
+  chatHiddenEmails,
 ];
