@@ -11,6 +11,7 @@ import { canSeeRealEmail, displayEmail, EMAIL_VISIBILITY, looksLikePlaceholder, 
 import { sql } from 'kysely';
 import { subscribe } from './channels.js';
 import { realmDefaultsStored } from './user-settings.js';
+import { isSpectator } from './spectators.js';
 
 /** Zulip writes date_joined as an ISO time with microseconds and an explicit +00:00 offset. */
 export function isoWithOffset(ms: number): string {
@@ -62,8 +63,9 @@ export interface UserObjectOptions {
 }
 
 export function userObject(user: ChatUser, opts: UserObjectOptions): Record<string, unknown> {
-  // Spectators (no viewer) never see a real address, as in Zulip's format_user_row.
-  const seesEmail = opts.viewer !== undefined && canSeeRealEmail(opts.viewer, user.id, emailVisibility(user), user.is_bot === 1);
+  // Spectators (no viewer, or the spectator's stand-in) never see a real address, as in Zulip's format_user_row.
+  const viewer = opts.viewer && !isSpectator(opts.viewer) ? opts.viewer : undefined;
+  const seesEmail = viewer !== undefined && canSeeRealEmail(viewer, user.id, emailVisibility(user), user.is_bot === 1);
   const out: Record<string, unknown> = {
     user_id: user.id,
     delivery_email: seesEmail ? user.delivery_email : null,

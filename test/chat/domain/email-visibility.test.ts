@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { canSeeRealEmail, displayEmail, EMAIL_VISIBILITY, emailIsPublic, looksLikePlaceholder, placeholderUserId, roleSeesEmail } from '../../../src/chat/domain/user-rules.js';
 import { ROLE } from '../../../src/chat/domain/roles.js';
-import { addressIsPublic, avatarUrlFor, emailVisibility, gravatarUrl } from '../../../src/chat/domain/users.js';
+import { addressIsPublic, avatarUrlFor, emailVisibility, gravatarUrl, userObject } from '../../../src/chat/domain/users.js';
+import { spectatorOf } from '../../../src/chat/domain/spectators.js';
+import type { ChatUser, Realm } from '../../../src/chat/tables.js';
 
 const { everyone, members, admins, nobody, moderators } = EMAIL_VISIBILITY;
 
@@ -74,4 +76,29 @@ it('recognises the placeholder of this realm only, with an id the store can hold
   assert.equal(looksLikePlaceholder(`user${'9'.repeat(16)}@chat.example`, 'chat.example'), true);
   assert.equal(looksLikePlaceholder('user5@chat.example.org', 'chat.example'), false);
   assert.equal(looksLikePlaceholder('superuser5@chat.example', 'chat.example'), false);
+});
+
+it('renders the user object with the API email for all, and the real one only where allowed', () => {
+  const ann: ChatUser = {
+    ...spectatorOf({ id: 1, default_language: 'en' } as Realm),
+    id: 3,
+    email: 'user3@chat.example',
+    email_lower: 'user3@chat.example',
+    delivery_email: 'ann@example.com',
+    full_name: 'Ann',
+    role: ROLE.member,
+    settings: JSON.stringify({ email_address_visibility: moderators }),
+  };
+  const seen = (viewer?: { id: number; role: number }) => {
+    const u = userObject(ann, { clientGravatar: true, includeProfileFields: false, viewer });
+    return [u.email, u.delivery_email, u.avatar_url];
+  };
+  const url = gravatarUrl('ann@example.com', 1);
+  assert.deepEqual(seen({ id: 3, role: ROLE.member }), ['user3@chat.example', 'ann@example.com', url]);
+  assert.deepEqual(seen({ id: 4, role: ROLE.moderator }), ['user3@chat.example', 'ann@example.com', url]);
+  assert.deepEqual(seen({ id: 4, role: ROLE.member }), ['user3@chat.example', null, url]);
+  assert.deepEqual(seen(undefined), ['user3@chat.example', null, url]);
+  const publicAnn = { ...ann, email: 'ann@example.com', email_lower: 'ann@example.com', settings: '{}' };
+  const asSpectator = userObject(publicAnn, { clientGravatar: true, includeProfileFields: false, viewer: spectatorOf({ id: 1, default_language: 'en' } as Realm) });
+  assert.deepEqual([asSpectator.email, asSpectator.delivery_email, asSpectator.avatar_url], ['ann@example.com', null, null], 'spectators never get delivery_email');
 });
