@@ -37,7 +37,7 @@ await forEachEngine('chat hidden email addresses, black-box', (engine) => {
   const userIn = (list: Ev[], id: number) => list.find((u) => u.user_id === id)!;
 
   it('hides the address from every API email once the user hides it, with Zulip’s events', async () => {
-    const bobQueue = await register(bob, { event_types: ['realm_user', 'message', 'typing', 'reaction'] });
+    const bobQueue = await register(bob, { event_types: ['realm_user', 'message', 'typing', 'reaction', 'presence'] });
     const ownerQueue = await register(owner, { event_types: ['realm_user'] });
     const changed = await ann.call('PATCH', '/settings', { email_address_visibility: 3 });
     assert.equal(changed.status, 200, JSON.stringify(changed.body));
@@ -76,8 +76,12 @@ await forEachEngine('chat hidden email addresses, black-box', (engine) => {
     const one = await owner.get(`/messages/${inChannel.body.id}`);
     assert.equal(one.body.message.sender_email, placeholder, 'the same API email for administrators');
 
-    // Typing and a reaction, as events.
+    // Typing, a reaction and presence, as events; presence's legacy answer is keyed by API email.
     assert.equal((await ann.post('/typing', { op: 'start', type: 'direct', to: [bobId] })).status, 200);
+    assert.equal((await ann.post('/users/me/presence', { status: 'active', new_user_input: true })).status, 200);
+    const presences = (await bob.post('/users/me/presence', { status: 'active' })).body.presences;
+    assert.ok(presences[placeholder], JSON.stringify(presences));
+    assert.equal(presences['ann@example.com'], undefined);
     assert.equal((await ann.post(`/messages/${direct.body.id}/reactions`, { emoji_name: 'octopus' })).status, 200);
     const events = await drain(bob, bobQueue.queue_id, bobSeen);
     bobSeen = events.at(-1)!.id;
@@ -89,6 +93,8 @@ await forEachEngine('chat hidden email addresses, black-box', (engine) => {
     const typing = events.find((e) => e.type === 'typing')!;
     assert.deepEqual(typing.sender, { user_id: annId, email: placeholder });
     assert.ok(typing.recipients.some((r: Ev) => r.user_id === annId && r.email === placeholder));
+    const presence = events.find((e) => e.type === 'presence' && e.user_id === annId)!;
+    assert.equal(presence.email, placeholder);
     const reaction = events.find((e) => e.type === 'reaction')!;
     assert.deepEqual(reaction.user, { user_id: annId, email: placeholder, full_name: 'ann' });
 
