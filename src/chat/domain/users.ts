@@ -9,9 +9,9 @@ import { systemGroupId } from './groups.js';
 import { directGroupsForRole, ROLE } from './roles.js';
 import { canSeeRealEmail, displayEmail, EMAIL_VISIBILITY, looksLikePlaceholder, placeholderUserId, roleSeesEmail } from './user-rules.js';
 import { sql } from 'kysely';
+import { isSpectator } from './spectators.js';
 import { subscribe } from './channels.js';
 import { realmDefaultsStored } from './user-settings.js';
-import { isSpectator } from './spectators.js';
 
 /** Zulip writes date_joined as an ISO time with microseconds and an explicit +00:00 offset. */
 export function isoWithOffset(ms: number): string {
@@ -158,6 +158,8 @@ export async function createUser(db: Queryable<ChatTables>, realmId: number, u: 
   // user<id>@<realm host> is the API email of users who hide theirs: nobody's real address may take it.
   if (looksLikePlaceholder(email, realm.email_host)) throw placeholderAddressReserved({ email });
   if (await userByDeliveryEmail(db, realmId, email)) throw emailInUse();
+  // And nobody's API email either (a stored `email` is unique per realm).
+  if (await userByEmail(db, realmId, email)) throw emailInUse();
   const fullName = checkFullName(u.fullName);
   const key = issueApiKey(sealer);
   const passwordHash = u.password === null ? null : await hashPassword(u.password);
