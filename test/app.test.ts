@@ -64,7 +64,7 @@ describe('a database made before the schema was split between the services', () 
         const rows = await sql<{ version: number; name: string }>`select version, name from keel_schema where version <= 17 order by version`.execute(core.db.kysely);
         const recorded = rows.rows.map((r) => [Number(r.version), r.name]);
         // The split kept every migration's number and name, so a version recorded means the same migration.
-        assert.deepEqual(recorded, RECORDED);
+        assert.deepEqual(recorded.slice(0, RECORDED.length), RECORDED);
         assert.deepEqual(MIGRATIONS.map((m) => [m.version, m.name]).slice(0, RECORDED.length), RECORDED);
       } finally {
         await core.close();

@@ -15,7 +15,7 @@ import type { ChatTables } from './tables.js';
 import { createRealm, realmBySubdomain, setRealmDeactivated } from './domain/realm.js';
 import { chatRootDomain, chatUrl, checkSubdomain, realmUrlFor, ROOT_SUBDOMAIN } from './domain/subdomains.js';
 import { ROLE } from './domain/roles.js';
-import { checkFullName, createUser, userByEmail } from './domain/users.js';
+import { checkFullName, createUser, userByDeliveryEmail } from './domain/users.js';
 import { botEmail } from './domain/user-rules.js';
 
 const ROLE_NAMES: Record<string, number> = { owner: ROLE.owner, admin: ROLE.administrator, moderator: ROLE.moderator, member: ROLE.member, guest: ROLE.guest };
@@ -85,7 +85,7 @@ async function createRealmCommand(config: Config, open: OpenStore, own: Record<s
     subdomain: made.realm.string_id,
     realmUrl,
     userId: made.owner.id,
-    email: made.owner.email,
+    email: made.owner.delivery_email,
     apiKey: made.apiKey,
     ...(generated ? { password } : {}),
   };
@@ -117,12 +117,13 @@ async function createAccountCommand(config: Config, open: OpenStore, sub: string
     if (!realm) throw new UsageError(own.realm === undefined ? 'Keel is not set up yet: run keel init first' : `no realm has the subdomain "${own.realm}"`);
     if (sub === 'create-user') return db.transaction((trx) => createUser(trx, realm.id, { email, fullName, password, role }, now, sealer));
     return db.transaction(async (trx) => {
-      const owner = await userByEmail(trx, realm.id, ownerEmail);
+      const owner = await userByDeliveryEmail(trx, realm.id, ownerEmail);
       if (!owner || owner.is_active !== 1 || owner.is_bot === 1) throw new UsageError(`no active user has the email ${ownerEmail}`);
       return createUser(trx, realm.id, { email: botEmail(shortName, realm.email_host), fullName, password: null, role: ROLE.member, isBot: true, botType: 1, botOwnerId: owner.id }, now, sealer);
     });
   });
-  return { userId: made.user.id, email: made.user.email, apiKey: made.apiKey, ...(sub === 'create-user' && generated ? { password } : {}) };
+  // The login name: the real address, even when the realm's default hides it from others.
+  return { userId: made.user.id, email: made.user.delivery_email, apiKey: made.apiKey, ...(sub === 'create-user' && generated ? { password } : {}) };
 }
 
 /** Deactivates or reactivates the realm of --realm (required: no default for this one); a realm already so changes nothing. */

@@ -46,8 +46,8 @@ async function userForKey(db: Kysely<ChatTables>, realm: Realm, email: string, h
   // Compare even when no row matched, so the time taken does not tell a near miss.
   const keyOk = constantTimeEqual(user?.api_key_hash ?? apiKeyHash('no such key'), hash);
   if (!user || !keyOk) throw invalidApiKey();
-  const who = email.trim().toLowerCase();
-  if (who !== user.email_lower && who !== user.delivery_email.toLowerCase()) throw invalidApiKey();
+  // The real address, as Zulip's access_user_by_api_key compares it (a placeholder is no login name).
+  if (email.trim().toLowerCase() !== user.delivery_email.toLowerCase()) throw invalidApiKey();
   // The key's own realm, as Zulip checks user_profile.realm: a key of a deactivated realm says so
   // at any address.
   if (user.realm_id === realm.id ? realm.deactivated === 1 : await realmIsDeactivated(db, user.realm_id)) throw realmDeactivated();

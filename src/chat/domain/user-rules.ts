@@ -53,21 +53,45 @@ export function checkSelfDeactivation(me: Target, activeOwners: number, activeHu
 /** email_address_visibility values (a user setting since Zulip 7.0). */
 export const EMAIL_VISIBILITY = { everyone: 1, members: 2, admins: 3, nobody: 4, moderators: 5 } as const;
 
-/** Whether `viewer` may see the real (delivery) email of a user with this visibility setting. */
-export function canSeeRealEmail(viewer: Actor, targetId: number, visibility: number, targetIsBot: boolean): boolean {
-  if (viewer.id === targetId || targetIsBot) return true;
+/**
+ * Whether a viewer of this role may see the real address of a user with this visibility setting,
+ * the role alone deciding (Zulip's ROLE_TO_ACCESSIBLE_EMAIL_ADDRESS_VISIBILITY_IDS): GET/PATCH
+ * /users/{email} find a user by real address only then, the viewer's own address included.
+ */
+export function roleSeesEmail(role: number, visibility: number): boolean {
   switch (visibility) {
     case EMAIL_VISIBILITY.everyone:
       return true;
     case EMAIL_VISIBILITY.members:
-      return viewer.role <= ROLE.member;
+      return role <= ROLE.member;
     case EMAIL_VISIBILITY.moderators:
-      return viewer.role <= ROLE.moderator;
+      return role <= ROLE.moderator;
     case EMAIL_VISIBILITY.admins:
-      return viewer.role <= ROLE.administrator;
+      return role <= ROLE.administrator;
     default:
       return false;
   }
+}
+
+/**
+ * Whether `viewer` may see the real (delivery) email of a user with this visibility setting: their
+ * own always, a bot's always (Zulip fixes bots at "everyone"), anyone else's by roleSeesEmail.
+ */
+export function canSeeRealEmail(viewer: Actor, targetId: number, visibility: number, targetIsBot: boolean): boolean {
+  return viewer.id === targetId || targetIsBot || roleSeesEmail(viewer.role, visibility);
+}
+
+/** Whether a user's API `email` is their real address: only with visibility "everyone" (bots always). */
+export function emailIsPublic(visibility: number, isBot: boolean): boolean {
+  return isBot || visibility === EMAIL_VISIBILITY.everyone;
+}
+
+/**
+ * The API `email` of a user, the same for every viewer (Zulip's get_display_email_address): the real
+ * address when it is public, else the placeholder user<id>@<realm host>.
+ */
+export function displayEmail(userId: number, deliveryEmail: string, visibility: number, isBot: boolean, realmHost: string): string {
+  return emailIsPublic(visibility, isBot) ? deliveryEmail : placeholderEmail(userId, realmHost);
 }
 
 /** The stand-in API address of a user whose real address is hidden: user<id>@<realm host>. */
@@ -75,10 +99,19 @@ export function placeholderEmail(userId: number, realmHost: string): string {
   return `user${userId}@${realmHost}`;
 }
 
-/** The user id in a placeholder address of this realm, or null. */
+/**
+ * The user id in an address of the placeholder's form at this realm's host, or null. Ids past 15
+ * digits are no id (the store could not even compare them), so such an address finds nobody.
+ */
 export function placeholderUserId(email: string, realmHost: string): number | null {
-  const m = /^user(\d+)@(.+)$/i.exec(email.trim());
+  const m = /^user(\d{1,15})@(.+)$/i.exec(email.trim());
   return m && m[2].toLowerCase() === realmHost.toLowerCase() ? Number(m[1]) : null;
+}
+
+/** Whether an address has the placeholder's form at this realm's host (any number of digits). */
+export function looksLikePlaceholder(email: string, realmHost: string): boolean {
+  const m = /^user\d+@(.+)$/i.exec(email.trim());
+  return m !== null && m[1].toLowerCase() === realmHost.toLowerCase();
 }
 
 /** A bot's address from its short name, as Zulip makes it. */

@@ -3,12 +3,13 @@ import { createHash } from 'node:crypto';
 import type { Queryable } from '../../platform/db/database.js';
 import { hashPassword } from '../../platform/auth/passwords.js';
 import type { ChatTables, ChatUser } from '../tables.js';
-import { emailInUse, invalidEmail, nameInvalidCharacters, nameTooLong, nameTooShort } from '../errors.js';
+import { emailInUse, invalidEmail, nameInvalidCharacters, nameTooLong, nameTooShort, placeholderAddressReserved } from '../errors.js';
 import { issueApiKey, type ApiKeySeal } from './api-keys.js';
 import { systemGroupId } from './groups.js';
 import { directGroupsForRole, ROLE } from './roles.js';
-import { canSeeRealEmail, EMAIL_VISIBILITY, placeholderUserId } from './user-rules.js';
+import { canSeeRealEmail, displayEmail, EMAIL_VISIBILITY, looksLikePlaceholder, placeholderUserId, roleSeesEmail } from './user-rules.js';
 import { sql } from 'kysely';
+import { isSpectator } from './spectators.js';
 import { subscribe } from './channels.js';
 import { checkRoom } from './bounds.js';
 import { newUserSettings } from './realm-rules.js';
@@ -18,22 +19,35 @@ export function isoWithOffset(ms: number): string {
   return new Date(ms).toISOString().replace('Z', '000+00:00');
 }
 
-/** Users who never uploaded an avatar are shown by the hash-based avatar service, as in Zulip. */
-export function gravatarUrl(email: string, version: number): string {
+/**
+ * Users who never uploaded an avatar are shown by the hash-based avatar service, as in Zulip (the
+ * hash of the real address; `medium` is the 500-pixel size).
+ */
+export function gravatarUrl(email: string, version: number, medium = false): string {
   const hash = createHash('md5').update(email.trim().toLowerCase()).digest('hex');
-  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${version}`;
+  return `https://secure.gravatar.com/avatar/${hash}?d=identicon${medium ? '&s=500' : ''}&version=${version}`;
 }
 
 /**
- * The avatar URL a requester sees: null when the client computes gravatars itself and can see the
- * real email (every address is visible to everyone in this version).
+ * Whether the user's API email is their real address (Zulip's email_address_is_realm_public). The
+ * stored `email` is the real address exactly when the visibility is "everyone" (createUser and
+ * setEmailVisibility keep it so), which spares hot paths (message lists) parsing settings.
  */
-export function avatarUrlFor(user: Pick<ChatUser, 'delivery_email' | 'avatar_version'>, clientGravatar: boolean): string | null {
-  return clientGravatar ? null : gravatarUrl(user.delivery_email, user.avatar_version);
+export function addressIsPublic(user: Pick<ChatUser, 'email' | 'delivery_email'>): boolean {
+  return user.email === user.delivery_email;
 }
 
-/** The user's email_address_visibility setting (Zulip's default for new users: everyone). */
-export function emailVisibility(user: ChatUser): number {
+/**
+ * The avatar URL a requester sees: null when the client computes gravatars itself (client_gravatar),
+ * which it can only do from a public address; a hidden address's hash is sent as a URL instead.
+ */
+export function avatarUrlFor(user: Pick<ChatUser, 'email' | 'delivery_email' | 'avatar_version'>, clientGravatar: boolean): string | null {
+  return clientGravatar && addressIsPublic(user) ? null : gravatarUrl(user.delivery_email, user.avatar_version);
+}
+
+/** The user's email_address_visibility setting (Zulip's default for new users: everyone; bots always everyone). */
+export function emailVisibility(user: Pick<ChatUser, 'settings' | 'is_bot'>): number {
+  if (user.is_bot === 1) return EMAIL_VISIBILITY.everyone;
   const v = (JSON.parse(user.settings) as { email_address_visibility?: unknown }).email_address_visibility;
   return typeof v === 'number' ? v : EMAIL_VISIBILITY.everyone;
 }
@@ -50,7 +64,9 @@ export interface UserObjectOptions {
 }
 
 export function userObject(user: ChatUser, opts: UserObjectOptions): Record<string, unknown> {
-  const seesEmail = !opts.viewer || canSeeRealEmail(opts.viewer, user.id, emailVisibility(user), user.is_bot === 1);
+  // Spectators (no viewer, or the spectator's stand-in) never see a real address, as in Zulip's format_user_row.
+  const viewer = opts.viewer && !isSpectator(opts.viewer) ? opts.viewer : undefined;
+  const seesEmail = viewer !== undefined && canSeeRealEmail(viewer, user.id, emailVisibility(user), user.is_bot === 1);
   const out: Record<string, unknown> = {
     user_id: user.id,
     delivery_email: seesEmail ? user.delivery_email : null,
@@ -96,8 +112,21 @@ export async function userById(db: Queryable<ChatTables>, realmId: number, id: n
   return db.selectFrom('chat_users').selectAll().where('realm_id', '=', realmId).where('id', '=', id).executeTakeFirst();
 }
 
+/**
+ * The user whose API email (real or placeholder, as every client sees it) this is: Zulip's get_user,
+ * for addresses clients send in API calls (recipients, principals, narrows).
+ */
 export async function userByEmail(db: Queryable<ChatTables>, realmId: number, email: string): Promise<ChatUser | undefined> {
   return db.selectFrom('chat_users').selectAll().where('realm_id', '=', realmId).where('email_lower', '=', email.trim().toLowerCase()).executeTakeFirst();
+}
+
+/**
+ * The user whose real address this is, whatever its visibility: Zulip's get_user_by_delivery_email,
+ * for logging in and registering only (never to answer another user). Compared by the engine's own
+ * lower(), on both sides, so the unique index of migration 20 serves it and agrees with it.
+ */
+export async function userByDeliveryEmail(db: Queryable<ChatTables>, realmId: number, email: string): Promise<ChatUser | undefined> {
+  return db.selectFrom('chat_users').selectAll().where('realm_id', '=', realmId).where(sql<string>`lower(delivery_email)`, '=', sql<string>`lower(${email.trim()})`).executeTakeFirst();
 }
 
 const EMAIL = /^[^\s@<>()",;:\\]+@[^\s@<>()",;:\\]+$/;
@@ -126,12 +155,17 @@ export interface NewUser {
 export async function createUser(db: Queryable<ChatTables>, realmId: number, u: NewUser, nowMs: number, sealer: ApiKeySeal): Promise<{ user: ChatUser; apiKey: string }> {
   const email = u.email.trim();
   if (!EMAIL.test(email)) throw invalidEmail({ email });
+  const realm = await db.selectFrom('realms').select('email_host').where('id', '=', realmId).executeTakeFirstOrThrow();
+  // user<id>@<realm host> is the API email of users who hide theirs: nobody's real address may take it.
+  if (looksLikePlaceholder(email, realm.email_host)) throw placeholderAddressReserved({ email });
+  if (await userByDeliveryEmail(db, realmId, email)) throw emailInUse();
+  // And nobody's API email either (a stored `email` is unique per realm).
   if (await userByEmail(db, realmId, email)) throw emailInUse();
   await checkRoom(db, 'usersPerRealm', realmId, 1);
   const fullName = checkFullName(u.fullName);
   const key = issueApiKey(sealer);
   const passwordHash = u.password === null ? null : await hashPassword(u.password);
-  const user = await db
+  const made = await db
     .insertInto('chat_users')
     .values({
       realm_id: realmId,
@@ -155,6 +189,10 @@ export async function createUser(db: Queryable<ChatTables>, realmId: number, u: 
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+  // A hidden address needs the id for its placeholder, so it is set once the row exists (as in Zulip).
+  const apiEmail = displayEmail(made.id, email, emailVisibility(made), made.is_bot === 1, realm.email_host);
+  const user = apiEmail === email ? made : { ...made, email: apiEmail, email_lower: apiEmail.toLowerCase() };
+  if (user !== made) await db.updateTable('chat_users').set({ email: user.email, email_lower: user.email_lower }).where('id', '=', user.id).execute();
   for (const name of directGroupsForRole(u.role)) {
     await db
       .insertInto('user_group_members')
@@ -176,11 +214,24 @@ export async function createUser(db: Queryable<ChatTables>, realmId: number, u: 
 export async function userByApiEmail(db: Queryable<ChatTables>, realmId: number, realmHost: string, viewer: Viewer, email: string): Promise<ChatUser | undefined> {
   const id = placeholderUserId(email, realmHost);
   if (id !== null) return userById(db, realmId, id);
-  const wanted = email.trim().toLowerCase();
-  const user = await db.selectFrom('chat_users').selectAll().where('realm_id', '=', realmId).where(sql<string>`lower(delivery_email)`, '=', wanted).executeTakeFirst();
-  if (user && canSeeRealEmail(viewer, user.id, emailVisibility(user), user.is_bot === 1)) return user;
-  // The API address of a user with a visible address is the real one, found above.
+  const user = await userByDeliveryEmail(db, realmId, email);
+  // Only among the users whose setting shows the address to the viewer's role (Zulip's
+  // access_user_by_email: one's own hidden address finds nobody either); a public address is the
+  // API email, found here too.
+  if (user && roleSeesEmail(viewer.role, emailVisibility(user))) return user;
   return undefined;
+}
+
+/**
+ * Stores the API email that goes with a new email_address_visibility (the caller holds the
+ * transaction): it changes only between "everyone" and the rest, and never for a bot. Returns the
+ * new API email, or null when it stays.
+ */
+export async function setApiEmailForVisibility(db: Queryable<ChatTables>, user: ChatUser, realmHost: string, visibility: number): Promise<string | null> {
+  const apiEmail = displayEmail(user.id, user.delivery_email, visibility, user.is_bot === 1, realmHost);
+  if (apiEmail === user.email) return null;
+  await db.updateTable('chat_users').set({ email: apiEmail, email_lower: apiEmail.toLowerCase() }).where('id', '=', user.id).execute();
+  return apiEmail;
 }
 
 /** Active human owners: the last of them cannot be demoted or deactivated. */

@@ -5,7 +5,7 @@ import { authenticationFailed, enterValidEmail, rateLimited, realmDeactivated, u
 import { limitHeaders } from '../domain/rate-limit.js';
 import { ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from '../version.js';
 import { decoyHash, verifyPassword } from '../../platform/auth/passwords.js';
-import { userByEmail } from '../domain/users.js';
+import { userByDeliveryEmail } from '../domain/users.js';
 import { isLoginEmail } from '../domain/login-email.js';
 import { webPublicAccess } from '../domain/spectators.js';
 
@@ -63,7 +63,8 @@ export const fetchApiKey = defineEndpoint({
     // the password budget), so this costs no attempt.
     if (!isLoginEmail(p.username, call.realm.email_host)) throw enterValidEmail();
     const { db, limits } = call.services;
-    const user = await userByEmail(db.kysely, call.realm.id, p.username);
+    // Logins name the real address, whoever may see it (Zulip's get_user_by_delivery_email).
+    const user = await userByDeliveryEmail(db.kysely, call.realm.id, p.username);
     // The account's budget: one per user, whatever case or spacing the name is typed in; a name
     // nobody has gets one of its own (per realm), so guesses at it cost the same.
     const account = user ? `user:${user.id}` : `name:${call.realm.id}:${p.username.trim().toLowerCase()}`;
@@ -78,6 +79,6 @@ export const fetchApiKey = defineEndpoint({
     if (call.realm.deactivated === 1) throw realmDeactivated();
     if (user.is_active !== 1) throw userDeactivated();
     const apiKey = call.services.apiKeySeal.unseal(user.api_key_sealed);
-    return { api_key: apiKey, email: user.email, user_id: user.id };
+    return { api_key: apiKey, email: user.delivery_email, user_id: user.id };
   },
 });

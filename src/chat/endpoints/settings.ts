@@ -5,14 +5,14 @@ import Type, { type TSchema } from 'typebox';
 import { defineEndpoint, requireUser, type ChatCall, type Endpoint } from '../endpoint.js';
 import { adminRequired, alreadyHasAccount, invalidAddress, passwordTooWeak, wrongPassword } from '../errors.js';
 import { isAdmin } from '../domain/roles.js';
-import { checkFullName, userByEmail, userById } from '../domain/users.js';
-import { canSeeRealEmail } from '../domain/user-rules.js';
+import { checkFullName, setApiEmailForVisibility, userByDeliveryEmail, userById } from '../domain/users.js';
 import { hashPassword, verifyPassword } from '../../platform/auth/passwords.js';
 import { checkSetting, DEFAULTS_SETTING_NAMES, realmDefaultsStored, saveRealmDefaults, SETTING_NAMES, SETTINGS, settingOf, storedSettings, type SettingValue } from '../domain/user-settings.js';
 import { checkNameUnique, checkOwnEmailChangeAllowed, ownNameChangeAllowed } from '../domain/realm-rules.js';
 import { realmUserUpdateNotice } from '../events/notices.js';
 import { realmDefaultsNotice, userSettingNotices } from '../events/pref-notices.js';
 import type { Notice } from '../events/hub.js';
+import { emailVisibilityNotices } from '../events/email-notices.js';
 
 function settingParams(names: string[]): Record<string, TSchema> {
   const out: Record<string, TSchema> = {};
@@ -66,12 +66,13 @@ export const updateSettings = defineEndpoint({
     if (newEmail !== undefined && newEmail !== me.delivery_email) {
       checkOwnEmailChangeAllowed(call.realm, me);
       if (!EMAIL.test(newEmail)) throw invalidAddress();
-      if (await userByEmail(db.kysely, call.realm.id, newEmail)) throw alreadyHasAccount();
+      if (await userByDeliveryEmail(db.kysely, call.realm.id, newEmail)) throw alreadyHasAccount();
     }
     const passwordHash = p.new_password !== '' ? await hashPassword(p.new_password) : null;
     const changed: [string, SettingValue][] = [];
     let nameChanged = false;
     let visibilityBefore = 0;
+    let newApiEmail: string | null = null;
     await events.write(
       () =>
         db.transaction(async (trx) => {
@@ -99,12 +100,15 @@ export const updateSettings = defineEndpoint({
               .where('id', '=', me.id)
               .execute();
           }
+          // A hidden address shows as the placeholder, to everyone (Zulip's get_display_email_address).
+          const visibility = changed.find(([n]) => n === 'email_address_visibility');
+          if (visibility) newApiEmail = await setApiEmailForVisibility(trx, user, call.realm.email_host, visibility[1] as number);
           // Turning synchronisation off deletes the stored drafts, without events (Zulip's rule).
           if (changed.some(([n, v]) => n === 'enable_drafts_synchronization' && v === false)) {
             await trx.deleteFrom('drafts').where('user_id', '=', me.id).execute();
           }
         }),
-      () => settingsNotices(call, changed, nameChanged ? fullName! : undefined, visibilityBefore),
+      () => settingsNotices(call, changed, nameChanged ? fullName! : undefined, visibilityBefore, newApiEmail),
     );
     // Keel sends no mail, so the confirmation Zulip mails to the new address cannot be delivered:
     // the address stays as it is, and the request is logged for an operator.
@@ -113,28 +117,7 @@ export const updateSettings = defineEndpoint({
   },
 });
 
-/** Who gains or loses sight of the user's real address: delivery_email, or null, as Zulip tells them. */
-async function deliveryEmailNotices(call: ChatCall, before: number, after: number): Promise<Notice[]> {
-  const me = requireUser(call);
-  const viewers = await call.services.db.kysely.selectFrom('chat_users').select(['id', 'role']).where('realm_id', '=', call.realm.id).where('is_active', '=', 1).execute();
-  const gain: number[] = [];
-  const lose: number[] = [];
-  for (const v of viewers) {
-    const viewer = { id: Number(v.id), role: v.role };
-    const saw = canSeeRealEmail(viewer, me.id, before, me.is_bot === 1);
-    const sees = canSeeRealEmail(viewer, me.id, after, me.is_bot === 1);
-    if (sees && !saw) gain.push(viewer.id);
-    if (saw && !sees) lose.push(viewer.id);
-  }
-  const notice = (userIds: number[], email: string | null): Notice => ({
-    type: 'realm_user',
-    userIds,
-    render: () => ({ type: 'realm_user', op: 'update', person: { user_id: me.id, delivery_email: email } }),
-  });
-  return [...(gain.length ? [notice(gain, me.delivery_email)] : []), ...(lose.length ? [notice(lose, null)] : [])];
-}
-
-async function settingsNotices(call: ChatCall, changed: [string, SettingValue][], fullName: string | undefined, visibilityBefore: number): Promise<Notice[]> {
+async function settingsNotices(call: ChatCall, changed: [string, SettingValue][], fullName: string | undefined, visibilityBefore: number, newApiEmail: string | null): Promise<Notice[]> {
   const me = requireUser(call);
   const db = call.services.db.kysely;
   const out: Notice[] = [];
@@ -143,7 +126,7 @@ async function settingsNotices(call: ChatCall, changed: [string, SettingValue][]
     out.push(...userSettingNotices(me, name, value));
     // Others see a user's time zone in the user object.
     if (name === 'timezone') out.push(...(await realmUserUpdateNotice(db, call.realm.id, me.id, { timezone: value })));
-    if (name === 'email_address_visibility') out.push(...(await deliveryEmailNotices(call, visibilityBefore, value as number)));
+    if (name === 'email_address_visibility') out.push(...(await emailVisibilityNotices(db, me, visibilityBefore, value as number, newApiEmail)));
   }
   return out;
 }

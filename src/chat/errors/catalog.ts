@@ -141,6 +141,8 @@ export const nameTooShort = defineError({ code: 'BAD_REQUEST', message: 'Name to
 export const nameTooLong = defineError({ code: 'BAD_REQUEST', message: 'Name too long!' });
 export const nameInvalidCharacters = defineError({ code: 'BAD_REQUEST', message: 'Invalid characters in name!' });
 export const emailInUse = defineError({ code: 'BAD_REQUEST', message: 'Email is already in use.' });
+/** Keel's own: user<id>@<realm host> is the API email of users who hide their address (domain/users.ts createUser). */
+export const placeholderAddressReserved = defineError({ code: 'BAD_REQUEST', message: "Invalid email '{email}': addresses of the form user<id>@<realm host> stand for users whose address is hidden" });
 export const botOwnerDeactivated = defineError({ code: 'BAD_REQUEST', message: 'Cannot reactivate a bot whose owner is deactivated.' });
 export const profileFieldNotFound = defineError({ code: 'BAD_REQUEST', message: 'Field id {id} not found.' });
 export const invalidBotType = defineError({ code: 'BAD_REQUEST', message: 'Invalid bot type' });

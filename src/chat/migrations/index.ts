@@ -19,6 +19,7 @@ import { chatChannelCreation } from './016_chat_channel_creation.js';
 import { chatRealmDeactivation } from './017_chat_realm_deactivation.js';
 import { chatRealmRules } from './018_chat_realm_rules.js';
 import { chatSearchStems } from './019_chat_search_stems.js';
+import { chatHiddenEmails } from './020_chat_hidden_emails.js';
 
 export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatCore,
@@ -38,4 +39,5 @@ export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatRealmDeactivation,
   chatRealmRules,
   chatSearchStems,
+  chatHiddenEmails,
 ];

@@ -10,6 +10,7 @@ import { inProcessRealm } from '../../helpers/chat-realm.js';
 import type { Storage } from '../../helpers/server.js';
 import { inProcessChat, ok, type InProcessClient } from '../../helpers/in-process-chat.js';
 import { SETTINGS } from '../../../src/chat/domain/user-settings.js';
+import { gravatarUrl } from '../../../src/chat/domain/users.js';
 
 type Chat = Awaited<ReturnType<typeof inProcessChat>>;
 type Ev = Record<string, any>;
@@ -156,11 +157,29 @@ await forEachEngine('chat user preferences', (engine) => {
     const q = (await register(alice, { event_types: ['realm_user'] })).queue_id;
     const own = (await register(chat.owner, { event_types: ['realm_user'] })).queue_id;
     await ok(bob, 'PATCH', '/settings', { email_address_visibility: 3 });
-    assert.deepEqual(await drain(alice, q), [{ type: 'realm_user', op: 'update', person: { user_id: bobId, delivery_email: null } }]);
-    assert.deepEqual(await drain(chat.owner, own), [], 'an administrator still sees it');
+    const placeholder = (await ok(alice, 'GET', `/users/${bobId}`)).user.email as string;
+    assert.match(placeholder, new RegExp(`^user${bobId}@`));
+    // Then the API email and the avatar, to everyone: the address is no longer public.
+    const apiEmailChange = (avatarVersion: number, email: string) => [
+      { type: 'realm_user', op: 'update', person: { user_id: bobId, new_email: email } },
+      {
+        type: 'realm_user',
+        op: 'update',
+        person: {
+          user_id: bobId,
+          avatar_source: 'G',
+          avatar_url: gravatarUrl('bob@example.com', avatarVersion),
+          avatar_url_medium: gravatarUrl('bob@example.com', avatarVersion, true),
+          avatar_version: avatarVersion,
+        },
+      },
+    ];
+    assert.deepEqual(await drain(alice, q), [{ type: 'realm_user', op: 'update', person: { user_id: bobId, delivery_email: null } }, ...apiEmailChange(1, placeholder)]);
+    assert.deepEqual(await drain(chat.owner, own), apiEmailChange(1, placeholder), 'an administrator still sees it');
     assert.equal((await ok(alice, 'GET', `/users/${bobId}`)).user.delivery_email, null);
     await ok(bob, 'PATCH', '/settings', { email_address_visibility: 1 });
-    assert.deepEqual(await drain(alice, q), [{ type: 'realm_user', op: 'update', person: { user_id: bobId, delivery_email: 'bob@example.com' } }]);
+    assert.deepEqual(await drain(alice, q), [{ type: 'realm_user', op: 'update', person: { user_id: bobId, delivery_email: 'bob@example.com' } }, ...apiEmailChange(1, 'bob@example.com')]);
+    assert.deepEqual(await drain(chat.owner, own), apiEmailChange(1, 'bob@example.com'));
   });
 
   it('announces presence_enabled when the deprecated away of POST /users/me/status changes it', async () => {
