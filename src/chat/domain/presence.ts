@@ -39,7 +39,7 @@ interface RealmPresence {
   text: Record<PresenceFormat, RealmPresenceText>;
 }
 
-/** What the realm's users look like to presence: read from the store, cached until it is written. */
+/** What the realm's users look like to presence: read from the store, kept as realmMembers says. */
 export interface Member {
   id: number;
   email: string;
