@@ -6,13 +6,13 @@ import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerR
 import { LATER, type ChatCall, type ChatResult, type ChatServices, type Endpoint, type LateAnswer } from './endpoint.js';
 import type { ChatUser, Realm } from './tables.js';
 import { bodyTooLarge, bodyTooLargeWithKey, ChatError, internalServerError, invalidRequestTarget, lengthRequired, malformedBody, malformedHttp, methodNotAllowed, routeNotFound } from './errors.js';
-import { serializeWithText } from '../platform/db/fast/json-text.js';
+import { serializeAsPieces } from '../platform/db/fast/json-text.js';
 import { decodeParams } from './params.js';
 import { rerunAfterRace } from './store-races.js';
 import { ChatRouter } from './router.js';
 import { RequestCache } from './auth.js';
 import { addTextParams, BODY_LIMIT, BodyError, readForm, type Form } from './forms.js';
-import type { DurableFailure } from '../platform/http/durable.js';
+import { bodyLength, type AnswerBody, type DurableFailure } from '../platform/http/durable.js';
 import { closeAfterRefusal, closeAfterUnreadBody, OPEN_BODY_LIMIT, type ConnectionCap, type HttpTimeouts } from '../platform/http/connections.js';
 import { BodyTooLarge, ClientGone, hasBody, smallBody } from '../platform/http/body.js';
 import { goneSignal, Listener, onClientGone, type HttpService } from '../platform/http/listener.js';
@@ -55,8 +55,8 @@ class Writer {
   }
 
   /** Writes a JSON answer once the store is flushed (the durable-answer rule of durable.ts); undefined when written at once. Never rejects. */
-  write(res: ServerResponse, status: number, body: string | Buffer, extra?: Record<string, string>): Promise<void> | undefined {
-    const headers: OutgoingHttpHeaders = { ...extra, 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body) };
+  write(res: ServerResponse, status: number, body: AnswerBody, extra?: Record<string, string>): Promise<void> | undefined {
+    const headers: OutgoingHttpHeaders = { ...extra, 'content-type': JSON_TYPE, 'content-length': bodyLength(body) };
     return this.listener.answer(res, status, headers, body, this.notDurable);
   }
 }
@@ -314,9 +314,9 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
     // what it had): its unread rest would stay in the connection and the next request there would
     // wait for ever.
     if (!whole) closeAfterUnreadBody(req, res);
-    let text: string | Buffer;
+    let text: AnswerBody;
     try {
-      text = serializeWithText(answer.body);
+      text = serializeAsPieces(answer.body);
     } catch (err) {
       // A handler's result that cannot be serialized: the server's fault.
       services.log.error('chat request failed', { method, path: req.url, error: (err as Error).stack });

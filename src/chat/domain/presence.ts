@@ -8,14 +8,14 @@ import type { Database } from '../../platform/db/database.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Logger } from '../../platform/log.js';
 import type { ChatTables, ChatUser } from '../tables.js';
+import { READ_CACHE_TTL_MS } from '../../platform/db/fast/read-cache.js';
+import { legacyStatus, RealmPresenceText, type MemberIndex, type PresenceFormat } from './presence-answers.js';
 
 /** Zulip's timings (settings.py): clients ping every 60 s; 140 s without one is offline. */
 export const PRESENCE_PING_INTERVAL_SECONDS = 60;
 export const OFFLINE_THRESHOLD_SECONDS = 140;
 /** A ping this soon after the last recorded one changes nothing (several windows of one user). */
 export const PRESENCE_UPDATE_MIN_FREQ_SECONDS = 55;
-/** Legacy format: "active" while the last active time is within this of the last connection. */
-export const LEGACY_ACTIVITY_OFFSET_SECONDS = 70;
 export const DEFAULT_HISTORY_LIMIT_DAYS = 14;
 
 export type PresenceStatus = 'active' | 'idle';
@@ -35,15 +35,33 @@ interface RealmPresence {
   lastUpdateId: number;
   /** Users whose record changed since the last flush. */
   dirty: Set<number>;
+  /** The answers' `presences`, kept per realm version (presence-answers.ts). */
+  text: Record<PresenceFormat, RealmPresenceText>;
 }
 
-/** What the realm's users look like to presence: read from the store, cached until it is written. */
+/** What the realm's users look like to presence: read from the store, kept as realmMembers says. */
 export interface Member {
   id: number;
   email: string;
   isActive: boolean;
   presenceEnabled: boolean;
   isBot: boolean;
+  /** Unix seconds: shown as the last active time of a user never reported active (as Zulip does). */
+  dateJoined: number;
+}
+
+/** The members of one realm, as kept: `index` keeps its identity while the members are the same. */
+interface KeptMembers {
+  index: MemberIndex;
+  /** chat_users' write generation when read, and when the read goes stale (other processes' writes). */
+  generation: number;
+  expires: number;
+  /** A read under way, shared by the requests that find the entry stale meanwhile. */
+  reading?: Promise<MemberIndex>;
+}
+
+function sameMember(a: Member, b: Member): boolean {
+  return a.id === b.id && a.email === b.email && a.isActive === b.isActive && a.presenceEnabled === b.presenceEnabled && a.isBot === b.isBot && a.dateJoined === b.dateJoined;
 }
 
 /** A boolean user setting from the settings JSON; Zulip's default where the user never set it. */
@@ -68,7 +86,7 @@ export class PresenceStore {
   private readonly clock: Clock;
   private readonly log: Logger;
   private readonly realms = new Map<number, Promise<RealmPresence>>();
-  private readonly members = new Map<number, { generation: number; list: Member[] }>();
+  private readonly members = new Map<number, KeptMembers>();
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -109,7 +127,7 @@ export class PresenceStore {
       byUser.set(rec.userId, rec);
       lastUpdateId = Math.max(lastUpdateId, rec.updateId);
     }
-    return { byUser, lastUpdateId, dirty: new Set() };
+    return { byUser, lastUpdateId, dirty: new Set(), text: { legacy: new RealmPresenceText('legacy'), modern: new RealmPresenceText('modern') } };
   }
 
   /**
@@ -161,23 +179,47 @@ export class PresenceStore {
   }
 
   /**
-   * The realm's users as presence needs them. Re-read only after a write to the store (the
-   * database's write generation moved), so a steady stream of pings reads no users.
+   * The realm's users as presence needs them. Read again after a write to chat_users through this
+   * store (its write generation moved) and after READ_CACHE_TTL_MS (writes by other processes, such
+   * as `keel admin`); the index keeps its identity while what presence reads of them is the same, so
+   * the answers made from it stay valid.
    */
-  async realmMembers(realmId: number): Promise<Member[]> {
-    const generation = this.db.writeGeneration();
-    const cached = this.members.get(realmId);
-    if (cached && cached.generation === generation) return cached.list;
-    const rows = await this.db.kysely.selectFrom('chat_users').select(['id', 'email', 'is_active', 'is_bot', 'settings']).where('realm_id', '=', realmId).execute();
+  async realmMembers(realmId: number): Promise<MemberIndex> {
+    const kept = this.members.get(realmId);
+    const generation = this.db.writeGeneration('chat_users');
+    const now = this.clock.now();
+    if (kept && kept.generation === generation && kept.expires > now) return kept.index;
+    if (kept?.reading) return kept.reading;
+    const reading = this.readMembers(realmId, kept?.index, generation, now);
+    if (kept) kept.reading = reading;
+    try {
+      return await reading;
+    } finally {
+      if (kept) kept.reading = undefined;
+    }
+  }
+
+  private async readMembers(realmId: number, before: MemberIndex | undefined, generation: number, now: number): Promise<MemberIndex> {
+    const rows = await this.db.kysely.selectFrom('chat_users').select(['id', 'email', 'is_active', 'is_bot', 'settings', 'date_joined']).where('realm_id', '=', realmId).orderBy('id').execute();
     const list = rows.map((u) => ({
       id: Number(u.id),
       email: u.email,
       isActive: u.is_active === 1,
       isBot: u.is_bot === 1,
       presenceEnabled: booleanSetting(u, 'presence_enabled', true),
+      dateJoined: Math.floor(Number(u.date_joined) / 1000),
     }));
-    this.members.set(realmId, { generation, list });
-    return list;
+    const same = before !== undefined && before.list.length === list.length && list.every((m, i) => sameMember(m, before.list[i]));
+    const index: MemberIndex = same ? before : { list, byId: new Map(list.map((m) => [m.id, m])) };
+    // Kept with the generation and time taken before the read: a write that landed meanwhile makes it stale at once.
+    this.members.set(realmId, { index, generation, expires: now + READ_CACHE_TTL_MS });
+    return index;
+  }
+
+  /** The realm's map and members, for the answers. */
+  async answerState(realmId: number): Promise<{ realm: RealmPresence; members: MemberIndex }> {
+    const [realm, members] = await Promise.all([this.realm(realmId), this.realmMembers(realmId)]);
+    return { realm, members };
   }
 
   /** Writes every changed record in one transaction; one flush at a time. */
@@ -242,26 +284,12 @@ export class PresenceStore {
   }
 }
 
-// ---- the wire formats ---------------------------------------------------------------------------
+// ---- the answers ------------------------------------------------------------------------------
 
-/** Zulip's legacy status: active while the last active ping is close to the last connection. */
-export function legacyInfo(r: PresenceRecord): { status: PresenceStatus; timestamp: number } {
-  if (r.active !== null && r.active + LEGACY_ACTIVITY_OFFSET_SECONDS >= r.connected) return { status: 'active', timestamp: r.active };
-  return { status: 'idle', timestamp: r.connected };
-}
-
-/** {website: {...}, aggregated: {...}}: since Zulip 7.0 the client is always "website". */
-export function legacyPresence(r: PresenceRecord): Record<string, Record<string, unknown>> {
-  const { status, timestamp } = legacyInfo(r);
-  return {
-    website: { client: 'website', status, timestamp, pushable: false },
-    aggregated: { client: 'website', status, timestamp },
-  };
-}
-
-/** {active_timestamp, idle_timestamp}; a user never reported active has no active_timestamp. */
-export function modernPresence(r: PresenceRecord): Record<string, number> {
-  return r.active === null ? { idle_timestamp: r.connected } : { active_timestamp: r.active, idle_timestamp: r.connected };
+/** Zulip's legacy {status, timestamp} of one user (GET /users/{user}/presence, presence events). */
+export function legacyInfo(r: PresenceRecord, dateJoined?: number): { status: PresenceStatus; timestamp: number } {
+  // Without the date joined (events), a user never reported active counts as long inactive.
+  return legacyStatus(r, dateJoined ?? Number.NEGATIVE_INFINITY);
 }
 
 export interface PresenceQuery {
@@ -273,27 +301,24 @@ export interface PresenceQuery {
 
 /**
  * The `presences`, `server_timestamp` and `presence_last_update_id` of register and POST
- * /users/me/presence: users sharing their presence (not invisible), active, not bots, connected
- * within the history limit; keyed by email (legacy) or user id (modern).
+ * /users/me/presence (Zulip's get_presence_response): active human users sharing their presence
+ * (not invisible), keyed by email (legacy) or user id (modern, also whenever last_update_id is
+ * passed). A first fetch (no last_update_id, or one <= 0) has only users connected within the
+ * history limit (14 days unless asked; 0 asks for nobody); a later one has every user whose record
+ * changed after last_update_id. `presences` is JSON text shared by the answers of one realm version.
  */
 export async function presenceAnswer(store: PresenceStore, realmId: number, nowMs: number, q: PresenceQuery): Promise<Record<string, unknown>> {
-  const [{ records }, members] = await Promise.all([store.records(realmId), store.realmMembers(realmId)]);
-  const byId = new Map(members.map((m) => [m.id, m]));
+  const { realm, members } = await store.answerState(realmId);
   const modern = q.slim || q.lastUpdateId !== undefined;
-  // The limit is for the first fetch; a client that already holds data asks by update id instead.
-  const useLimit = q.lastUpdateId === undefined || q.lastUpdateId <= 0;
-  const since = Math.floor(nowMs / 1000) - (q.historyLimitDays ?? DEFAULT_HISTORY_LIMIT_DAYS) * 86_400;
-  const presences: Record<string, unknown> = {};
-  let maxId = -1;
-  for (const r of records) {
-    const m = byId.get(r.userId);
-    if (!m || !m.isActive || m.isBot || !m.presenceEnabled) continue;
-    if (useLimit && r.connected < since) continue;
-    if (q.lastUpdateId !== undefined && r.updateId <= q.lastUpdateId) continue;
-    presences[modern ? String(r.userId) : m.email] = modern ? modernPresence(r) : legacyPresence(r);
-    maxId = Math.max(maxId, r.updateId);
-  }
-  // Never below what the client passed: the same value tells it nothing changed.
-  const last = q.lastUpdateId === undefined ? maxId : Math.max(q.lastUpdateId, maxId);
-  return { presences, server_timestamp: nowMs / 1000, presence_last_update_id: last };
+  const text = realm.text[modern ? 'modern' : 'legacy'];
+  const after = q.lastUpdateId;
+  const days = q.historyLimitDays ?? DEFAULT_HISTORY_LIMIT_DAYS;
+  let found: { presences: unknown; maxId: number };
+  // history_limit_days=0 asks for no presence data at all, whatever last_update_id says (as Zulip).
+  if (days === 0) found = { presences: {}, maxId: -1 };
+  else if (after !== undefined && after > 0) found = text.since(realm.byUser, realm.lastUpdateId, members, after);
+  else found = text.whole(realm.byUser, realm.lastUpdateId, members, Math.floor(nowMs / 1000), days * 86_400, after);
+  // With nothing newer, the client's own value back: it tells the client nothing changed.
+  const last = found.maxId >= 0 ? found.maxId : (after ?? -1);
+  return { presences: found.presences, server_timestamp: nowMs / 1000, presence_last_update_id: last };
 }

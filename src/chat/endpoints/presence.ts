@@ -31,7 +31,7 @@ export const updatePresence = defineEndpoint({
     if (booleanSetting(me, 'presence_enabled', true)) {
       const { record, notify } = await presence.ping(call.realm.id, me.id, p.status);
       if (notify && me.is_bot !== 1) {
-        const receivers = (await presence.realmMembers(call.realm.id)).filter((m) => m.isActive).map((m) => m.id);
+        const receivers = (await presence.realmMembers(call.realm.id)).list.filter((m) => m.isActive).map((m) => m.id);
         // Not through events.write(): nothing is committed, and the map change and the publication
         // happen in one turn of the event loop, so a registration's state read (which follows its
         // queue's creation) either sees the change or its queue gets the event; at worst both.
@@ -85,7 +85,8 @@ export const getUserPresence = defineEndpoint({
     if (target.is_bot === 1) throw presenceNotForBots();
     const record = await call.services.presence.record(call.realm.id, target.id);
     if (!record || !booleanSetting(target, 'presence_enabled', true) || target.is_active !== 1) throw noPresenceData({ user: key });
-    const { status, timestamp } = legacyInfo(record);
+    // A user never reported active shows their date joined as last active, as in Zulip.
+    const { status, timestamp } = legacyInfo(record, Math.floor(target.date_joined / 1000));
     const now = Math.floor(call.services.clock.now() / 1000);
     // As Zulip: the aggregate says "offline" once the last report is past the threshold.
     const aggregated = now - timestamp > OFFLINE_THRESHOLD_SECONDS ? 'offline' : status;

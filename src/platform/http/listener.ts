@@ -6,7 +6,7 @@
 import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import type { Logger } from '../log.js';
 import { answerMalformedHttp, ConnectionCap, createHttpServer, type HttpTimeouts } from './connections.js';
-import { endWhenDurable, type DurableFailure, type Flushes } from './durable.js';
+import { endWhenDurable, type AnswerBody, type DurableFailure, type Flushes } from './durable.js';
 import { inject, type InjectOptions, type InjectResponse } from './inject.js';
 
 /** What each service's factory gives its caller (`keel serve`, the tests). */
@@ -73,7 +73,7 @@ export class Listener implements HttpService {
    * undefined, when there is nothing to flush (most reads); `onFailure` gives what is sent instead when
    * the flush fails. Never rejects: a failed write is logged and ends the connection.
    */
-  answer(res: ServerResponse, status: number, headers: OutgoingHttpHeaders, body: string | Buffer, onFailure: (err: unknown) => DurableFailure): Promise<void> | undefined {
+  answer(res: ServerResponse, status: number, headers: OutgoingHttpHeaders, body: AnswerBody, onFailure: (err: unknown) => DurableFailure): Promise<void> | undefined {
     // Connections still open when close() began end after their answer.
     if (this.closing) res.shouldKeepAlive = false;
     let written: Promise<void> | undefined;

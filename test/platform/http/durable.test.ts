@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { it } from 'node:test';
-import { endWhenDurable, type Flushes } from '../../../src/platform/http/durable.js';
+import { bodyLength, endWhenDurable, type Flushes } from '../../../src/platform/http/durable.js';
 
 function fakeResponse() {
   const sent: { status?: number; headers?: OutgoingHttpHeaders; body?: string | Buffer } = {};
@@ -53,4 +53,20 @@ it('sends the failure answer instead when the flush fails', async () => {
   const statusAndBody = fakeResponse();
   await endWhenDurable(statusAndBody.res, store, headers, '{}', () => ({ status: 500, body: 'no' }));
   assert.deepEqual(statusAndBody.sent, { status: 500, headers: { ...headers, 'content-length': 2 }, body: 'no' });
+});
+
+it('writes a body in pieces corked, in order, then ends; its length is the sum of theirs', () => {
+  const calls: string[] = [];
+  const res = {
+    writeHead: () => calls.push('head'),
+    cork: () => calls.push('cork'),
+    write: (b: Buffer) => calls.push(`write ${b.toString()}`),
+    end: (b?: unknown) => calls.push(b === undefined ? 'end' : 'end with body'),
+    uncork: () => calls.push('uncork'),
+  } as unknown as ServerResponse;
+  const store: Flushes = { durable: () => true, synced: () => Promise.reject(new Error('not asked')) };
+  const pieces = [Buffer.from('{"a":'), Buffer.from('"é"}')];
+  assert.equal(bodyLength(pieces), Buffer.byteLength('{"a":"é"}'));
+  assert.equal(endWhenDurable(res, store, headers, pieces, noFailure), undefined);
+  assert.deepEqual(calls, ['head', 'cork', 'write {"a":', 'write "é"}', 'end', 'uncork']);
 });
