@@ -6,6 +6,7 @@ import { canAccessContent } from './channels.js';
 import { FLAG } from './flags.js';
 import type { MarkdownContext, MentionGroup, MentionUser, Rendered } from './markdown.js';
 import { realmLinkifiers } from './linkifiers.js';
+import { settingOf } from './user-settings.js';
 
 /** Every user id in a group, its subgroups included, however deep. */
 async function groupMembers(db: Queryable<ChatTables>, groupId: number): Promise<number[]> {
@@ -21,9 +22,19 @@ async function groupMembers(db: Queryable<ChatTables>, groupId: number): Promise
   return [...members];
 }
 
-/** Only the names the content could refer to are looked up, so rendering costs nothing extra without them. */
-export async function loadMarkdownContext(db: Queryable<ChatTables>, realmId: number, viewer: ChatUser, content: string): Promise<MarkdownContext> {
-  const ctx: MarkdownContext = { usersByName: new Map(), usersById: new Map(), groups: new Map(), channels: new Map() };
+/**
+ * Only the names the content could refer to are looked up, so rendering costs nothing extra without
+ * them. The viewer is the sender: their translate_emoticons setting applies.
+ */
+export async function loadMarkdownContext(db: Queryable<ChatTables>, realmId: number, viewer: ChatUser, content: string, realmUrl?: string): Promise<MarkdownContext> {
+  const ctx: MarkdownContext = {
+    usersByName: new Map(),
+    usersById: new Map(),
+    groups: new Map(),
+    channels: new Map(),
+    realmUrl: realmUrl?.replace(/\/+$/, ''),
+    translateEmoticons: settingOf(viewer, 'translate_emoticons') === true,
+  };
   const userNames = new Set<string>();
   const userIds = new Set<number>();
   for (const m of content.matchAll(/@_?\*\*([^*\n]+?)\*\*/g)) {
