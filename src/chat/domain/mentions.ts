@@ -6,6 +6,7 @@ import { canAccessContent } from './channels.js';
 import { FLAG } from './flags.js';
 import type { MarkdownContext, MentionGroup, MentionUser, Rendered } from './markdown.js';
 import { realmLinkifiers } from './linkifiers.js';
+import { realmEmojiObject } from './realm-emoji.js';
 import { settingOf } from './user-settings.js';
 
 /** Every user id in a group, its subgroups included, however deep. */
@@ -67,6 +68,11 @@ export async function loadMarkdownContext(db: Queryable<ChatTables>, realmId: nu
     for (const g of rows) ctx.groups.set(g.name, { id: g.id, name: g.name, memberIds: await groupMembers(db, g.id) } satisfies MentionGroup);
   }
   ctx.linkifiers = await realmLinkifiers(db, realmId);
+  const emojiNames = [...new Set([...content.matchAll(/:([\p{L}\p{N}\p{M}_+-]+):/gu)].map((m) => m[1]))];
+  if (emojiNames.length) {
+    const rows = await db.selectFrom('realm_emoji').selectAll().where('realm_id', '=', realmId).where('deactivated', '=', 0).where('name', 'in', emojiNames).execute();
+    ctx.realmEmoji = new Map(rows.map((e) => [e.name, String(realmEmojiObject(e).source_url)]));
+  }
   if (channelNames.size) {
     const rows = await db
       .selectFrom('streams')

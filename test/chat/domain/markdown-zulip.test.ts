@@ -87,6 +87,15 @@ it('renders mentions inside quotes silent and does not count them', () => {
   assert.deepEqual(renderMessage('a@**Ann Lee**', ctx).mentionedUserIds, [], 'a mention must not follow a word');
 });
 
+it("renders the realm's custom emoji before Unicode ones, and Zulip's own :zulip:", () => {
+  const withEmoji = { ...ctx, realmEmoji: new Map([['party_parrot', '/user_avatars/2/emoji/images/7.gif']]) };
+  assert.equal(
+    renderMarkdown(':party_parrot: :zulip:', withEmoji),
+    '<p><img alt=":party_parrot:" class="emoji" src="/user_avatars/2/emoji/images/7.gif" title="party parrot"> <img alt=":zulip:" class="emoji" src="/static/generated/emoji/images/emoji/unicode/zulip.png" title="zulip"></p>',
+  );
+  assert.equal(renderMarkdown(':party_parrot:'), '<p>:party_parrot:</p>', 'not without the realm emoji');
+});
+
 it('keeps code spans as typed, with their spaces and without backslash escapes', () => {
   assert.equal(renderMarkdown('` a ` ``b`c`` `<&nbsp;>`'), '<p><code> a </code> <code>b`c</code> <code>&lt;&amp;nbsp;&gt;</code></p>');
   assert.equal(renderMarkdown('I ~~ like ~~ it, ***both***'), '<p>I <del> like </del> it, <strong><em>both</em></strong></p>');

@@ -29,6 +29,8 @@ export interface MarkdownContext {
   linkifiers?: CompiledLinkifier[];
   /** The realm's own URL (scheme and host, no trailing slash): links to it become relative, as Zulip makes them. */
   realmUrl?: string;
+  /** The realm's active custom emoji the message names, by name: the image URL. */
+  realmEmoji?: Map<string, string>;
   /** The sender's translate_emoticons setting: `:)` and friends become emoji. */
   translateEmoticons?: boolean;
 }

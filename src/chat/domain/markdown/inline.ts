@@ -153,13 +153,17 @@ export function emojiSpan(name: string, code: string): string {
   return `<span aria-label="${title}" class="emoji emoji-${code}" role="img" title="${title}">:${escapeText(name)}:</span>`;
 }
 
-// :name: for the emoji Zulip knows by that name (and its own :zulip:); unknown names stay as typed.
+// :name: for the realm's custom emoji, Zulip's own :zulip: and the Unicode emoji Zulip knows by that
+// name, in that order; unknown names stay as typed.
 export const emoji: InlineRule = (state, silent) => {
   if (state.src.charCodeAt(state.pos) !== 0x3a /* : */) return false;
   const m = execAt(EMOJI_NAME, state);
   if (!m) return false;
   let html: string;
-  if (m[1] === 'zulip') {
+  const custom = envOf(state).ctx.realmEmoji?.get(m[1]);
+  if (custom !== undefined) {
+    html = `<img alt=":${escapeAttr(m[1])}:" class="emoji" src="${escapeAttr(custom)}" title="${escapeAttr(m[1].replace(/_/g, ' '))}">`;
+  } else if (m[1] === 'zulip') {
     html = '<img alt=":zulip:" class="emoji" src="/static/generated/emoji/images/emoji/unicode/zulip.png" title="zulip">';
   } else {
     const found = emojiByName(m[1]);
