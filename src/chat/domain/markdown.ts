@@ -13,6 +13,7 @@ import { EMPTY_CONTEXT, type MarkdownContext, type RenderEnv } from './markdown/
 import { codeLanguageName, zulipFence } from './markdown/fences.js';
 import { autolink, channelLink, codeSpan, emoji, emojiSpan, emoticon, emphasis, escapeAttr, escapeText, inlineTex, mention, strikethrough, tex, text, time } from './markdown/inline.js';
 import { relativeToRealm, sanitizeUrl } from './markdown/links.js';
+import { newline, paragraph } from './markdown/paragraphs.js';
 import { mergeBulletLists, prepareLists, restoreListStarts } from './markdown/lists.js';
 
 export { EMPTY_CONTEXT, type LinkChannel, type MarkdownContext, type MentionGroup, type MentionUser } from './markdown/context.js';
@@ -54,7 +55,9 @@ md.normalizeLink = (url) => sanitizeUrl(url.trim()) ?? '';
 md.validateLink = (url) => url !== '';
 md.normalizeLinkText = (url) => url;
 
+md.block.ruler.at('paragraph', paragraph);
 md.inline.ruler.at('text', text);
+md.inline.ruler.at('newline', newline);
 md.inline.ruler.before('text', 'zulip_autolink', autolink);
 md.inline.ruler.at('backticks', codeSpan);
 md.inline.ruler.before('linkify', 'zulip_emphasis', emphasis);

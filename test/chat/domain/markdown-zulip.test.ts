@@ -96,6 +96,21 @@ it("renders the realm's custom emoji before Unicode ones, and Zulip's own :zulip
   assert.equal(renderMarkdown(':party_parrot:'), '<p>:party_parrot:</p>', 'not without the realm emoji');
 });
 
+it("keeps a paragraph's spaces and reads times as Zulip does, in UTC whatever the server's zone", () => {
+  assert.equal(renderMarkdown('test  \n  next '), '<p>test  <br>\n  next </p>');
+  const zone = process.env.TZ;
+  process.env.TZ = 'America/New_York';
+  try {
+    assert.equal(renderMarkdown('<time:31 Dec 2017>'), '<p><time datetime="2017-12-31T00:00:00Z">31 Dec 2017</time></p>');
+    assert.equal(renderMarkdown('<time:Jun 5th 2017, 10:30PM>'), '<p><time datetime="2017-06-05T22:30:00Z">Jun 5th 2017, 10:30PM</time></p>');
+    assert.equal(renderMarkdown('<time:2017-06-05T22:30>'), '<p><time datetime="2017-06-05T22:30:00Z">2017-06-05T22:30</time></p>');
+    assert.equal(renderMarkdown('<time:2017-06-05T22:30:00-04:00>'), '<p><time datetime="2017-06-06T02:30:00Z">2017-06-05T22:30:00-04:00</time></p>');
+  } finally {
+    if (zone === undefined) delete process.env.TZ;
+    else process.env.TZ = zone;
+  }
+});
+
 it('keeps code spans as typed, with their spaces and without backslash escapes', () => {
   assert.equal(renderMarkdown('` a ` ``b`c`` `<&nbsp;>`'), '<p><code> a </code> <code>b`c</code> <code>&lt;&amp;nbsp;&gt;</code></p>');
   assert.equal(renderMarkdown('I ~~ like ~~ it, ***both***'), '<p>I <del> like </del> it, <strong><em>both</em></strong></p>');

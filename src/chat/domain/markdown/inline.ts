@@ -207,10 +207,21 @@ export const emoticon: InlineRule = (state, silent) => {
   return true;
 };
 
-/** ISO 8601 or UNIX seconds, as Zulip's <time:...> accepts; null when unreadable. */
+// An explicit zone: Z, an offset, or a zone name at the end.
+const HAS_ZONE = /(?:[zZ]|[+-]\d\d:?\d\d|\b(?:UTC|GMT|[ECMP][SD]T))$/;
+
+/**
+ * ISO 8601, dates as people write them ("Jun 5th 2017, 10:30PM") or UNIX seconds, as Zulip's
+ * <time:...> accepts; a time without a zone is UTC, as Zulip takes it. Null when unreadable.
+ */
 export function parseTimeSyntax(text: string): Date | null {
-  const t = text.trim();
-  const ms = /^-?\d+(\.\d+)?$/.test(t) ? Number(t) * 1000 : Date.parse(t);
+  let t = text.trim();
+  let ms: number;
+  if (/^-?\d+(\.\d+)?$/.test(t)) ms = Number(t) * 1000;
+  else {
+    t = t.replace(/(\d)(?:st|nd|rd|th)\b/gi, '$1').replace(/(\d)([ap]m)\b/gi, '$1 $2');
+    ms = HAS_ZONE.test(t) ? Date.parse(t) : Date.parse(/^\d{4}-\d\d-\d\dT/.test(t) ? `${t}Z` : `${t} UTC`);
+  }
   if (!Number.isFinite(ms)) return null;
   const when = new Date(ms);
   // Years outside 1..9999 are out of Zulip's (Python's) range.
