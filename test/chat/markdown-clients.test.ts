@@ -88,3 +88,10 @@ it('zulip-js sends and renders the same way, and /messages/render previews it', 
   const preview = await realm.owner.post('/messages/render', { content: `> @**ann** hi\n\n${realmUrl}/#narrow/dm/${ann.id}` });
   assert.equal(preview.body.rendered, expected);
 });
+
+it("a deactivated user's mention renders silent", async () => {
+  const gone = await realm.owner.call('DELETE', `/users/${bob.id}`);
+  assert.equal(gone.status, 200, JSON.stringify(gone.body));
+  const id = await send(ann.client, 'ping @**bob**');
+  assert.equal((await read(ann.client, id)).content, `<p>ping <span class="user-mention silent" data-user-id="${bob.id}">bob</span></p>`);
+});

@@ -164,13 +164,17 @@ md.core.ruler.after('zulip_linkifiers', 'zulip_link_targets', (state) => {
   }
 });
 
-// Unicode emoji typed as characters become the same spans as :name:, as Zulip stores them.
+// Unicode emoji typed as characters become the same spans as :name:, as Zulip stores them (not in
+// a link's text, which Zulip shows as typed).
 md.core.ruler.after('inline', 'zulip_unicode_emoji', (state) => {
   for (const block of state.tokens) {
     if (block.type !== 'inline' || !block.children) continue;
     const out: typeof block.children = [];
+    let inLink = 0;
     for (const t of block.children) {
-      if (t.type !== 'text' || !/[^\x00-\x7f]/.test(t.content)) {
+      if (t.type === 'link_open') inLink++;
+      else if (t.type === 'link_close') inLink--;
+      if (t.type !== 'text' || inLink > 0 || !/[^\x00-\x7f]/.test(t.content)) {
         out.push(t);
         continue;
       }

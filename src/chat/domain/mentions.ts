@@ -46,10 +46,11 @@ export async function loadMarkdownContext(db: Queryable<ChatTables>, realmId: nu
   const groupNames = new Set([...content.matchAll(/@_?\*([^*\n]+?)\*(?!\*)/g)].map((m) => m[1]));
   const channelNames = new Set([...content.matchAll(/#\*\*([^*\n]+?)\*\*/g)].map((m) => m[1].split('>')[0].toLowerCase()));
   if (userNames.size || userIds.size) {
-    let q = db.selectFrom('chat_users').select(['id', 'full_name']).where('realm_id', '=', realmId).where('is_active', '=', 1);
+    // Deactivated users too: their mentions render silent, as Zulip's do.
+    let q = db.selectFrom('chat_users').select(['id', 'full_name', 'is_active']).where('realm_id', '=', realmId);
     q = q.where((eb) => eb.or([...(userIds.size ? [eb('id', 'in', [...userIds])] : []), ...(userNames.size ? [eb(eb.fn('lower', ['full_name']), 'in', [...userNames])] : [])]));
     for (const u of await q.execute()) {
-      const user: MentionUser = { id: u.id, full_name: u.full_name };
+      const user: MentionUser = { id: u.id, full_name: u.full_name, isActive: u.is_active === 1 };
       ctx.usersById.set(u.id, user);
       const key = u.full_name.toLowerCase();
       ctx.usersByName.set(key, [...(ctx.usersByName.get(key) ?? []), user]);

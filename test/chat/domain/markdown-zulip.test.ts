@@ -87,6 +87,15 @@ it('renders mentions inside quotes silent and does not count them', () => {
   assert.deepEqual(renderMessage('a@**Ann Lee**', ctx).mentionedUserIds, [], 'a mention must not follow a word');
 });
 
+it("renders a deactivated user's mention silent, and shows a link's text as typed", () => {
+  const gone = { id: 5, full_name: 'Old Timer', isActive: false };
+  const withGone = { ...ctx, usersByName: new Map([['old timer', [gone]]]), usersById: new Map([[5, gone]]) };
+  const r = renderMessage('@**Old Timer** @**Old Timer|5**', withGone);
+  assert.equal(r.html, '<p><span class="user-mention silent" data-user-id="5">Old Timer</span> <span class="user-mention silent" data-user-id="5">Old Timer</span></p>');
+  assert.deepEqual(r.mentionedUserIds, []);
+  assert.equal(renderMarkdown('[💩 *x*](https://e.org) 💩').replace(/<span aria-label[^>]*>:[a-z_]+:<\/span>/, 'EMOJI'), '<p><a href="https://e.org">💩 *x*</a> EMOJI</p>');
+});
+
 it("renders the realm's custom emoji before Unicode ones, and Zulip's own :zulip:", () => {
   const withEmoji = { ...ctx, realmEmoji: new Map([['party_parrot', '/user_avatars/2/emoji/images/7.gif']]) };
   assert.equal(

@@ -5,6 +5,8 @@ import type { CompiledLinkifier, LinkifyBudget } from '../linkifiers.js';
 export interface MentionUser {
   id: number;
   full_name: string;
+  /** A deactivated user's mention renders silent, as Zulip's does (false only when known to be deactivated). */
+  isActive?: boolean;
 }
 export interface MentionGroup {
   id: number;

@@ -102,12 +102,16 @@ export const mention: InlineRule = (state, silent) => {
         if (user && pipe[1] !== '' && pipe[1].toLowerCase() !== user.full_name.toLowerCase()) user = undefined;
       } else {
         const named = env.ctx.usersByName.get(text.toLowerCase()) ?? [];
+        const active = named.filter((u) => u.isActive !== false);
         // An ambiguous name mentions nobody: the sender has to add |id.
-        if (named.length === 1) user = named[0];
+        if (active.length === 1) user = active[0];
+        else if (named.length === 1) user = named[0];
       }
       if (!user) return false;
-      html = `<span class="user-mention${cls}" data-user-id="${user.id}">${at}${escapeText(user.full_name)}</span>`;
-      if (!silent && !quiet) env.users.add(user.id);
+      // A deactivated user is mentioned silently: the name links, nobody is notified.
+      const quietUser = quiet || user.isActive === false;
+      html = `<span class="user-mention${quietUser ? ' silent' : ''}" data-user-id="${user.id}">${quietUser ? '' : '@'}${escapeText(user.full_name)}</span>`;
+      if (!silent && !quietUser) env.users.add(user.id);
     }
   } else {
     const group = env.ctx.groups.get(m[3]!);
