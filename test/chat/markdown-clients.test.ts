@@ -89,6 +89,18 @@ it('zulip-js sends and renders the same way, and /messages/render previews it', 
   assert.equal(preview.body.rendered, expected);
 });
 
+it('emoticons become emoji only for a sender who turned translate_emoticons on (off by default, as in Zulip)', async () => {
+  const plain = await send(ann.client, 'thanks :) <3');
+  assert.equal((await read(ann.client, plain)).content, '<p>thanks :) &lt;3</p>');
+  const on = await ann.client.call('PATCH', '/settings', { translate_emoticons: true });
+  assert.equal(on.status, 200, JSON.stringify(on.body));
+  const translated = await send(ann.client, 'thanks :) <3');
+  assert.match(
+    (await read(ann.client, translated)).content,
+    /^<p>thanks <span aria-label="[a-z ]+" class="emoji emoji-[0-9a-f-]+" role="img" title="[a-z ]+">:smile:<\/span> <span aria-label="heart" class="emoji emoji-2764" role="img" title="heart">:heart:<\/span><\/p>$/,
+  );
+});
+
 it("a deactivated user's mention renders silent", async () => {
   const gone = await realm.owner.call('DELETE', `/users/${bob.id}`);
   assert.equal(gone.status, 200, JSON.stringify(gone.body));
