@@ -1,43 +1,23 @@
 // Zulip's Markdown dialect, on markdown-it: one newline is a line break, raw HTML is shown as text,
-// `_x_` is not emphasis (only `*x*` and `**x**` are), no indented code blocks, underlined headings
-// or reference links, fenced code in Zulip's codehilite wrapper, links that open in a new tab with
-// their URL as title, ~~x~~ as <del>, bare URLs linked. On top: quote, spoiler and math fences,
-// mentions (users, groups, wildcards), channel/topic/message links, emoji, <time:...> and $$TeX$$.
-// Mentions and links need names from the store: the caller loads a MarkdownContext first
-// (domain/mentions.ts) because markdown-it's rules are synchronous.
+// `_x_` is not emphasis (only `*x*` and `**x**` are), indented (4-space) code blocks, no underlined
+// headings, reference links or backslash escapes, Zulip's fences (code in its codehilite wrapper
+// with Pygments' language name, quote, spoiler and math blocks), lists nested by 2 spaces, links
+// without target or title (the realm's own made relative), bare URLs, domains and addresses
+// linked. On top: mentions (silent inside quotes), channel/topic/message links, emoji, <time:...>
+// and $$TeX$$. The rules live in markdown/; mentions and links need names from the store: the
+// caller loads a MarkdownContext first (domain/mentions.ts).
 import MarkdownIt from 'markdown-it';
-import katex from 'katex';
-import { emojiByChars, emojiByName, emojiPattern } from './emoji.js';
-import { LinkifyBudget, linkifyText, type CompiledLinkifier } from './linkifiers.js';
+import { emojiByChars, emojiPattern } from './emoji.js';
+import { LinkifyBudget, linkifyText } from './linkifiers.js';
+import { EMPTY_CONTEXT, type MarkdownContext, type RenderEnv } from './markdown/context.js';
+import { codeLanguageName, zulipFence } from './markdown/fences.js';
+import { autolink, channelLink, codeSpan, emoji, emojiSpan, emoticon, emphasis, escapeAttr, escapeText, inlineTex, mention, strikethrough, tex, text, time } from './markdown/inline.js';
+import { relativeToRealm, sanitizeUrl } from './markdown/links.js';
+import { newline, paragraph } from './markdown/paragraphs.js';
+import { mergeBulletLists, prepareLists, restoreListStarts } from './markdown/lists.js';
 
-export interface MentionUser {
-  id: number;
-  full_name: string;
-}
-export interface MentionGroup {
-  id: number;
-  name: string;
-  memberIds: number[];
-}
-export interface LinkChannel {
-  id: number;
-  name: string;
-}
-
-/** The names a message may refer to, looked up before rendering. */
-export interface MarkdownContext {
-  /** Active users by lowercased full name (several when names clash). */
-  usersByName: Map<string, MentionUser[]>;
-  usersById: Map<number, MentionUser>;
-  /** User groups by name, with their members including subgroups'. */
-  groups: Map<string, MentionGroup>;
-  /** Channels by lowercased name. */
-  channels: Map<string, LinkChannel>;
-  /** The realm's linkifiers, in their processing order. */
-  linkifiers?: CompiledLinkifier[];
-}
-
-export const EMPTY_CONTEXT: MarkdownContext = { usersByName: new Map(), usersById: new Map(), groups: new Map(), channels: new Map() };
+export { EMPTY_CONTEXT, type LinkChannel, type MarkdownContext, type MentionGroup, type MentionUser } from './markdown/context.js';
+export { channelNarrowUrl, encodeHashComponent, parseTimeSyntax, topicNarrowUrl } from './markdown/inline.js';
 
 /** What rendering found that changes flags: who is mentioned, not counting silent mentions. */
 export interface Rendered {
@@ -48,204 +28,89 @@ export interface Rendered {
   topicWildcard: boolean;
 }
 
-// A type alias (not an interface) so it fits markdown-it's open Env record.
-type RenderEnv = {
-  ctx: MarkdownContext;
-  /** The linkifiers' time on this message (quote and spoiler blocks render separately, on the same budget). */
-  linkifyBudget: LinkifyBudget;
-  users: Set<number>;
-  groups: Set<number>;
-  streamWildcard: boolean;
-  topicWildcard: boolean;
-};
+const md = new MarkdownIt({ html: false, breaks: true, linkify: false, typographer: false });
+// Zulip has neither setext headings, inline images, reference-style links (a `[x]: url` line stays
+// text), <url> autolinks nor backslash escapes; its own fences, code spans, emphasis and
+// strikethrough replace markdown-it's (below).
+md.disable(['lheading', 'image', 'reference', 'autolink', 'escape', 'linkify', 'fence', 'emphasis', 'strikethrough']);
+md.block.ruler.before('code', 'zulip_fence', zulipFence, { alt: ['paragraph', 'reference', 'blockquote', 'list'] });
 
-const md = new MarkdownIt({ html: false, breaks: true, linkify: true, typographer: false });
-// Zulip has neither indented code (4 spaces keep text as text), setext headings, inline images nor
-// reference-style links (a `[x]: url` line stays text).
-md.disable(['code', 'lheading', 'image', 'reference']);
-// linkify-it would make mailto: links of bare addresses; Zulip leaves them as text.
-md.linkify.set({ fuzzyEmail: false });
+type BlockRule = Parameters<typeof md.block.ruler.at>[1];
+const blockRules = (md.block.ruler as unknown as { __rules__: { name: string; fn: BlockRule }[] }).__rules__;
+const blockquote = blockRules.find((r) => r.name === 'blockquote')!.fn;
+// Quote markers with nothing after them, up to a blank line, are text in Zulip, not an empty quote.
+md.block.ruler.at(
+  'blockquote',
+  (state, startLine, endLine, silent) => {
+    let line = startLine;
+    while (line < endLine && !state.isEmpty(line) && /^\s{0,3}>\s*$/.test(state.src.slice(state.bMarks[line], state.eMarks[line]))) line++;
+    if (line > startLine && (line >= endLine || state.isEmpty(line))) return false;
+    return blockquote(state, startLine, endLine, silent);
+  },
+  { alt: ['paragraph', 'reference', 'blockquote', 'list'] },
+);
+
+// Links: Zulip's URL rules decide what may be linked and how (see links.ts); no percent-encoding.
+md.normalizeLink = (url) => sanitizeUrl(url.trim()) ?? '';
+md.validateLink = (url) => url !== '';
+md.normalizeLinkText = (url) => url;
+
+md.block.ruler.at('paragraph', paragraph);
+md.inline.ruler.at('text', text);
+md.inline.ruler.at('newline', newline);
+md.inline.ruler.before('text', 'zulip_autolink', autolink);
+md.inline.ruler.at('backticks', codeSpan);
+md.inline.ruler.before('linkify', 'zulip_emphasis', emphasis);
+md.inline.ruler.before('linkify', 'zulip_strikethrough', strikethrough);
+md.inline.ruler.before('linkify', 'zulip_mention', mention);
+md.inline.ruler.before('linkify', 'zulip_channel_link', channelLink);
+md.inline.ruler.before('linkify', 'zulip_emoticon', emoticon);
+md.inline.ruler.before('linkify', 'zulip_emoji', emoji);
+md.inline.ruler.before('linkify', 'zulip_time', time);
+md.inline.ruler.before('linkify', 'zulip_math', inlineTex);
 
 type InlineRule = Parameters<typeof md.inline.ruler.at>[1];
-type InlineState = Parameters<InlineRule>[0];
-const rules = (md.inline.ruler as unknown as { __rules__: { name: string; fn: InlineRule }[] }).__rules__;
-const emphasis = rules.find((r) => r.name === 'emphasis')!.fn;
-// An underscore never opens emphasis in Zulip (snake_case words and _x_ stay as typed).
-md.inline.ruler.at('emphasis', (state, silent) => (state.src.charCodeAt(state.pos) === 0x5f /* _ */ ? false : emphasis(state, silent)));
-
-const escapeHtml = md.utils.escapeHtml;
-
-/** Zulip's URL fragment encoding: percent-encoding with `.` in place of `%` (and `.` itself as .2E). */
-export function encodeHashComponent(s: string): string {
-  return encodeURIComponent(s)
-    .replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase())
-    .replace(/\./g, '%2E')
-    .replace(/%/g, '.');
-}
-
-export function channelNarrowUrl(c: LinkChannel): string {
-  return `/#narrow/channel/${encodeHashComponent(`${c.id}-${c.name.replace(/ /g, '-')}`)}`;
-}
-
-export function topicNarrowUrl(c: LinkChannel, topic: string): string {
-  return `${channelNarrowUrl(c)}/topic/${encodeHashComponent(topic)}`;
-}
-
-function pushHtml(state: InlineState, html: string): void {
-  const token = state.push('html_inline', '', 0);
-  token.content = html;
-}
-
-function envOf(state: { env: unknown }): RenderEnv {
-  return state.env as RenderEnv;
-}
-
-const WILDCARDS = new Map([
-  ['all', 'stream'],
-  ['everyone', 'stream'],
-  ['channel', 'stream'],
-  ['stream', 'stream'],
-  ['topic', 'topic'],
-]);
-
-// @**Name**, @**Name|id**, @_**Name** (silent), @**all** and friends, @*group*, @_*group*.
-md.inline.ruler.before('linkify', 'zulip_mention', (state, silent) => {
-  if (state.src.charCodeAt(state.pos) !== 0x40 /* @ */) return false;
-  const m = /^@(_?)(?:\*\*([^*\n]+?)\*\*|\*([^*\n]+?)\*)/.exec(state.src.slice(state.pos));
-  if (!m) return false;
-  const env = envOf(state);
-  const quiet = m[1] === '_';
-  const cls = quiet ? ' silent' : '';
-  const at = quiet ? '' : '@';
-  let html: string | undefined;
-  if (m[2] !== undefined) {
-    const text = m[2];
-    const wildcard = WILDCARDS.get(text);
-    if (wildcard) {
-      html = wildcard === 'topic' ? `<span class="topic-mention${cls}">${at}${text}</span>` : `<span class="user-mention channel-wildcard-mention${cls}" data-user-id="*">${at}${text}</span>`;
-      if (!silent && !quiet) {
-        if (wildcard === 'topic') env.topicWildcard = true;
-        else env.streamWildcard = true;
-      }
-    } else {
-      const pipe = /^(.*)\|(\d+)$/.exec(text);
-      let user: MentionUser | undefined;
-      if (pipe) {
-        user = env.ctx.usersById.get(Number(pipe[2]));
-        // With a name before the id, both must agree, as Zulip checks.
-        if (user && pipe[1] !== '' && pipe[1].toLowerCase() !== user.full_name.toLowerCase()) user = undefined;
-      } else {
-        const named = env.ctx.usersByName.get(text.toLowerCase()) ?? [];
-        // An ambiguous name mentions nobody: the sender has to add |id.
-        if (named.length === 1) user = named[0];
-      }
-      if (!user) return false;
-      html = `<span class="user-mention${cls}" data-user-id="${user.id}">${at}${escapeHtml(user.full_name)}</span>`;
-      if (!silent && !quiet) env.users.add(user.id);
-    }
-  } else {
-    const group = env.ctx.groups.get(m[3]!);
-    if (!group) return false;
-    html = `<span class="user-group-mention${cls}" data-user-group-id="${group.id}">${at}${escapeHtml(group.name)}</span>`;
-    if (!silent && !quiet) env.groups.add(group.id);
-  }
-  if (!silent) pushHtml(state, html);
-  state.pos += m[0].length;
+const inlineRules = (md.inline.ruler as unknown as { __rules__: { name: string; fn: InlineRule }[] }).__rules__;
+const markdownLink = inlineRules.find((r) => r.name === 'link')!.fn;
+// A link's text is shown as typed in Zulip (no emphasis, emoji or links inside it).
+md.inline.ruler.at('link', (state, silent) => {
+  const start = state.pos;
+  const before = state.tokens.length;
+  if (!markdownLink(state, silent)) return false;
+  if (silent) return true;
+  const labelEnd = state.md.helpers.parseLinkLabel(state, start, true);
+  let open = before;
+  while (open < state.tokens.length && state.tokens[open].type !== 'link_open') open++;
+  const label = new state.Token('text', '', 0);
+  label.content = state.src.slice(start + 1, labelEnd);
+  state.tokens.splice(open + 1, state.tokens.length - open - 2, label);
   return true;
 });
 
-// #**channel**, #**channel>topic**, #**channel>topic@message_id**.
-md.inline.ruler.before('linkify', 'zulip_channel_link', (state, silent) => {
-  if (state.src.charCodeAt(state.pos) !== 0x23 /* # */) return false;
-  const m = /^#\*\*([^*\n]+?)\*\*/.exec(state.src.slice(state.pos));
-  if (!m) return false;
-  const inner = m[1];
-  const gt = inner.indexOf('>');
-  const channel = envOf(state).ctx.channels.get((gt < 0 ? inner : inner.slice(0, gt)).toLowerCase());
-  if (!channel) return false;
-  if (!silent) {
-    const name = escapeHtml(channel.name);
-    if (gt < 0) {
-      pushHtml(state, `<a class="stream" data-stream-id="${channel.id}" href="${channelNarrowUrl(channel)}">#${name}</a>`);
-    } else {
-      let topic = inner.slice(gt + 1);
-      const near = /^(.*)@(\d+)$/.exec(topic);
-      if (near) {
-        topic = near[1];
-        pushHtml(state, `<a class="message-link" href="${topicNarrowUrl(channel, topic)}/near/${near[2]}">#${name} &gt; ${escapeHtml(topic)} @ 💬</a>`);
-      } else {
-        pushHtml(state, `<a class="stream-topic" data-stream-id="${channel.id}" href="${topicNarrowUrl(channel, topic)}">#${name} &gt; ${escapeHtml(topic)}</a>`);
-      }
+// Which inline content sits in a quote, so that mentions there render silent.
+md.core.ruler.at('inline', (state) => {
+  const env = state.env as RenderEnv;
+  const base = env.inQuote;
+  let depth = 0;
+  for (const token of state.tokens) {
+    if (token.type === 'blockquote_open') depth++;
+    else if (token.type === 'blockquote_close') depth--;
+    else if (token.type === 'inline') {
+      env.inQuote = base + depth;
+      state.md.inline.parse(token.content, state.md, state.env, token.children!);
     }
   }
-  state.pos += m[0].length;
-  return true;
+  env.inQuote = base;
 });
 
-function emojiSpan(name: string, code: string): string {
-  return `<span aria-label="${escapeHtml(name.replace(/_/g, ' '))}" class="emoji emoji-${code}" role="img" title="${escapeHtml(name.replace(/_/g, ' '))}">:${escapeHtml(name)}:</span>`;
-}
-
-// :name: for the Unicode emoji Zulip knows by that name; unknown names stay as typed.
-md.inline.ruler.before('linkify', 'zulip_emoji', (state, silent) => {
-  if (state.src.charCodeAt(state.pos) !== 0x3a /* : */) return false;
-  const m = /^:([a-z0-9_+-]+):/.exec(state.src.slice(state.pos));
-  if (!m) return false;
-  const emoji = emojiByName(m[1]);
-  if (!emoji) return false;
-  if (!silent) pushHtml(state, emojiSpan(emoji.name, emoji.code));
-  state.pos += m[0].length;
-  return true;
-});
-
-/** ISO 8601 or UNIX seconds, as Zulip's <time:...> accepts; null when unreadable. */
-export function parseTimeSyntax(text: string): Date | null {
-  const t = text.trim();
-  const ms = /^-?\d+(\.\d+)?$/.test(t) ? Number(t) * 1000 : Date.parse(t);
-  return Number.isFinite(ms) ? new Date(ms) : null;
-}
-
-md.inline.ruler.before('linkify', 'zulip_time', (state, silent) => {
-  if (state.src.charCodeAt(state.pos) !== 0x3c /* < */) return false;
-  const m = /^<time:([^>\n]+)>/.exec(state.src.slice(state.pos));
-  if (!m) return false;
-  if (!silent) {
-    const when = parseTimeSyntax(m[1]);
-    pushHtml(
-      state,
-      when ? `<time datetime="${when.toISOString().replace(/\.\d{3}Z$/, 'Z')}">${escapeHtml(m[1])}</time>` : `<span class="timestamp-error">Invalid time format: ${escapeHtml(m[1])}</span>`,
-    );
-  }
-  state.pos += m[0].length;
-  return true;
-});
-
-function tex(source: string, displayMode: boolean): string | null {
-  try {
-    return katex.renderToString(source, { displayMode, throwOnError: true });
-  } catch {
-    return null;
-  }
-}
-
-// $$TeX$$ inline; TeX that KaTeX cannot read is shown as typed in a tex-error span.
-md.inline.ruler.before('linkify', 'zulip_math', (state, silent) => {
-  const { src, pos } = state;
-  if (src.charCodeAt(pos) !== 0x24 || src.charCodeAt(pos + 1) !== 0x24) return false;
-  const end = src.indexOf('$$', pos + 2);
-  if (end < 0 || end === pos + 2) return false;
-  if (!silent) {
-    const source = src.slice(pos + 2, end);
-    const html = tex(source, false);
-    pushHtml(state, html ?? `<span class="tex-error">${escapeHtml(`$$${source}$$`)}</span>`);
-  }
-  state.pos = end + 2;
-  return true;
+md.core.ruler.after('inline', 'zulip_lists', (state) => {
+  mergeBulletLists(state);
+  restoreListStarts(state, (state.env as RenderEnv).listStarts);
 });
 
 // Linkifiers turn their patterns in plain text (not in code, and not inside a link already) into
-// links, as the earlier rules left it; each link renders like any other (target, title).
-md.core.ruler.after('linkify', 'zulip_linkifiers', (state) => {
+// links, as the earlier rules left it.
+md.core.ruler.after('inline', 'zulip_linkifiers', (state) => {
   const linkifiers = (state.env as RenderEnv).ctx?.linkifiers;
   if (!linkifiers?.length) return;
   const budget = (state.env as RenderEnv).linkifyBudget;
@@ -279,22 +144,46 @@ md.core.ruler.after('linkify', 'zulip_linkifiers', (state) => {
   }
 });
 
-// Unicode emoji typed as characters become the same spans as :name:, as Zulip stores them.
-md.core.ruler.after('linkify', 'zulip_unicode_emoji', (state) => {
+// Every link to the realm's own narrows or uploads becomes relative; a link without text shows its URL.
+md.core.ruler.after('zulip_linkifiers', 'zulip_link_targets', (state) => {
+  const realmUrl = (state.env as RenderEnv).ctx?.realmUrl;
+  for (const block of state.tokens) {
+    if (block.type !== 'inline' || !block.children) continue;
+    const children = block.children;
+    for (let i = 0; i < children.length; i++) {
+      if (children[i].type !== 'link_open') continue;
+      const href = relativeToRealm(String(children[i].attrGet('href') ?? ''), realmUrl);
+      children[i].attrSet('href', href);
+      let close = i + 1;
+      while (close < children.length && children[close].type !== 'link_close') close++;
+      const inner = children.slice(i + 1, close);
+      if (inner.every((t) => t.type === 'text' && t.content.trim() === '')) {
+        children.splice(i + 1, close - i - 1, Object.assign(new state.Token('text', '', 0), { content: href }));
+      }
+    }
+  }
+});
+
+// Unicode emoji typed as characters become the same spans as :name:, as Zulip stores them (not in
+// a link's text, which Zulip shows as typed).
+md.core.ruler.after('inline', 'zulip_unicode_emoji', (state) => {
   for (const block of state.tokens) {
     if (block.type !== 'inline' || !block.children) continue;
     const out: typeof block.children = [];
+    let inLink = 0;
     for (const t of block.children) {
-      if (t.type !== 'text' || !/[^\x00-\x7f]/.test(t.content)) {
+      if (t.type === 'link_open') inLink++;
+      else if (t.type === 'link_close') inLink--;
+      if (t.type !== 'text' || inLink > 0 || !/[^\x00-\x7f]/.test(t.content)) {
         out.push(t);
         continue;
       }
       let last = 0;
       for (const m of t.content.matchAll(emojiPattern())) {
-        const emoji = emojiByChars(m[0]);
-        if (!emoji) continue;
+        const found = emojiByChars(m[0]);
+        if (!found) continue;
         if (m.index! > last) out.push(Object.assign(new state.Token('text', '', 0), { content: t.content.slice(last, m.index) }));
-        out.push(Object.assign(new state.Token('html_inline', '', 0), { content: emojiSpan(emoji.name, emoji.code) }));
+        out.push(Object.assign(new state.Token('html_inline', '', 0), { content: emojiSpan(found.name, found.code) }));
         last = m.index! + m[0].length;
       }
       if (last === 0) out.push(t);
@@ -304,56 +193,94 @@ md.core.ruler.after('linkify', 'zulip_unicode_emoji', (state) => {
   }
 });
 
-md.renderer.rules.fence = (tokens, idx, _options, env) => {
-  const token = tokens[idx];
-  const [lang = ''] = token.info.trim().split(/\s+/);
-  switch (lang.toLowerCase()) {
-    case 'quote':
-      return `<blockquote>\n${renderInner(token.content, env as unknown as RenderEnv)}\n</blockquote>\n`;
-    case 'spoiler': {
-      const title = token.info.trim().slice(lang.length).trim();
-      const header = title ? `<p>${md.renderInline(title, env)}</p>\n` : '';
-      return `<div class="spoiler-block"><div class="spoiler-header">\n${header}</div><div class="spoiler-content" aria-hidden="true">\n${renderInner(token.content, env as unknown as RenderEnv)}\n</div></div>\n`;
-    }
-    case 'math':
-    case 'tex':
-    case 'latex': {
-      // Each paragraph of a math block is one displayed formula.
-      const parts = token.content
-        .split(/\n\s*\n/)
-        .map((p) => p.trim())
-        .filter(Boolean);
-      return parts
-        .map((p) => {
-          const html = tex(p, true);
-          return html ? `<p>${html}</p>\n` : `<p><span class="tex-error">${escapeHtml(p)}</span></p>\n`;
-        })
-        .join('');
-    }
-  }
-  const attr = lang ? ` data-code-language="${escapeHtml(lang)}"` : '';
-  return `<div class="codehilite"${attr}><pre><span></span><code>${escapeHtml(token.content)}</code></pre></div>\n`;
-};
-
-function renderInner(content: string, env: RenderEnv): string {
-  return md.render(content, env).replace(/\n+$/, '');
+/** Code as Pygments writes it (quotes and apostrophes escaped too). */
+function escapeCode(s: string): string {
+  return escapeAttr(s).replace(/'/g, '&#39;');
 }
 
-md.renderer.rules.link_open = (tokens, idx, options, _env, self) => {
+function codeBlock(content: string, lang: string | undefined): string {
+  const attr = lang ? ` data-code-language="${escapeAttr(codeLanguageName(lang))}"` : '';
+  return `<div class="codehilite"${attr}><pre><span></span><code>${escapeCode(content)}</code></pre></div>\n`;
+}
+
+function renderInner(content: string, env: RenderEnv): string {
+  const starts = env.listStarts;
+  env.listStarts = undefined;
+  env.nesting++;
+  try {
+    return md.render(content, env).replace(/\n+$/, '');
+  } finally {
+    env.listStarts = starts;
+    env.nesting--;
+  }
+}
+
+// Quote and spoiler blocks nested deeper than this show their content verbatim: each level renders
+// its content again, so the depth bounds a message's rendering time (and the stack it needs).
+const MAX_BLOCK_NESTING = 8;
+
+md.renderer.rules.fence = (tokens, idx, _options, renderEnv) => {
   const token = tokens[idx];
-  const href = token.attrGet('href') ?? '';
-  token.attrSet('target', '_blank');
-  token.attrSet('title', href);
-  return self.renderToken(tokens, idx, options);
+  const env = renderEnv as RenderEnv;
+  const lang = token.info;
+  if ((lang === 'quote' || lang === 'quoted' || lang === 'spoiler') && env.nesting >= MAX_BLOCK_NESTING) return codeBlock(token.content, undefined);
+  switch (lang) {
+    case 'quote':
+    case 'quoted': {
+      env.inQuote++;
+      try {
+        return `<blockquote>\n${renderInner(token.content, env)}\n</blockquote>\n`;
+      } finally {
+        env.inQuote--;
+      }
+    }
+    case 'spoiler': {
+      const title = (token.meta as { header?: string } | null)?.header?.trim();
+      const header = title ? `<p>${md.renderInline(title, env)}</p>\n` : '';
+      return `<div class="spoiler-block"><div class="spoiler-header">\n${header}</div><div class="spoiler-content" aria-hidden="true">\n${renderInner(token.content, env)}\n</div></div>\n`;
+    }
+    case 'math':
+      // Each paragraph of a math block is one displayed formula.
+      return token.content
+        .replace(/\n$/, '')
+        .split('\n\n')
+        .map((p) => {
+          const html = tex(p, true);
+          return html ? `<p>${html}</p>\n` : `<p><span class="tex-error">${escapeAttr(p).replace(/'/g, '&#x27;')}</span></p>\n`;
+        })
+        .join('');
+  }
+  return codeBlock(token.content, lang || undefined);
 };
 
+md.renderer.rules.code_block = (tokens, idx) => codeBlock(tokens[idx].content, undefined);
+md.renderer.rules.code_inline = (tokens, idx) => `<code>${escapeText(tokens[idx].content)}</code>`;
+md.renderer.rules.text = (tokens, idx) => escapeText(tokens[idx].content);
 md.renderer.rules.s_open = () => '<del>';
 md.renderer.rules.s_close = () => '</del>';
 
+// A list nested in a tight item follows the item's text directly, as Zulip writes it.
+for (const list of ['bullet_list_open', 'ordered_list_open'] as const) {
+  md.renderer.rules[list] = (tokens, idx, options, _env, self) => {
+    const html = self.renderToken(tokens, idx, options);
+    return idx > 0 && tokens[idx - 1].type === 'paragraph_close' && tokens[idx - 1].hidden ? html.replace(/^\n/, '') : html;
+  };
+}
+
+// Zulip's table cells spell alignment as `text-align: center;`.
+for (const cell of ['th_open', 'td_open'] as const) {
+  md.renderer.rules[cell] = (tokens, idx, options, _env, self) => {
+    const style = tokens[idx].attrGet('style');
+    if (style) tokens[idx].attrSet('style', String(style).replace(/^text-align:(\w+)$/, 'text-align: $1;'));
+    return self.renderToken(tokens, idx, options);
+  };
+}
+
 /** Renders a message and reports its (non-silent) mentions. */
 export function renderMessage(content: string, ctx: MarkdownContext = EMPTY_CONTEXT): Rendered {
-  const env: RenderEnv = { ctx, linkifyBudget: new LinkifyBudget(), users: new Set(), groups: new Set(), streamWildcard: false, topicWildcard: false };
-  const html = md.render(content, env).replace(/\n+$/, '');
+  const { source, starts } = prepareLists(content.replace(/\r\n?/g, '\n'));
+  const env: RenderEnv = { ctx, linkifyBudget: new LinkifyBudget(), users: new Set(), groups: new Set(), streamWildcard: false, topicWildcard: false, inQuote: 0, nesting: 0, listStarts: starts };
+  const html = md.render(source, env).replace(/\n+$/, '');
   return { html, mentionedUserIds: [...env.users], mentionedGroupIds: [...env.groups], streamWildcard: env.streamWildcard, topicWildcard: env.topicWildcard };
 }
 
@@ -365,13 +292,4 @@ export function renderMarkdown(content: string, ctx: MarkdownContext = EMPTY_CON
 /** Zulip's /me messages: content starting with "/me " on a single line. */
 export function isMeMessage(content: string): boolean {
   return content.startsWith('/me ') && !content.includes('\n');
-}
-
-// Zulip's table cells spell alignment as `text-align: center;`.
-for (const cell of ['th_open', 'td_open'] as const) {
-  md.renderer.rules[cell] = (tokens, idx, options, _env, self) => {
-    const style = tokens[idx].attrGet('style');
-    if (style) tokens[idx].attrSet('style', String(style).replace(/^text-align:(\w+)$/, 'text-align: $1;'));
-    return self.renderToken(tokens, idx, options);
-  };
 }

@@ -6,6 +6,8 @@ import { canAccessContent } from './channels.js';
 import { FLAG } from './flags.js';
 import type { MarkdownContext, MentionGroup, MentionUser, Rendered } from './markdown.js';
 import { realmLinkifiers } from './linkifiers.js';
+import { realmEmojiObject } from './realm-emoji.js';
+import { settingOf } from './user-settings.js';
 
 /** Every user id in a group, its subgroups included, however deep. */
 async function groupMembers(db: Queryable<ChatTables>, groupId: number): Promise<number[]> {
@@ -21,9 +23,19 @@ async function groupMembers(db: Queryable<ChatTables>, groupId: number): Promise
   return [...members];
 }
 
-/** Only the names the content could refer to are looked up, so rendering costs nothing extra without them. */
-export async function loadMarkdownContext(db: Queryable<ChatTables>, realmId: number, viewer: ChatUser, content: string): Promise<MarkdownContext> {
-  const ctx: MarkdownContext = { usersByName: new Map(), usersById: new Map(), groups: new Map(), channels: new Map() };
+/**
+ * Only the names the content could refer to are looked up, so rendering costs nothing extra without
+ * them. The viewer is the sender: their translate_emoticons setting applies.
+ */
+export async function loadMarkdownContext(db: Queryable<ChatTables>, realmId: number, viewer: ChatUser, content: string, realmUrl?: string): Promise<MarkdownContext> {
+  const ctx: MarkdownContext = {
+    usersByName: new Map(),
+    usersById: new Map(),
+    groups: new Map(),
+    channels: new Map(),
+    realmUrl: realmUrl?.replace(/\/+$/, ''),
+    translateEmoticons: settingOf(viewer, 'translate_emoticons') === true,
+  };
   const userNames = new Set<string>();
   const userIds = new Set<number>();
   for (const m of content.matchAll(/@_?\*\*([^*\n]+?)\*\*/g)) {
@@ -34,10 +46,11 @@ export async function loadMarkdownContext(db: Queryable<ChatTables>, realmId: nu
   const groupNames = new Set([...content.matchAll(/@_?\*([^*\n]+?)\*(?!\*)/g)].map((m) => m[1]));
   const channelNames = new Set([...content.matchAll(/#\*\*([^*\n]+?)\*\*/g)].map((m) => m[1].split('>')[0].toLowerCase()));
   if (userNames.size || userIds.size) {
-    let q = db.selectFrom('chat_users').select(['id', 'full_name']).where('realm_id', '=', realmId).where('is_active', '=', 1);
+    // Deactivated users too: their mentions render silent, as Zulip's do.
+    let q = db.selectFrom('chat_users').select(['id', 'full_name', 'is_active']).where('realm_id', '=', realmId);
     q = q.where((eb) => eb.or([...(userIds.size ? [eb('id', 'in', [...userIds])] : []), ...(userNames.size ? [eb(eb.fn('lower', ['full_name']), 'in', [...userNames])] : [])]));
     for (const u of await q.execute()) {
-      const user: MentionUser = { id: u.id, full_name: u.full_name };
+      const user: MentionUser = { id: u.id, full_name: u.full_name, isActive: u.is_active === 1 };
       ctx.usersById.set(u.id, user);
       const key = u.full_name.toLowerCase();
       ctx.usersByName.set(key, [...(ctx.usersByName.get(key) ?? []), user]);
@@ -56,6 +69,11 @@ export async function loadMarkdownContext(db: Queryable<ChatTables>, realmId: nu
     for (const g of rows) ctx.groups.set(g.name, { id: g.id, name: g.name, memberIds: await groupMembers(db, g.id) } satisfies MentionGroup);
   }
   ctx.linkifiers = await realmLinkifiers(db, realmId);
+  const emojiNames = [...new Set([...content.matchAll(/:([\p{L}\p{N}\p{M}_+-]+):/gu)].map((m) => m[1]))];
+  if (emojiNames.length) {
+    const rows = await db.selectFrom('realm_emoji').selectAll().where('realm_id', '=', realmId).where('deactivated', '=', 0).where('name', 'in', emojiNames).execute();
+    ctx.realmEmoji = new Map(rows.map((e) => [e.name, String(realmEmojiObject(e).source_url)]));
+  }
   if (channelNames.size) {
     const rows = await db
       .selectFrom('streams')

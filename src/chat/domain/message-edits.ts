@@ -41,6 +41,8 @@ export interface EditAsk {
   topic?: string;
   streamId?: number;
   propagateMode: PropagateMode;
+  /** The realm's URL, for Markdown's relative links to the realm's own narrows. */
+  realmUrl?: string;
 }
 
 /** One entry of a message's edit_history (the message object's shape). */
@@ -111,7 +113,7 @@ export async function checkEdit(db: Queryable<ChatTables>, realm: Realm, editor:
     if (!s.allowMessageEditing) throw editingDisabled();
     if (message.sender_id !== editor.id) throw noEditPermission();
     if (s.contentEditLimit !== null && age > s.contentEditLimit + EDIT_LIMIT_GRACE_SECONDS) throw editTimeLimitPassed();
-    const ctx = await loadMarkdownContext(db, realm.id, editor, ask.content);
+    const ctx = await loadMarkdownContext(db, realm.id, editor, ask.content, ask.realmUrl);
     const rendered = renderMessage(ask.content, ctx);
     plan.content = { content: ask.content, rendered: rendered.html, mentionBits: hasMentions(rendered) ? mentionFlagger(rendered, ctx) : undefined };
   }

@@ -114,7 +114,7 @@ export const SETTINGS: Record<string, Setting> = {
   web_font_size_px: { kind: 'integer', fallback: 16, legacy: null },
   web_line_height_percent: { kind: 'integer', fallback: 140, legacy: null },
   color_scheme: oneOf(1, POLICY_1_TO_3, 'display'),
-  translate_emoticons: bool(true, 'display'),
+  translate_emoticons: bool(false, 'display'),
   display_emoji_reaction_users: bool(true),
   default_language: { kind: 'string', fallback: 'en', values: LANGUAGES, legacy: 'display', userOnly: true },
   web_home_view: { kind: 'string', fallback: 'inbox', values: ['recent_topics', 'inbox', 'all_messages'], legacy: 'display' },

@@ -54,6 +54,7 @@ export const updateMessage = defineEndpoint({
       topic: rawTopic === undefined ? undefined : normaliseTopic(rawTopic),
       streamId: p.stream_id,
       propagateMode: p.propagate_mode,
+      realmUrl: call.services.realmUrl(call.realm),
     };
     const now = unixSeconds(clock);
     const plan = await checkEdit(db.kysely, call.realm, me, message, ask, now);

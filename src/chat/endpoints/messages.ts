@@ -70,7 +70,7 @@ export const sendMessage = defineEndpoint({
     const publish = (stored: Stored) => messageNotice(db.kysely, call.realm, stored, echo);
     const content = normaliseBody(p.content);
     // Zulip's default: people's own messages start read; a bot's (an API integration's) do not.
-    const ctx = await loadMarkdownContext(db.kysely, call.realm.id, me, content);
+    const ctx = await loadMarkdownContext(db.kysely, call.realm.id, me, content, call.services.realmUrl(call.realm));
     const rendered = renderMessage(content, ctx);
     await checkGroupMentions(db.kysely, call.realm.id, me, rendered.mentionedGroupIds);
     const o = {
@@ -252,7 +252,7 @@ export const renderMessageEndpoint = defineEndpoint({
   params: Type.Object({ content: Type.String() }),
   async handler(call, p) {
     const me = requireUser(call);
-    const ctx = await loadMarkdownContext(call.services.db.kysely, call.realm.id, me, p.content);
+    const ctx = await loadMarkdownContext(call.services.db.kysely, call.realm.id, me, p.content, call.services.realmUrl(call.realm));
     return { rendered: renderMessage(p.content, ctx).html };
   },
 });

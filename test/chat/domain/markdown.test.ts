@@ -22,18 +22,23 @@ it('uses * for emphasis and ** for strong, never _', () => {
 
 it('renders inline code and fenced code in the codehilite wrapper', () => {
   assert.equal(renderMarkdown('use `a < b`'), '<p>use <code>a &lt; b</code></p>');
-  assert.equal(renderMarkdown('```python\nprint("<hi>")\n```'), '<div class="codehilite" data-code-language="python"><pre><span></span><code>print(&quot;&lt;hi&gt;&quot;)\n</code></pre></div>');
+  assert.equal(
+    renderMarkdown('```python\nprint("<hi>\'")\n```'),
+    '<div class="codehilite" data-code-language="Python"><pre><span></span><code>print(&quot;&lt;hi&gt;&#39;&quot;)\n</code></pre></div>',
+  );
   assert.equal(renderMarkdown('```\nplain\n```'), '<div class="codehilite"><pre><span></span><code>plain\n</code></pre></div>');
 });
 
-it('does not make code blocks from indentation or headings from underlines', () => {
-  assert.equal(renderMarkdown('    indented'), '<p>indented</p>');
+it('makes code blocks from 4-space indentation, not headings from underlines', () => {
+  assert.equal(renderMarkdown('    indented <b>'), '<div class="codehilite"><pre><span></span><code>indented &lt;b&gt;\n</code></pre></div>');
+  assert.equal(renderMarkdown('  two spaces'), '<p>two spaces</p>');
   assert.equal(renderMarkdown('Title\n---'), '<p>Title</p>\n<hr>');
 });
 
-it('links bare URLs and Markdown links, opening in a new tab with the URL as title', () => {
-  assert.equal(renderMarkdown('see http://foo.com'), '<p>see <a href="http://foo.com" target="_blank" title="http://foo.com">http://foo.com</a></p>');
-  assert.equal(renderMarkdown('[docs](https://example.com/a)'), '<p><a href="https://example.com/a" target="_blank" title="https://example.com/a">docs</a></p>');
+it('links bare URLs and Markdown links without target or title, as Zulip does', () => {
+  assert.equal(renderMarkdown('see http://foo.com'), '<p>see <a href="http://foo.com">http://foo.com</a></p>');
+  assert.equal(renderMarkdown('[docs](https://example.com/a)'), '<p><a href="https://example.com/a">docs</a></p>');
+  assert.equal(renderMarkdown('[docs](https://e.com "About")'), '<p><a href="https://e.com" title="About">docs</a></p>', 'a title only when the link gives one');
   assert.equal(renderMarkdown('[x](javascript:alert(1))'), '<p>[x](javascript:alert(1))</p>');
 });
 
@@ -105,12 +110,11 @@ it('renders quotes, spoilers, lists, tables, strikethrough and headings', () => 
     '<table>\n<thead>\n<tr>\n<th>a</th>\n<th style="text-align: center;">b</th>\n</tr>\n</thead>\n<tbody>\n<tr>\n<td>1</td>\n<td style="text-align: center;">2</td>\n</tr>\n</tbody>\n</table>',
   );
   assert.equal(renderMarkdown('# head\n#nohead'), '<h1>head</h1>\n<p>#nohead</p>');
-  assert.equal(renderMarkdown('<https://x.org>'), '<p><a href="https://x.org" target="_blank" title="https://x.org">https://x.org</a></p>');
+  assert.equal(renderMarkdown('<https://x.org>'), '<p>&lt;<a href="https://x.org">https://x.org</a>&gt;</p>', 'no <url> autolinks: the brackets stay');
 });
 
-it('does not resolve reference-style links and leaves emails as text', () => {
+it('does not resolve reference-style links', () => {
   assert.equal(renderMarkdown('[x]: /a\n[x]'), '<p>[x]: /a<br>\n[x]</p>');
-  assert.equal(renderMarkdown('a@b.com'), '<p>a@b.com</p>');
 });
 
 it('renders <time:...> and TeX with KaTeX', () => {
@@ -120,6 +124,7 @@ it('renders <time:...> and TeX with KaTeX', () => {
   assert.match(renderMarkdown('$$x^2$$'), /^<p><span class="katex"><span class="katex-mathml"><math/);
   assert.equal(renderMarkdown('$$\\frac$$'), '<p><span class="tex-error">$$\\frac$$</span></p>');
   assert.match(renderMarkdown('```math\n\\int x\n```'), /^<p><span class="katex-display"><span class="katex">/);
+  assert.match(renderMarkdown('```tex\n\\pi\n```'), /^<div class="codehilite" data-code-language="TeX">/, 'tex and latex fences are code, only math is displayed');
 });
 
 it('recognises /me messages', () => {

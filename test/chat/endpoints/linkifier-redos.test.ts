@@ -60,7 +60,7 @@ await forEachEngine('linkifier patterns run in linear time', (engine) => {
     // The linkifier works: a run of a's ending in b is a link.
     const linked = await owner.post('/messages', { type: 'stream', to: 'general', topic: 'redos', content: 'see aaab' });
     const html = (await owner.get(`/messages/${linked.body.id}`)).body.message.content;
-    assert.equal(html, '<p>see <a href="https://a.example/b" target="_blank" title="https://a.example/b">aaab</a></p>');
+    assert.equal(html, '<p>see <a href="https://a.example/b">aaab</a></p>');
 
     for (const length of [31, 2048]) {
       const attack = 'a'.repeat(length - 1) + 'c';
