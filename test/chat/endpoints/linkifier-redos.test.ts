@@ -67,29 +67,31 @@ await forEachEngine('linkifier patterns run in linear time', (engine) => {
       const plain = 'x'.repeat(length - 1) + 'c';
       // The best of five of each, interleaved, after one of each that warms up the JIT: noise on a
       // busy machine only ever adds time.
+      // The DNS figure likewise: each send's slowest answer, the best of the sends (a stalled event
+      // loop makes every send's slowest answer take seconds; a busy machine delays only some).
       let attackMs = Infinity,
         plainMs = Infinity,
-        dnsWorst = 0;
+        dnsWorst = Infinity;
       for (let i = 0; i < 6; i++) {
         const a = await sendProbingDns(attack);
         assert.equal(a.reply.status, 200, JSON.stringify(a.reply.body));
         const unanswered = a.dnsMs.filter((d) => d === null).length;
         assert.ok(a.dnsMs.length > 0);
         assert.equal(unanswered, 0, `${unanswered} of ${a.dnsMs.length} DNS queries sent during a ${a.ms.toFixed(0)} ms send got no answer in 3 s`);
-        dnsWorst = Math.max(dnsWorst, ...(a.dnsMs as number[]));
         const p = await sendProbingDns(plain);
         assert.equal(p.reply.status, 200);
         if (i === 0) continue;
+        dnsWorst = Math.min(dnsWorst, Math.max(...(a.dnsMs as number[])));
         attackMs = Math.min(attackMs, a.ms);
         plainMs = Math.min(plainMs, p.ms);
       }
       const renderMs = attackMs - plainMs;
       console.log(
         `# ${engine}: ${length}-byte send against (a+)+b ${attackMs.toFixed(1)} ms, plain ${plainMs.toFixed(1)} ms: ` +
-          `render costs ${renderMs.toFixed(1)} ms more; slowest DNS answer meanwhile ${dnsWorst.toFixed(1)} ms`,
+          `render costs ${renderMs.toFixed(1)} ms more; slowest DNS answer meanwhile ${dnsWorst.toFixed(1)} ms (best send)`,
       );
       assert.ok(renderMs < RENDER_BUDGET_MS, `render took ${renderMs.toFixed(1)} ms more than a plain message`);
-      assert.ok(dnsWorst < DNS_BUDGET_MS, `a DNS answer took ${dnsWorst.toFixed(1)} ms`);
+      assert.ok(dnsWorst < DNS_BUDGET_MS, `every send had a DNS answer slower than ${dnsWorst.toFixed(1)} ms`);
     }
   });
 
