@@ -4,54 +4,25 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
-import { createStorage, storageArgs, type Storage } from '../helpers/server.js';
-import { openCore, type Core } from '../../src/app.js';
-import { createInfraServer, type InfraServer } from '../../src/infra/transport/server.js';
-import { InfraLimits } from '../../src/infra/rate-limit.js';
-import { parseRateLimits } from '../../src/config/rate-limits.js';
-import { allCommands } from '../../src/infra/commands/index.js';
-import { buildConfig } from '../../src/config/config.js';
-import { readOptions } from '../../src/config/env.js';
+import { inProcessInfra, type InProcessInfra } from '../helpers/in-process-infra.js';
 import { MAX_RECORDS_PER_ZONE, MAX_ZONES_PER_CUSTOMER } from '../../src/infra/dns-rules.js';
 import { MAX_API_USERS_PER_CUSTOMER } from '../../src/infra/commands/apiuser.js';
 
 await forEachEngine('infra bounds', (engine) => {
-  let storage: Storage;
-  let ctx: Core;
-  let app: InfraServer;
-  let auth: string;
-
+  let infra: InProcessInfra;
   before(async () => {
-    storage = await createStorage(engine);
-    ctx = await openCore(buildConfig(readOptions([...storageArgs(storage), '--log-level', 'error'], {}).options));
-    app = createInfraServer(
-      {
-        db: ctx.db,
-        jwt: ctx.jwt,
-        clock: ctx.clock,
-        log: ctx.log,
-        zoneWriter: ctx.zoneWriter,
-        nameserverDomain: ctx.config.nameserverDomain,
-        limits: new InfraLimits(ctx.clock, parseRateLimits('off')),
-      },
-      allCommands(),
-    );
-    auth = 'Basic ' + Buffer.from(`${ctx.created!.apiUuid}:${ctx.created!.apiSecret}`).toString('base64');
+    infra = await inProcessInfra(engine);
   });
   after(async () => {
-    await app?.close();
-    await ctx?.close();
-    await storage?.dispose();
+    await infra?.close();
   });
 
-  async function cmd(cmd: string, params: Record<string, unknown> = {}): Promise<Record<string, any>> {
-    const r = await app.inject({ method: 'POST', url: '/api/rest/v2.10/json.php', headers: { authorization: auth }, payload: JSON.stringify({ cmd, ...params }) });
-    return JSON.parse(r.body);
-  }
+  const cmd = (name: string, params: Record<string, unknown> = {}) => infra.call(name, params);
+  const db = () => infra.ctx.db.kysely;
   const count = async (table: 'dns_domains' | 'dns_records' | 'api_users') =>
     Number(
       (
-        await ctx.db.kysely
+        await db()
           .selectFrom(table)
           .select((eb) => eb.fn.countAll<number | string>().as('n'))
           .executeTakeFirstOrThrow()
@@ -77,7 +48,7 @@ await forEachEngine('infra bounds', (engine) => {
       date_modified: 0,
     }));
     for (let i = 0; i < rows.length; i += 500)
-      await ctx.db.kysely
+      await db()
         .insertInto('dns_records')
         .values(rows.slice(i, i + 500))
         .execute();
@@ -92,7 +63,7 @@ await forEachEngine('infra bounds', (engine) => {
   });
 
   it('refuses a zone past the customer bound, naming it, and creates nothing', async () => {
-    const customerId = (await ctx.db.kysely.selectFrom('dns_domains').select('customer_id').executeTakeFirstOrThrow()).customer_id;
+    const customerId = (await db().selectFrom('dns_domains').select('customer_id').executeTakeFirstOrThrow()).customer_id;
     const have = await count('dns_domains');
     const rows = Array.from({ length: MAX_ZONES_PER_CUSTOMER - have - 1 }, (_, i) => ({
       customer_id: customerId,
@@ -103,7 +74,7 @@ await forEachEngine('infra bounds', (engine) => {
       date_modified: 0,
     }));
     for (let i = 0; i < rows.length; i += 500)
-      await ctx.db.kysely
+      await db()
         .insertInto('dns_domains')
         .values(rows.slice(i, i + 500))
         .execute();
@@ -115,11 +86,11 @@ await forEachEngine('infra bounds', (engine) => {
   });
 
   it('refuses an API user past the customer bound, naming it, and creates nothing', async () => {
-    const { id: _id, ...template } = await ctx.db.kysely.selectFrom('api_users').selectAll().orderBy('id').executeTakeFirstOrThrow();
+    const { id: _id, ...template } = await db().selectFrom('api_users').selectAll().orderBy('id').executeTakeFirstOrThrow();
     const missing = MAX_API_USERS_PER_CUSTOMER - 1 - (await count('api_users'));
     const rows = Array.from({ length: missing }, (_, i) => ({ ...template, uuid: `filler-${i}`, secret_hash: `filler-${i}`, name: `filler ${i}` }));
     for (let i = 0; i < rows.length; i += 200)
-      await ctx.db.kysely
+      await db()
         .insertInto('api_users')
         .values(rows.slice(i, i + 200))
         .execute();

@@ -3,53 +3,25 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
-import { createStorage, storageArgs, type Storage } from '../helpers/server.js';
 import { openCore, type Core } from '../../src/app.js';
-import { createInfraServer, type InfraServer } from '../../src/infra/transport/server.js';
-import { InfraLimits } from '../../src/infra/rate-limit.js';
-import { parseRateLimits } from '../../src/config/rate-limits.js';
-import { allCommands } from '../../src/infra/commands/index.js';
-import { buildConfig, type Config } from '../../src/config/config.js';
-import { readOptions } from '../../src/config/env.js';
+import { inProcessInfra, type InProcessInfra } from '../helpers/in-process-infra.js';
 import type { ZoneRecord } from '../../src/zones/zone.js';
 
-function configFor(s: Storage): Config {
-  return buildConfig(readOptions([...storageArgs(s), '--log-level', 'error'], {}).options);
-}
-
 await forEachEngine('dns zone catalog', (engine) => {
-  let storage: Storage;
+  let infra: InProcessInfra;
   let ctx: Core;
-  let app: InfraServer;
-  let auth: string;
 
   before(async () => {
-    storage = await createStorage(engine);
-    ctx = await openCore(configFor(storage));
-    app = createInfraServer(
-      {
-        db: ctx.db,
-        jwt: ctx.jwt,
-        clock: ctx.clock,
-        log: ctx.log,
-        zoneWriter: ctx.zoneWriter,
-        nameserverDomain: ctx.config.nameserverDomain,
-        limits: new InfraLimits(ctx.clock, parseRateLimits('off')),
-      },
-      allCommands(),
-    );
-    auth = 'Basic ' + Buffer.from(`${ctx.created!.apiUuid}:${ctx.created!.apiSecret}`).toString('base64');
+    infra = await inProcessInfra(engine);
+    ctx = infra.ctx;
   });
   after(async () => {
-    await app?.close();
-    await ctx?.close();
-    await storage?.dispose();
+    await infra?.close();
   });
 
   async function cmd(cmd: string, params: Record<string, unknown> = {}): Promise<Record<string, any>> {
-    const r = await app.inject({ method: 'POST', url: '/api/rest/v2.10/json.php', headers: { authorization: auth }, payload: JSON.stringify({ cmd, ...params }) });
-    const body = JSON.parse(r.body);
-    assert.equal(body.code, 'OK', r.body);
+    const body = await infra.call(cmd, params);
+    assert.equal(body.code, 'OK', JSON.stringify(body));
     return body;
   }
   const records = (zone: string, type?: string): ZoneRecord[] => (ctx.zones.get(zone)?.records ?? []).filter((r) => type === undefined || r.type === type);
@@ -134,10 +106,7 @@ await forEachEngine('dns zone catalog', (engine) => {
     assert.equal(records('race.example', 'TXT').length, 16);
   });
 
-  async function raw(cmd: string, params: Record<string, unknown> = {}): Promise<Record<string, any>> {
-    const r = await app.inject({ method: 'POST', url: '/api/rest/v2.10/json.php', headers: { authorization: auth }, payload: JSON.stringify({ cmd, ...params }) });
-    return JSON.parse(r.body);
-  }
+  const raw = (cmd: string, params: Record<string, unknown> = {}) => infra.call(cmd, params);
   /** The zone the catalog serves, as the API lists it: [owner, type, data] sorted. */
   const served = (zone: string) =>
     records(zone)
@@ -236,7 +205,7 @@ await forEachEngine('dns zone catalog', (engine) => {
     await cmd('dns.record.create', { domainId: id, type: 'A', lookup: 'www', data: '192.0.2.1' });
     const off = (await cmd('dns.domain.create', { name: 'off.example' })).data.id;
     await cmd('dns.domain.update', { id: off, status: 'DISABLED' });
-    const second = await openCore(configFor(storage));
+    const second = await openCore(infra.config);
     try {
       assert.equal(second.created, null);
       assert.deepEqual(second.zones.get('start.example'), ctx.zones.get('start.example'));

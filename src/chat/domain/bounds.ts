@@ -28,9 +28,19 @@ const WHERE = {
   draftsPerUser: { table: 'drafts', column: 'user_id', scope: 'a user', things: 'drafts' },
 } as const;
 
+/**
+ * Throws limitReached when one request alone asks for more than the bound: called before the
+ * request's items are checked one by one, so an oversized batch costs no work (checkRoom does it too).
+ */
+export function checkBatchSize(bound: keyof typeof BOUNDS, adding: number): void {
+  const { scope, things } = WHERE[bound];
+  if (adding > BOUNDS[bound]) throw limitReached({ scope, limit: BOUNDS[bound], things });
+}
+
 /** Throws limitReached when adding `adding` rows to the owner's (a realm's or a user's) would pass the bound. */
 export async function checkRoom(db: Queryable<ChatTables>, bound: keyof typeof BOUNDS, ownerId: number, adding: number): Promise<void> {
   if (adding <= 0) return;
+  checkBatchSize(bound, adding);
   const limit = BOUNDS[bound];
   const { table, column, scope, things } = WHERE[bound];
   const row = await db

@@ -5,7 +5,7 @@ import { defineEndpoint, requireUser } from '../endpoint.js';
 import { checkDraft, checkDraftsEnabled, draftObject, draftsOf, type CheckedDraft, type DraftInput } from '../domain/drafts.js';
 import { draftMissing } from '../errors.js';
 import { draftsNotice } from '../events/pref-notices.js';
-import { checkRoom } from '../domain/bounds.js';
+import { checkBatchSize, checkRoom } from '../domain/bounds.js';
 
 const Draft = Type.Object(
   {
@@ -46,6 +46,7 @@ export const createDrafts = defineEndpoint({
     checkDraftsEnabled(me);
     const { db, events, clock } = call.services;
     const now = Math.floor(clock.now() / 1000);
+    checkBatchSize('draftsPerUser', p.drafts.length);
     const checked: CheckedDraft[] = [];
     for (const d of p.drafts) checked.push(await checkDraft(db.kysely, me, d as DraftInput, now));
     const made = await events.write(

@@ -94,6 +94,10 @@ await forEachEngine('chat bounds', (engine) => {
 
   it('drafts of a user', async () => {
     const drafts = (n: number) => JSON.stringify(Array.from({ length: n }, (_, i) => ({ type: '', to: [], topic: '', content: `d${i}`, timestamp: 1_700_000_000 })));
+    // One request over the bound is refused before its drafts are checked (the first names nobody).
+    const oversized = [{ type: 'private', to: [999_999], topic: '', content: 'x', timestamp: 1_700_000_000 }, ...JSON.parse(drafts(BOUNDS.draftsPerUser))];
+    await refused(realm.owner.call('POST', '/drafts', { drafts: JSON.stringify(oversized) }), BOUNDS.draftsPerUser, 'drafts');
+    assert.equal(await count('drafts'), 0);
     assert.equal((await realm.owner.call('POST', '/drafts', { drafts: drafts(BOUNDS.draftsPerUser - 1) })).status, 200);
     await refused(realm.owner.call('POST', '/drafts', { drafts: drafts(2) }), BOUNDS.draftsPerUser, 'drafts');
     assert.equal(await count('drafts'), BOUNDS.draftsPerUser - 1);

@@ -1,0 +1,56 @@
+// An Infra server built in this process over a fresh store on one engine, with rate limits off: for
+// tests that look inside the core (its zone catalog, its database) while calling the API.
+import type { EngineName } from './engines.js';
+import { createStorage, storageArgs, type Storage } from './server.js';
+import { openCore, type Core } from '../../src/app.js';
+import { createInfraServer, type InfraServer } from '../../src/infra/transport/server.js';
+import { InfraLimits } from '../../src/infra/rate-limit.js';
+import { parseRateLimits } from '../../src/config/rate-limits.js';
+import { allCommands } from '../../src/infra/commands/index.js';
+import { buildConfig, type Config } from '../../src/config/config.js';
+import { readOptions } from '../../src/config/env.js';
+
+export interface InProcessInfra {
+  storage: Storage;
+  ctx: Core;
+  app: InfraServer;
+  /** The config the core was opened with, to open a second core over the same store. */
+  config: Config;
+  /** A command (POST json.php) as the bootstrap API user; the parsed envelope, whatever its code. */
+  call(cmd: string, params?: Record<string, unknown>): Promise<Record<string, any>>;
+  close(): Promise<void>;
+}
+
+export async function inProcessInfra(engine: EngineName): Promise<InProcessInfra> {
+  const storage = await createStorage(engine);
+  const config = buildConfig(readOptions([...storageArgs(storage), '--log-level', 'error'], {}).options);
+  const ctx = await openCore(config);
+  const app = createInfraServer(
+    {
+      db: ctx.db,
+      jwt: ctx.jwt,
+      clock: ctx.clock,
+      log: ctx.log,
+      zoneWriter: ctx.zoneWriter,
+      nameserverDomain: ctx.config.nameserverDomain,
+      limits: new InfraLimits(ctx.clock, parseRateLimits('off')),
+    },
+    allCommands(),
+  );
+  const auth = 'Basic ' + Buffer.from(`${ctx.created!.apiUuid}:${ctx.created!.apiSecret}`).toString('base64');
+  return {
+    storage,
+    ctx,
+    app,
+    config,
+    async call(cmd, params = {}) {
+      const r = await app.inject({ method: 'POST', url: '/api/rest/v2.10/json.php', headers: { authorization: auth }, payload: JSON.stringify({ cmd, ...params }) });
+      return JSON.parse(r.body);
+    },
+    async close() {
+      await app.close();
+      await ctx.close();
+      await storage.dispose();
+    },
+  };
+}
