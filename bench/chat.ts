@@ -36,6 +36,8 @@ const SEED_BATCH = 2000;
 const COMMON = 'release';
 const SEND_TARGET = 1000;
 const FETCH_TARGET = 3000;
+/** Issue 14: searches of a common word (one message in ten) over 145,000 messages. */
+const SEARCH_TARGET = 3000;
 const FETCH_SIZE = 100;
 const SEARCH_SIZE = 50;
 
@@ -209,7 +211,7 @@ export const benchmark: Benchmark = {
         rate('send-100', big, SEND_TARGET),
         rate('send-10', small),
         rate('fetch', fetched, FETCH_TARGET),
-        rate('search', searched),
+        rate('search', searched, SEARCH_TARGET),
         { name: 'rss-seed', value: rssSeeded, unit: 'MiB', detail: `after start and one fetch and search, ${USERS} users, ${MESSAGES} messages` },
         { name: 'rss-load', value: rssAfter, unit: 'MiB', detail: `after the load (${big.total + small.total} more messages)` },
       ];

@@ -9,6 +9,7 @@ import { UsageError } from './config/env.js';
 import type { Database } from './platform/db/database.js';
 import type { Migration } from './platform/db/migrate.js';
 import { openDatabase, sqliteFile } from './platform/db/open.js';
+import { FulltextUpkeep, type FulltextUpkeepOptions } from './platform/db/fulltext-upkeep.js';
 import { tooOpen } from './platform/file-modes.js';
 import { systemClock, unixSeconds, type Clock } from './platform/clock.js';
 import { createLogger, type Logger } from './platform/log.js';
@@ -116,6 +117,8 @@ export interface AppOptions {
   events?: Partial<HubTimings & HubLimits>;
   /** Presence batching (tests: flushEveryMs 0, written when they call flush()). */
   presence?: Partial<PresenceOptions>;
+  /** The merging of SQLite's full-text index (tests: everyMs 0, merged when they call run()). */
+  fulltext?: Partial<FulltextUpkeepOptions>;
   /** The HTTP listeners' connection cap (default: one shared by both, from --max-connections) and timeouts. */
   http?: { cap?: ConnectionCap; timeouts?: Partial<HttpTimeouts> };
   /** Realms named under a fixed base URL and root domain (tests), instead of the chat listener's address. */
@@ -141,6 +144,8 @@ export interface App extends Core {
   events: EventHub;
   presence: PresenceStore;
   caches: ReaderCaches;
+  /** Merges SQLite's full-text index after messages were written (platform/db/fulltext-upkeep.ts); runs from start() to stop(). */
+  fulltext: FulltextUpkeep<ChatTables>;
   infraServer: InfraServer;
   chatServer: ChatServer;
   /** Takes back the event queues the last stop saved; before any listener opens, so a client polling its old queue finds it. */
@@ -186,6 +191,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const events = new EventHub(clock, log, options.events, () => chatDb.synced());
   const presence = new PresenceStore(chatDb, clock, log, options.presence);
   const caches = new ReaderCaches(chatDb, clock);
+  const fulltext = new FulltextUpkeep(chatDb, options.fulltext);
   const chatServer = createChatServer(
     {
       db: chatDb,
@@ -219,6 +225,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     events,
     presence,
     caches,
+    fulltext,
     infraServer,
     chatServer,
     restoreQueues: async () => {
@@ -266,13 +273,14 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         await core.close();
         throw listenFailure(err, 'dns (UDP and TCP)', config.dnsListen);
       }
+      fulltext.start();
       return { infra: infraServer.server.address(), chat: chatAddress, dns: dns.udpAddress, openFiles, maxConnections: cap.max };
     },
     async stop() {
       // The chat listener's close answers parked polls and waits for every request, so nothing adds
       // to the queues while they are saved; answers written during it ask clients to close their
       // connection (chat/http.ts), and presence not yet written reaches the store.
-      await Promise.all([dns?.close(), infraServer.close(), chatServer.close()]);
+      await Promise.all([dns?.close(), infraServer.close(), chatServer.close(), fulltext.stop()]);
       await saveQueuesNow();
       await core.close();
     },
