@@ -41,7 +41,7 @@ import { createChatServer } from './chat/http.js';
 import { allEndpoints } from './chat/endpoints/index.js';
 
 /** Both services' migrations: one sequence of versions over one schema table (platform/db/migrate.ts). */
-export const MIGRATIONS: readonly Migration[] = [...INFRA_MIGRATIONS, ...CHAT_MIGRATIONS];
+export const MIGRATIONS: readonly Migration[] = [...INFRA_MIGRATIONS, ...CHAT_MIGRATIONS].sort((a, b) => a.version - b.version);
 
 /** Opens the store the configuration names and brings its schema up to date (keel migrate, keel admin). */
 export function openStore<S = InfraTables>(config: { dataDir: string; databaseUrl?: string }, clock: Clock = systemClock): Promise<Database<S>> {

@@ -60,7 +60,7 @@ describe('a database made before the schema was split between the services', () 
         assert.equal(core.created, null);
         assert.equal(core.chatCreated, null);
         // Migrations added after the fixture (17) run on it at the open.
-        assert.equal(await schemaVersion(core.db.kysely), MIGRATIONS.at(-1)!.version);
+        assert.equal(await schemaVersion(core.db.kysely), Math.max(...MIGRATIONS.map((m) => m.version)));
         const rows = await sql<{ version: number; name: string }>`select version, name from keel_schema where version <= 17 order by version`.execute(core.db.kysely);
         const recorded = rows.rows.map((r) => [Number(r.version), r.name]);
         // The split kept every migration's number and name, so a version recorded means the same migration.

@@ -71,6 +71,107 @@ export interface DnsRecordRow {
   date_modified: number;
 }
 
+export interface OrderRow {
+  id: Generated<number>;
+  customer_id: number;
+  product_code: string;
+  quantity: number;
+  /** productDetails as checked and completed (JSON). */
+  details: string;
+  change_txt: string;
+  currency: string;
+  cost_cents: number;
+  /** PENDING | ACCEPTED | CANCELLED */
+  status: string;
+  date_created: number;
+  date_modified: number;
+}
+
+export interface ContractRow {
+  id: Generated<number>;
+  order_id: number;
+  customer_id: number;
+  type: string;
+  /** PENDING | ACTIVE | CANCELLED */
+  status: string;
+  device_id: number | null;
+  currency: string;
+  cost_cents: number;
+  /** Unix ms (injectable clock) when the worker next acts on it; null: nothing to do. */
+  due_at: number | null;
+  date_created: number;
+  date_modified: number;
+}
+
+export interface DeviceRow {
+  id: Generated<number>;
+  customer_id: number;
+  contract_id: number;
+  name: string;
+  std_name: string;
+  /** ACTIVE | CANCELLED */
+  status: string;
+  dc_id: number;
+  product_code: string;
+  /** The machine as ordered, without secrets (JSON). */
+  spec: string;
+  machine_name: string;
+  /** ONLINE | OFFLINE */
+  power_switch: string;
+  power_status: string;
+  traffic_mb: number;
+  date_created: number;
+  date_modified: number;
+}
+
+export interface DeviceIpRow {
+  id: Generated<number>;
+  device_id: number;
+  address: string;
+  /** 4 or 6 */
+  family: number;
+  is_primary: number;
+  network_id: number | null;
+  date_created: number;
+}
+
+export interface DeviceFirewallPolicyRow {
+  id: Generated<number>;
+  device_id: number;
+  /** INBOUND | OUTBOUND | ANY */
+  direction: string;
+  /** ALLOW | DENY | DISABLED | REJECT */
+  policy: string;
+  sort_order: number;
+  comment: string;
+  ip_from: string;
+  ip_to: string;
+  /** TCP | UDP | ANY */
+  protocol: string;
+  port_from: string | null;
+  port_to: string | null;
+  date_created: number;
+  date_modified: number;
+}
+
+export interface TransactionRow {
+  id: Generated<number>;
+  customer_id: number;
+  /** DEVICE */
+  obj_type: string;
+  obj_id: number;
+  /** STARTUP | SHUTDOWN | SAFESHUTDOWN | FORCESHUTDOWN | REFRESHCONFIG | CANCEL | OPENVNC | CLOSEVNC */
+  type: string;
+  data: string | null;
+  confirmation: number;
+  /** PENDING | COMMENCED | COMPLETED | FAILED */
+  status: string;
+  status_info: string;
+  due_at: number | null;
+  date_created: number;
+  date_modified: number;
+}
+
 export interface InfraTables {
   server_secrets: { name: string; value: string };
   customers: CustomerRow;
@@ -79,4 +180,10 @@ export interface InfraTables {
   dns_domains: DnsDomainRow;
   dns_records: DnsRecordRow;
   dns_serial_floors: { name: string; serial: number };
+  orders: OrderRow;
+  contracts: ContractRow;
+  devices: DeviceRow;
+  device_ips: DeviceIpRow;
+  device_firewall_policies: DeviceFirewallPolicyRow;
+  transactions: TransactionRow;
 }

@@ -4,5 +4,6 @@
 import type { Migration } from '../../platform/db/migrate.js';
 import { infraCore } from './001_infra_core.js';
 import { dns } from './002_dns.js';
+import { infraServers } from './021_servers.js';
 
-export const INFRA_MIGRATIONS: readonly Migration[] = [infraCore, dns];
+export const INFRA_MIGRATIONS: readonly Migration[] = [infraCore, dns, infraServers];
