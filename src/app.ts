@@ -26,6 +26,7 @@ import { ZoneWriter } from './infra/dns-batches.js';
 import { InfraLimits } from './infra/rate-limit.js';
 import { createInfraServer } from './infra/transport/server.js';
 import { allCommands } from './infra/commands/index.js';
+import { CatalogueIndex, DEFAULT_CATALOGUE } from './infra/catalogue.js';
 import { CHAT_MIGRATIONS } from './chat/migrations/index.js';
 import type { ChatTables } from './chat/tables.js';
 import type { Realm } from './chat/tables.js';
@@ -182,7 +183,12 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     infra: new InfraLimits(clock, config.rateLimits, config.trustedProxies),
     chat: new ChatLimits(clock, config.rateLimits, config.trustedProxies),
   };
-  const infraServer = createInfraServer({ db: core.db, jwt: core.jwt, clock, log, zoneWriter: core.zoneWriter, nameserverDomain: config.nameserverDomain, limits: limits.infra }, allCommands(), http);
+  const catalogue = new CatalogueIndex(DEFAULT_CATALOGUE);
+  const infraServer = createInfraServer(
+    { db: core.db, jwt: core.jwt, clock, log, zoneWriter: core.zoneWriter, nameserverDomain: config.nameserverDomain, limits: limits.infra, catalogue },
+    allCommands(),
+    http,
+  );
 
   // Port 0 picks a free port: realm URLs name the port actually chosen (noted once the listener is up).
   let chatAt = config.chatListen;

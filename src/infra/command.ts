@@ -8,6 +8,7 @@ import type { Logger } from '../platform/log.js';
 import type { InfraTables } from './tables.js';
 import type { ZoneWriter } from './dns-batches.js';
 import type { InfraLimits } from './rate-limit.js';
+import type { CatalogueIndex } from './catalogue.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -36,6 +37,8 @@ export interface InfraServices {
   nameserverDomain: string;
   /** API budgets per key and per address, and session.login's password budgets (rate-limit.ts). */
   limits: InfraLimits;
+  /** What can be ordered, where and at what price (catalogue.ts): the default or the operator's file. */
+  catalogue: CatalogueIndex;
 }
 
 export interface Call {

@@ -7,6 +7,7 @@ import { createInfraServer, type InfraServer } from '../../src/infra/transport/s
 import { InfraLimits } from '../../src/infra/rate-limit.js';
 import { parseRateLimits } from '../../src/config/rate-limits.js';
 import { allCommands } from '../../src/infra/commands/index.js';
+import { CatalogueIndex, DEFAULT_CATALOGUE } from '../../src/infra/catalogue.js';
 import { buildConfig, type Config } from '../../src/config/config.js';
 import { readOptions } from '../../src/config/env.js';
 
@@ -34,6 +35,7 @@ export async function inProcessInfra(engine: EngineName): Promise<InProcessInfra
       zoneWriter: ctx.zoneWriter,
       nameserverDomain: ctx.config.nameserverDomain,
       limits: new InfraLimits(ctx.clock, parseRateLimits('off')),
+      catalogue: new CatalogueIndex(DEFAULT_CATALOGUE),
     },
     allCommands(),
   );
