@@ -329,7 +329,7 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
       // Gzipped from the shared text's compression (made once per text), for clients that accept it;
       // undefined (answered as before) when the answer carries no shared text long enough.
       const gzipped = answer.gzipShared && answer.status === 200 && acceptsGzip(req.headers['accept-encoding']) ? gzipShared(answer.body) : undefined;
-      if (gzipped) headers = { ...headers, ...GZIP_HEADERS };
+      if (gzipped) headers = headers ? { ...headers, ...GZIP_HEADERS } : GZIP_HEADERS;
       text = gzipped ?? serializeAsPieces(answer.body);
     } catch (err) {
       // A handler's result that cannot be serialized: the server's fault.

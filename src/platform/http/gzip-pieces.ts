@@ -91,6 +91,20 @@ export function gzipWithTail(prefix: GzipPrefix, tail: Buffer): Buffer[] {
  */
 export function acceptsGzip(header: string | undefined): boolean {
   if (!header) return false;
+  if (header === lastHeader) return lastAccepts;
+  const accepts = parseAcceptsGzip(header);
+  lastHeader = header;
+  lastAccepts = accepts;
+  return accepts;
+}
+
+// The last value read and what it said: a client sends the same value with every request, and the
+// parse cost as much as the rest of the gzip assembly. A one-entry memo of a pure function (design
+// rule 7).
+let lastHeader: string | undefined;
+let lastAccepts = false;
+
+function parseAcceptsGzip(header: string): boolean {
   let gzip: boolean | undefined;
   let star: boolean | undefined;
   for (const entry of header.split(',')) {
