@@ -132,6 +132,14 @@ await forEachEngine('the presence answer gzipped', (engine) => {
     }
   });
 
+  it('gzips an answer that lists ignored parameters too: they come after the shared part', async () => {
+    const r = await ping({ 'accept-encoding': 'gzip' }, 'status=active&new_user_input=true&no_such_parameter=1');
+    const json = JSON.parse(gunzipped(r));
+    assert.deepEqual(json.ignored_parameters_unsupported, ['no_such_parameter']);
+    assert.equal(Object.keys(json.presences).length, NAMES.length);
+    assert.ok(r.body.includes('"ignored_parameters_unsupported":["no_such_parameter"]'), 'in the stored tail');
+  });
+
   it('gzips GET /realm/presence the same way', async () => {
     const gz = await raw('GET', '/realm/presence', undefined, { 'accept-encoding': 'gzip, deflate' });
     const p = plain(await raw('GET', '/realm/presence', undefined, {}));
