@@ -89,6 +89,14 @@ export interface Endpoint<S extends TObject = TObject> {
    * `result` and `msg` beside it (GET /openapi.json: an OpenAPI document allows no other fields).
    */
   document?: true;
+  /**
+   * Set for an endpoint whose answer is mostly a shared JsonText (made once, answered many times) in
+   * a short envelope that is the same for every call: POST /users/me/presence and GET /realm/presence.
+   * A client that accepts gzip gets it compressed, the shared part compressed once per text
+   * (platform/http/gzip-pieces.ts). Not for answers with much per-request data before the shared
+   * part (register): that part would be compressed anew for every answer.
+   */
+  gzipShared?: true;
   handler(call: ChatCall, params: Static<S>): Promise<ChatResult>;
 }
 

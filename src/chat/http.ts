@@ -13,6 +13,7 @@ import { ChatRouter } from './router.js';
 import { RequestCache } from './auth.js';
 import { addTextParams, BODY_LIMIT, BodyError, readForm, type Form } from './forms.js';
 import { bodyLength, type AnswerBody, type DurableFailure } from '../platform/http/durable.js';
+import { acceptsGzip, gzipShared } from '../platform/http/gzip-pieces.js';
 import { closeAfterRefusal, closeAfterUnreadBody, OPEN_BODY_LIMIT, type ConnectionCap, type HttpTimeouts } from '../platform/http/connections.js';
 import { BodyTooLarge, ClientGone, hasBody, smallBody } from '../platform/http/body.js';
 import { goneSignal, Listener, onClientGone, type HttpService } from '../platform/http/listener.js';
@@ -38,7 +39,12 @@ interface Answer {
   status: number;
   body: Record<string, unknown>;
   headers?: Record<string, string>;
+  /** From the endpoint (Endpoint.gzipShared): its shared text may be answered gzipped. */
+  gzipShared?: true;
 }
+
+/** What a gzipped answer says beside its body; an answer that may be gzipped and is not says nothing more, as before. */
+const GZIP_HEADERS = { 'content-encoding': 'gzip', vary: 'accept-encoding' };
 
 /** How every answer of one listener is written: Zulip's JSON, once the store is flushed. */
 class Writer {
@@ -229,7 +235,10 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
       }
       if (result === LATER) return undefined;
       // A document endpoint (GET /openapi.json) answers its result as the whole body, outside the envelope.
-      return endpoint.document ? { status: 200, body: result } : envelope(result, ignored);
+      if (endpoint.document) return { status: 200, body: result };
+      const answer = envelope(result, ignored);
+      if (endpoint.gzipShared) answer.gzipShared = true;
+      return answer;
     } catch (err) {
       if (err instanceof ChatError) return errorAnswer(err);
       services.log.error('chat request failed', { method: r.method, path, error: (err as Error).stack });
@@ -315,15 +324,20 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
     // wait for ever.
     if (!whole) closeAfterUnreadBody(req, res);
     let text: AnswerBody;
+    let headers = answer.headers;
     try {
-      text = serializeAsPieces(answer.body);
+      // Gzipped from the shared text's compression (made once per text), for clients that accept it;
+      // undefined (answered as before) when the answer carries no shared text long enough.
+      const gzipped = answer.gzipShared && answer.status === 200 && acceptsGzip(req.headers['accept-encoding']) ? gzipShared(answer.body) : undefined;
+      if (gzipped) headers = headers ? { ...headers, ...GZIP_HEADERS } : GZIP_HEADERS;
+      text = gzipped ?? serializeAsPieces(answer.body);
     } catch (err) {
       // A handler's result that cannot be serialized: the server's fault.
       services.log.error('chat request failed', { method, path: req.url, error: (err as Error).stack });
       await writer.write(res, 500, INTERNAL_ERROR);
       return;
     }
-    await writer.write(res, answer.status, text, answer.headers);
+    await writer.write(res, answer.status, text, headers);
   }
 
   return listener;

@@ -101,10 +101,11 @@ function fragmentJson(format: PresenceFormat, r: PresenceRecord, m: Member): str
   return format === 'legacy' ? `${JSON.stringify(m.email)}:${JSON.stringify(legacyPresence(r, m.dateJoined))}` : `"${r.userId}":${JSON.stringify(modernPresence(r, m.dateJoined))}`;
 }
 
-function joined(fragments: readonly Fragment[]): JsonText {
+/** `shared`: a whole answer, kept and answered to every ping until the realm changes (gzipped once). */
+function joined(fragments: readonly Fragment[], shared = false): JsonText {
   let text = '{';
   for (let i = 0; i < fragments.length; i++) text += i === 0 ? fragments[i].json : `,${fragments[i].json}`;
-  return new JsonText(`${text}}`);
+  return new JsonText(`${text}}`, { shared });
 }
 
 /** Who is shown at all: Zulip leaves out deactivated users and bots; Keel also users in invisible mode. */
@@ -163,7 +164,7 @@ export class RealmPresenceText {
         if (f.updateId < minId) minId = f.updateId;
         if (f.connected < oldest) oldest = f.connected;
       }
-      w = { text: joined(within), maxId, minId, madeAt: nowS, validUntil: oldest + limitSeconds };
+      w = { text: joined(within, true), maxId, minId, madeAt: nowS, validUntil: oldest + limitSeconds };
       if (!v.whole.has(limitSeconds) && v.whole.size >= MAX_LIMITS) v.whole.delete(v.whole.keys().next().value!);
       v.whole.set(limitSeconds, w);
     }

@@ -15,6 +15,8 @@ export const updatePresence = defineEndpoint({
   path: '/users/me/presence',
   summary: 'Update your presence',
   auth: 'user',
+  // The whole realm's presence for every client's minute ping, gzipped once per realm version.
+  gzipShared: true,
   params: Type.Object({
     status: Type.String(),
     new_user_input: Type.Boolean({ default: false }),
@@ -57,6 +59,7 @@ export const getRealmPresence = defineEndpoint({
   path: '/realm/presence',
   summary: 'Get presence of all users',
   auth: 'user',
+  gzipShared: true,
   params: Type.Object({}),
   async handler(call) {
     requireUser(call);

@@ -58,7 +58,11 @@ export function endWhenDurable(
     (err: unknown) => {
       const failed = onFailure(err);
       const [code, text] = typeof failed === 'string' ? [status, failed] : [failed.status, failed.body];
-      res.writeHead(code, { ...headers, 'content-length': Buffer.byteLength(text) });
+      // The failure's text goes as it is: a compressed answer's encoding is not its.
+      const plain: OutgoingHttpHeaders = {};
+      for (const name in headers) if (name !== 'content-encoding') plain[name] = headers[name];
+      plain['content-length'] = Buffer.byteLength(text);
+      res.writeHead(code, plain);
       res.end(text);
     },
   );

@@ -70,3 +70,11 @@ it('writes a body in pieces corked, in order, then ends; its length is the sum o
   assert.equal(endWhenDurable(res, store, headers, pieces, noFailure), undefined);
   assert.deepEqual(calls, ['head', 'cork', 'write {"a":', 'write "é"}', 'end', 'uncork']);
 });
+
+it('sends the failure text uncompressed, without the content-encoding of the answer it replaces', async () => {
+  const store: Flushes = { durable: () => false, synced: () => Promise.reject(new Error('EIO')) };
+  const gzipped = { ...headers, 'content-encoding': 'gzip', vary: 'accept-encoding' };
+  const out = fakeResponse();
+  await endWhenDurable(out.res, store, gzipped, [Buffer.from([0x1f, 0x8b])], () => ({ status: 500, body: 'no' }));
+  assert.deepEqual(out.sent, { status: 500, headers: { ...headers, vary: 'accept-encoding', 'content-length': 2 }, body: 'no' });
+});

@@ -8,8 +8,15 @@
 // pieces are copied once, into the answer.
 export class JsonText {
   readonly parts: readonly Buffer[];
-  constructor(json: string | readonly Buffer[]) {
+  /**
+   * Made once and answered many times (a realm's presences, per realm version): worth compressing
+   * once for every answer that carries it (platform/http/gzip-pieces.ts). Not for text made per
+   * request (a page of messages), which compressing would cost more CPU than it saves.
+   */
+  readonly shared: boolean;
+  constructor(json: string | readonly Buffer[], options?: { shared?: boolean }) {
     this.parts = typeof json === 'string' ? [Buffer.from(json)] : json;
+    this.shared = options?.shared === true;
   }
 
   get text(): string {
@@ -22,7 +29,7 @@ export class JsonText {
 }
 
 /** Pieces at least this long are handed to the socket as they are; shorter runs are joined into one. */
-const SHARED_PIECE_BYTES = 4096;
+export const SHARED_PIECE_BYTES = 4096;
 
 /**
  * JSON.stringify of an object whose own top-level values may be JsonText: with them spliced in as
@@ -62,10 +69,9 @@ export function serializeAsPieces(body: Record<string, unknown>): string | Buffe
   let first = true;
   for (const k in body) {
     const v = body[k];
-    const json: string | undefined = v instanceof JsonText ? '' : JSON.stringify(v);
-    // As JSON.stringify does: a member whose value has no JSON form (undefined, a function) is left out.
+    const json = memberJson(k, v, first);
     if (json === undefined) continue;
-    text += `${first ? '' : ','}${JSON.stringify(k)}:${json}`;
+    text += json;
     first = false;
     if (v instanceof JsonText) {
       add(Buffer.from(text));
@@ -76,4 +82,50 @@ export function serializeAsPieces(body: Record<string, unknown>): string | Buffe
   add(Buffer.from(`${text}}`));
   endRun();
   return out;
+}
+
+/**
+ * `"key":value` with its comma as serializeAsPieces writes it (a JsonText's value left for the caller
+ * to splice), undefined for a member JSON.stringify leaves out (undefined, a function).
+ */
+function memberJson(k: string, v: unknown, first: boolean): string | undefined {
+  const json: string | undefined = v instanceof JsonText ? '' : JSON.stringify(v);
+  if (json === undefined) return undefined;
+  return `${first ? '' : ','}${JSON.stringify(k)}:${json}`;
+}
+
+/**
+ * serializeWithText's bytes in three parts, around the body's first JsonText member when that one is
+ * marked shared: the text before it (the envelope, from `{` to its key), the text, and the bytes
+ * after it (the request's own values, `}` included). Undefined when the first JsonText member is
+ * not shared, or there is none. For answers that compress the shared part once (gzip-pieces.ts).
+ */
+export function splitAtShared(body: Record<string, unknown>): { head: string; text: JsonText; tail: Buffer } | undefined {
+  let head = '{';
+  let first = true;
+  let text: JsonText | undefined;
+  const after: Buffer[] = [];
+  let run = '';
+  for (const k in body) {
+    const v = body[k];
+    const json = memberJson(k, v, first);
+    if (json === undefined) continue;
+    first = false;
+    if (!text) {
+      head += json;
+      if (v instanceof JsonText) {
+        if (!v.shared) return undefined;
+        text = v;
+      }
+      continue;
+    }
+    run += json;
+    if (v instanceof JsonText) {
+      after.push(Buffer.from(run), ...v.parts);
+      run = '';
+    }
+  }
+  if (!text) return undefined;
+  after.push(Buffer.from(`${run}}`));
+  return { head, text, tail: after.length === 1 ? after[0] : Buffer.concat(after) };
 }
