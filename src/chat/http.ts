@@ -43,8 +43,12 @@ interface Answer {
   gzipShared?: true;
 }
 
-/** What a gzipped answer says beside its body; an answer that may be gzipped and is not says nothing more, as before. */
+/**
+ * What a gzipped answer says beside its body; the plain answer of an endpoint that may gzip says
+ * `vary` too, so an HTTP cache between never hands one client's form to another.
+ */
 const GZIP_HEADERS = { 'content-encoding': 'gzip', vary: 'accept-encoding' };
+const VARY_HEADERS = { vary: 'accept-encoding' };
 
 /** How every answer of one listener is written: Zulip's JSON, once the store is flushed. */
 class Writer {
@@ -330,6 +334,7 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
       // undefined (answered as before) when the answer carries no shared text long enough.
       const gzipped = answer.gzipShared && answer.status === 200 && acceptsGzip(req.headers['accept-encoding']) ? gzipShared(answer.body) : undefined;
       if (gzipped) headers = headers ? { ...headers, ...GZIP_HEADERS } : GZIP_HEADERS;
+      else if (answer.gzipShared && answer.status === 200) headers = headers ? { ...headers, ...VARY_HEADERS } : VARY_HEADERS;
       text = gzipped ?? serializeAsPieces(answer.body);
     } catch (err) {
       // A handler's result that cannot be serialized: the server's fault.
