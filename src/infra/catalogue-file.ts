@@ -330,13 +330,16 @@ export function checkCatalogue(value: Json): { catalogue?: Catalogue; problems: 
   // References: a product's group and data centres must exist.
   const groupCodes = new Set(productGroups.map((g) => upper(g.code)));
   const dcIds = new Set(dataCentres.map((d) => d.id));
+  // Only against a list whose every entry passed: a reference to an entry with problems of its own is not reported twice.
+  const groupsWhole = Array.isArray(o.productGroups) && productGroups.length === o.productGroups.length;
+  const dcsWhole = Array.isArray(o.dataCentres) && dataCentres.length === o.dataCentres.length;
   if (Array.isArray(o.products)) {
     o.products.forEach((p, i) => {
       if (!isObject(p)) return;
-      if (typeof p.groupCode === 'string' && productGroups.length === (o.productGroups as Json[]).length && !groupCodes.has(upper(p.groupCode))) {
+      if (typeof p.groupCode === 'string' && groupsWhole && !groupCodes.has(upper(p.groupCode))) {
         f.report(`products[${i}].groupCode`, `${JSON.stringify(p.groupCode)} is not the code of any of productGroups`);
       }
-      if (Array.isArray(p.dcIds) && dataCentres.length === (o.dataCentres as Json[]).length) {
+      if (Array.isArray(p.dcIds) && dcsWhole) {
         p.dcIds.forEach((id, j) => {
           if (Number.isInteger(id) && !dcIds.has(id as number)) f.report(`products[${i}].dcIds[${j}]`, `${id} is not the id of any of dataCentres`);
         });

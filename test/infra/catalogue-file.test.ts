@@ -8,6 +8,7 @@ import { after, describe, it } from 'node:test';
 import { DEFAULT_CATALOGUE, type Catalogue } from '../../src/infra/catalogue.js';
 import { CatalogueError, checkCatalogue, parseCatalogue, readCatalogueFile } from '../../src/infra/catalogue-file.js';
 import { UsageError } from '../../src/config/env.js';
+import { prng } from '../helpers/prng.js';
 
 /** A copy of the default catalogue to spoil, as an operator's file would start (JSON: products of a class share one prices object). */
 function copy(): any {
@@ -113,6 +114,16 @@ describe('catalogue file checks', () => {
   it('refuses a file that is not a catalogue at all', () => {
     assert.deepEqual(problemsOf([]), ['the file must be an object, got a list']);
     assert.deepEqual(problemsOf({}), ['currency is required', 'dataCentres is required', 'productGroups is required', 'products is required', 'operatingSystems is required', 'periods is required']);
+    for (const section of ['dataCentres', 'productGroups', 'products', 'operatingSystems', 'periods']) {
+      const without = copy();
+      delete without[section];
+      assert.deepEqual(problemsOf(without), [`${section} is required`]);
+      without[section] = 'none';
+      assert.deepEqual(problemsOf(without), [`${section} must be a list, got string "none"`]);
+      without[section] = [];
+      // An empty list of DCs or groups also leaves every product naming one that does not exist.
+      assert.equal(problemsOf(without)[0], `${section} must hold at least one entry`);
+    }
     const c = copy();
     c.periods = c.periods.filter((p: { code: string }) => p.code !== 'MONTHLY');
     assert.deepEqual(problemsOf(c), ['periods must include MONTHLY (prices are per month; orders without a period are monthly)']);
@@ -149,6 +160,33 @@ describe('catalogue file checks', () => {
       () => parseCatalogue('{"currency": ', 'bad.json'),
       (e: Error) => e instanceof CatalogueError && /^catalogue bad\.json: is not JSON: /.test(e.message),
     );
+  });
+
+  it('never throws on a spoilt file: 2,000 seeded mutations each answer problems, or a catalogue', () => {
+    const VALUES: unknown[] = [null, true, 0, -1, 1.5, 1e308, '', ' ', 'X', '19', [], [null], {}, { min: 1 }];
+    for (let seed = 1; seed <= 2000; seed++) {
+      const random = prng(seed);
+      const c = copy();
+      // One to three places anywhere in the tree get another value, or lose their key.
+      for (let n = 1 + Math.floor(random() * 3); n > 0; n--) {
+        let node = c;
+        for (;;) {
+          const keys = Object.keys(node);
+          const key = keys[Math.floor(random() * keys.length)];
+          const child = node[key];
+          if (child !== null && typeof child === 'object' && Object.keys(child).length > 0 && random() < 0.7) {
+            node = child;
+            continue;
+          }
+          if (random() < 0.2 && !Array.isArray(node)) delete node[key];
+          else node[key] = structuredClone(VALUES[Math.floor(random() * VALUES.length)]);
+          break;
+        }
+      }
+      const { catalogue, problems } = checkCatalogue(c);
+      assert.equal(catalogue === undefined, problems.length > 0, `seed ${seed}`);
+      for (const p of problems) assert.match(p, /^(the file|[a-zA-Z]+(\[\d+\])?([.][a-zA-Z0-9]+|\[\d+\])*) /, `seed ${seed}: ${p}`);
+    }
   });
 
   const dir = mkdtempSync(path.join(os.tmpdir(), 'keel-catalogue-'));
