@@ -72,7 +72,10 @@ const isObject = (v: Json): v is Record<string, Json> => typeof v === 'object' &
 function describeType(v: Json): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'a list';
-  return typeof v === 'object' ? 'an object' : `${typeof v} ${JSON.stringify(v)}`;
+  if (typeof v === 'object') return 'an object';
+  // A long string is named by its start: the message is one line on a terminal.
+  const shown = JSON.stringify(v);
+  return `${typeof v} ${shown.length > 60 ? `${shown.slice(0, 57)}...` : shown}`;
 }
 
 /** An object with exactly these fields (those marked optional may be absent); unknown ones are typos. */

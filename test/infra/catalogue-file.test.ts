@@ -111,6 +111,12 @@ describe('catalogue file checks', () => {
     ]);
   });
 
+  it('shows a long wrong value by its start only', () => {
+    const c = copy();
+    c.dataCentres[3].id = 'x'.repeat(10_000);
+    assert.deepEqual(problemsOf(c), [`dataCentres[3].id must be an integer, got string "${'x'.repeat(56)}...`]);
+  });
+
   it('refuses a file that is not a catalogue at all', () => {
     assert.deepEqual(problemsOf([]), ['the file must be an object, got a list']);
     assert.deepEqual(problemsOf({}), ['currency is required', 'dataCentres is required', 'productGroups is required', 'products is required', 'operatingSystems is required', 'periods is required']);
