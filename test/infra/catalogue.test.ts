@@ -228,7 +228,9 @@ await forEachEngine('catalogue commands', (engine) => {
     const anonymous = await send(`${api.base}/products`, { method: 'GET' });
     assert.deepEqual(anonymous.body, { code: 'ACCESS_DENIED', message: 'Access Denied' });
     const perms = (await api.cmd('apiuser.permissions.system')).body.permissions as string[];
-    assert.ok(!perms.includes('product.getall'), 'no permission exists for a command anyone authenticated may call');
+    assert.ok(!perms.includes('product.getall') && !perms.includes('product.*'), 'no permission exists for a command anyone authenticated may call');
+    const granted = await api.cmd('apiuser.create', { permissions: ['product.getall'] });
+    assert.deepEqual(granted.body.error, { permissions: 'unknown permission "product.getall" (see apiuser.permissions.system)' });
   });
 });
 
