@@ -27,6 +27,7 @@ import { InfraLimits } from './infra/rate-limit.js';
 import { createInfraServer } from './infra/transport/server.js';
 import { allCommands } from './infra/commands/index.js';
 import { CatalogueIndex, DEFAULT_CATALOGUE } from './infra/catalogue.js';
+import { readCatalogueFile } from './infra/catalogue-file.js';
 import { CHAT_MIGRATIONS } from './chat/migrations/index.js';
 import type { ChatTables } from './chat/tables.js';
 import type { Realm } from './chat/tables.js';
@@ -171,6 +172,8 @@ function listenFailure(err: unknown, what: string, at: ListenAddress): UsageErro
 
 /** Builds Keel from the configuration: the core (openCore), both services and their listeners. */
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
+  // The operator's catalogue is checked before the store opens: a bad file changes nothing.
+  const catalogue = new CatalogueIndex(config.infraCatalogue === undefined ? DEFAULT_CATALOGUE : readCatalogueFile(config.infraCatalogue));
   const core = await openCore(config, options);
   const { clock, log, chatDb } = core;
   // One cap on the connections of both HTTP listeners: they share the open files. Node raises the
@@ -183,7 +186,6 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     infra: new InfraLimits(clock, config.rateLimits, config.trustedProxies),
     chat: new ChatLimits(clock, config.rateLimits, config.trustedProxies),
   };
-  const catalogue = new CatalogueIndex(DEFAULT_CATALOGUE);
   const infraServer = createInfraServer(
     { db: core.db, jwt: core.jwt, clock, log, zoneWriter: core.zoneWriter, nameserverDomain: config.nameserverDomain, limits: limits.infra, catalogue },
     allCommands(),

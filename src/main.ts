@@ -8,6 +8,7 @@ import type { InitResult } from './infra/accounts.js';
 import type { ChatInitResult } from './chat/domain/realm.js';
 import { ADMIN_USAGE, CHAT_ADMIN_COMMANDS, runAdmin } from './chat/admin.js';
 import { INFRA_ADMIN_COMMANDS, INFRA_ADMIN_USAGE, runInfraAdmin } from './infra/admin.js';
+import { CATALOGUE_ADMIN_USAGE, runCatalogueAdmin } from './infra/catalogue-admin.js';
 import { SecretKeyError } from './platform/auth/secret-key.js';
 import { ROTATE_USAGE, runRotateSecretKey } from './rotate-secret-key.js';
 import { keepTheKeyFile } from './server-keys.js';
@@ -22,6 +23,7 @@ commands:
             with its owner (secrets printed once)
   migrate   bring the database schema up to date
 ${INFRA_ADMIN_USAGE}
+${CATALOGUE_ADMIN_USAGE}
 ${ADMIN_USAGE}
 ${ROTATE_USAGE}
   version   print Keel's version (also --version)
@@ -114,10 +116,11 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     if (command === 'admin' && rest[0] === 'rotate-secret-key') return await runRotateSecretKey(rest.slice(1), out);
+    if (command === 'admin' && rest[0] === 'catalogue') return await runCatalogueAdmin(rest.slice(1), out);
     if (command === 'admin') {
       if (INFRA_ADMIN_COMMANDS.includes(rest[0])) return await runInfraAdmin(rest, out, openStore);
       if (CHAT_ADMIN_COMMANDS.includes(rest[0])) return await runAdmin(rest, out, openStore);
-      throw new UsageError(`unknown admin command "${rest[0] ?? ''}" (admin commands: ${[...INFRA_ADMIN_COMMANDS, 'rotate-secret-key', ...CHAT_ADMIN_COMMANDS].join(', ')})`);
+      throw new UsageError(`unknown admin command "${rest[0] ?? ''}" (admin commands: ${[...INFRA_ADMIN_COMMANDS, 'catalogue', 'rotate-secret-key', ...CHAT_ADMIN_COMMANDS].join(', ')})`);
     }
     const { options, positionals } = readOptions(rest);
     if (options.help) {

@@ -37,6 +37,8 @@ export interface Config {
   rateLimits: RateLimits;
   /** Reverse proxies (addresses, CIDR blocks) whose X-Forwarded-For names the client, for per-address budgets. */
   trustedProxies: string[];
+  /** The operator's catalogue file (--infra-catalogue), read and checked at start; absent: the built-in one. */
+  infraCatalogue?: string;
 }
 
 function secretKeyOptions(o: RawOptions): Pick<Config, 'secretKeyFile' | 'secretKey'> {
@@ -144,5 +146,6 @@ export function buildConfig(o: RawOptions): Config {
     ...secretKeyOptions(o),
     rateLimits: parseRateLimits(o['rate-limits']),
     trustedProxies,
+    infraCatalogue: o['infra-catalogue'] === undefined ? undefined : path.resolve(o['infra-catalogue']),
   };
 }

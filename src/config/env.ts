@@ -20,6 +20,11 @@ export const OPTIONS = {
   'trusted-proxies': { env: 'KEEL_TRUSTED_PROXIES', help: 'comma-separated addresses or CIDR blocks of reverse proxies whose X-Forwarded-For names the client' },
   'log-level': { env: 'KEEL_LOG_LEVEL', help: 'error, warn, info or debug', default: 'info' },
   'max-connections': { env: 'KEEL_MAX_CONNECTIONS', help: 'most open HTTP connections, Infra and Chat together (default: from the open-files limit)' },
+  // catalogue family
+  'infra-catalogue': {
+    env: 'KEEL_INFRA_CATALOGUE',
+    help: 'JSON file of the products, data centres, operating systems and prices on sale, checked at start (default: the built-in catalogue, printed by keel admin catalogue --print)',
+  },
   'secret-key-file': {
     env: 'KEEL_SECRET_KEY_FILE',
     help: 'file holding the secret key (64 hex characters) that signs tokens and seals chat API keys (default: <data-dir>/secret.key, made on first start)',

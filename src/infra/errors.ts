@@ -125,6 +125,10 @@ const E = {
   recordNotFound: entry('recordNotFound', 'ERROR', 'Could not find record'),
   recordIdNotFound: entry('recordIdNotFound', 'ERROR', 'Could not find record {id}'),
   recordNotInDomain: entry('recordNotInDomain', 'ERROR', 'Could not find record {id} in domain {domainId}'),
+  // catalogue (commands/catalogue.ts)
+  productNotFound: entry('productNotFound', 'ERROR', 'Could not find product'),
+  productGroupNotFound: entry('productGroupNotFound', 'ERROR', 'Could not find product group'),
+  dataCentreNotFound: entry('dataCentreNotFound', 'ERROR', 'Could not find data centre'),
 
   // ---- conflicts --------------------------------------------------------------------------------
   apiUserChanged: entry('apiUserChanged', 'ERROR', 'API user {id} changed while this request ran; nothing was changed, try again'),
@@ -243,6 +247,8 @@ const P = {
   noRecordIds: problem('noRecordIds', 'must hold at least one record id'),
   recordObject: problem('recordObject', 'must be a record object'),
   recordList: problem('recordList', 'must be a list or a map of records'),
+  // catalogue (commands/catalogue.ts)
+  periodUnknown: problem('periodUnknown', 'must be one of {periods}'),
 };
 
 /** What a FAULT says about one parameter (see above). */

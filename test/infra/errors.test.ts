@@ -26,6 +26,10 @@ const PINNED: Record<string, [code: string, status: number, template: string]> =
   recordNotFound: ['ERROR', 200, 'Could not find record'],
   recordIdNotFound: ['ERROR', 200, 'Could not find record {id}'],
   recordNotInDomain: ['ERROR', 200, 'Could not find record {id} in domain {domainId}'],
+  // catalogue
+  productNotFound: ['ERROR', 200, 'Could not find product'],
+  productGroupNotFound: ['ERROR', 200, 'Could not find product group'],
+  dataCentreNotFound: ['ERROR', 200, 'Could not find data centre'],
   apiUserChanged: ['ERROR', 200, 'API user {id} changed while this request ran; nothing was changed, try again'],
   unknownPath: ['ERROR', 200, 'Unknown path {path}: the API lives under /api/rest/v2.10/'],
   unknownRestPath: ['ERROR', 200, 'Unknown REST path {method} {path}'],
@@ -119,6 +123,8 @@ const PINNED_PROBLEMS: Record<string, string> = {
   noRecordIds: 'must hold at least one record id',
   recordObject: 'must be a record object',
   recordList: 'must be a list or a map of records',
+  // catalogue
+  periodUnknown: 'must be one of {periods}',
 };
 
 it('holds exactly the pinned per-parameter problems', () => {

@@ -4,11 +4,15 @@ import { apiuserCommands } from './apiuser.js';
 import { customerCommands } from './customer.js';
 import { dnsCommands } from './dns.js';
 import { sessionCommands } from './session.js';
+// catalogue family (product, productgroup, pricing, dc, operatingsystem, installimage, template, isoimage)
+import { catalogueCommands } from './catalogue.js';
 
 export function allCommands(): Command[] {
   const list: Command[] = [];
   // Permissions exist for the commands that need one; apiuser.* lists them from this registry.
   const permissionNames = () => list.filter((c) => (c.access ?? 'permission') === 'permission').map((c) => c.cmd);
   list.push(...apiuserCommands(permissionNames), ...customerCommands, ...sessionCommands, ...dnsCommands);
+  // catalogue family
+  list.push(...catalogueCommands);
   return list;
 }
