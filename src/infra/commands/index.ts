@@ -4,11 +4,17 @@ import { apiuserCommands } from './apiuser.js';
 import { customerCommands } from './customer.js';
 import { dnsCommands } from './dns.js';
 import { sessionCommands } from './session.js';
+// network family (issue 15)
+import { loadbalancerCommands } from './loadbalancer.js';
+import { networkCommands } from './network.js';
+import { sshkeyCommands } from './sshkey.js';
 
 export function allCommands(): Command[] {
   const list: Command[] = [];
   // Permissions exist for the commands that need one; apiuser.* lists them from this registry.
   const permissionNames = () => list.filter((c) => (c.access ?? 'permission') === 'permission').map((c) => c.cmd);
   list.push(...apiuserCommands(permissionNames), ...customerCommands, ...sessionCommands, ...dnsCommands);
+  // network family (issue 15)
+  list.push(...sshkeyCommands, ...networkCommands, ...loadbalancerCommands);
   return list;
 }

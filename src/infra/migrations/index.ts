@@ -5,5 +5,17 @@ import type { Migration } from '../../platform/db/migrate.js';
 import { infraCore } from './001_infra_core.js';
 import { dns } from './002_dns.js';
 import { infraServers } from './021_servers.js';
+// network family (issue 15): ssh keys, VLANs, IP networks; load balancers
+import { infraNetwork } from './025_network.js';
+import { infraLoadBalancers } from './026_load_balancers.js';
+import { NETWORK_BRANCH_PLACEHOLDERS } from './network-placeholders.js';
 
-export const INFRA_MIGRATIONS: readonly Migration[] = [infraCore, dns, infraServers];
+export const INFRA_MIGRATIONS: readonly Migration[] = [
+  infraCore,
+  dns,
+  infraServers,
+  // network branch only: drop the placeholders when 22-24 merge
+  ...NETWORK_BRANCH_PLACEHOLDERS,
+  infraNetwork,
+  infraLoadBalancers,
+];
