@@ -8,7 +8,7 @@ import { infraServers } from './021_servers.js';
 // network family (issue 15): ssh keys, VLANs, IP networks; load balancers
 import { infraNetwork } from './025_network.js';
 import { infraLoadBalancers } from './026_load_balancers.js';
-import { NETWORK_BRANCH_PLACEHOLDERS } from './network-placeholders.js';
+import { NETWORK_BRANCH_PLACEHOLDERS } from './network_placeholders.js';
 
 export const INFRA_MIGRATIONS: readonly Migration[] = [
   infraCore,
