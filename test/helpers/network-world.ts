@@ -19,6 +19,8 @@ export interface NetworkWorld {
   owner: Tenant;
   child: Tenant;
   other: Tenant;
+  /** A tenant calling with another API key (uuid and secret) of a customer. */
+  as(customerId: number, uuid: string, secret: string): Tenant;
   /** A live device of the customer (a new order, contract and device row). */
   device(customerId: number): Promise<number>;
   count(table: 'ssh_keys' | 'vlans' | 'ip_networks' | 'load_balancers' | 'device_ips'): Promise<number>;
@@ -55,6 +57,7 @@ export async function networkWorld(engine: EngineName): Promise<NetworkWorld> {
     owner,
     child,
     other,
+    as: tenant,
     async device(customerId) {
       devices++;
       const now = 1_700_000_000;

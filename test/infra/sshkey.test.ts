@@ -165,6 +165,24 @@ await forEachEngine('sshkey commands', (engine) => {
     await w.owner.cmd('sshkey.delete', { id: k.id });
   });
 
+  it("needs the command in the API key's permissions (sshkey.* or the name)", async () => {
+    const made = await w.owner.cmd('apiuser.create', { name: 'reader', permissions: ['sshkey.get', 'sshkey.getall', 'network.vlan.*'] });
+    assert.equal(made.code, 'OK', JSON.stringify(made));
+    const reader = w.as(w.owner.customerId, made.apiuser.uuid, made.apiuser.secret);
+    assert.equal((await reader.cmd('sshkey.getall', {})).code, 'OK');
+    assert.equal((await reader.cmd('network.vlan.getall', {})).code, 'OK');
+    const before = await w.count('ssh_keys');
+    for (const [cmd, params] of [
+      ['sshkey.create', { name: 'x', publicKey: ED25519 }],
+      ['network.ip.create', { network: '10.1.0.0/24', dcId: 19 }],
+      ['loadbalancer.create', { name: 'x' }],
+    ] as const) {
+      const r = await reader.cmd(cmd, params);
+      assert.equal(r.code, 'ACCESS_DENIED', `${cmd}: ${JSON.stringify(r)}`);
+    }
+    assert.equal(await w.count('ssh_keys'), before);
+  });
+
   it(`holds at most ${MAX_SSH_KEYS_PER_CUSTOMER} keys a customer`, async () => {
     const db = w.infra.ctx.db.kysely;
     const k = parseSshPublicKey(ED25519);
