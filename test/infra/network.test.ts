@@ -277,6 +277,28 @@ await forEachEngine('network commands', (engine) => {
     await w.other.cmd('network.vlan.delete', { id: theirVlan.VLANDatabaseID });
   });
 
+  it('hands out distinct addresses to allocations made at once, and refuses overlapping networks created at once', async () => {
+    const net = (await w.owner.cmd('network.ip.create', { network: '10.40.0.0/28', dcId: 19 })).network;
+    const dev = await w.device(w.owner.customerId);
+    const answers = await Promise.all(Array.from({ length: 10 }, () => w.owner.cmd('network.ip.allocate', { networkId: net.NETWORKID, deviceId: dev })));
+    assert.deepEqual(
+      answers.map((a) => a.code),
+      Array(10).fill('OK'),
+      JSON.stringify(answers),
+    );
+    const addresses = answers.map((a) => a.allocation.IPADDRESS).sort((x, y) => Number(x.split('.')[3]) - Number(y.split('.')[3]));
+    assert.deepEqual(
+      addresses,
+      Array.from({ length: 10 }, (_, i) => `10.40.0.${i + 1}`),
+    );
+    const made = await Promise.all(['10.50.0.0/24', '10.50.0.0/25', '10.50.0.128/25', '10.50.0.0/16'].map((network) => w.owner.cmd('network.ip.create', { network, dcId: 19 })));
+    const ok = made.filter((m) => m.code === 'OK');
+    assert.ok(ok.length >= 1 && ok.length <= 2, JSON.stringify(made));
+    for (const m of made) if (m.code !== 'OK') assert.match(m.error.network, /overlaps network/);
+    for (const a of addresses) await w.owner.cmd('network.ip.release', { networkId: net.NETWORKID, address: a });
+    for (const m of [net, ...ok.map((o) => o.network)]) assert.equal((await w.owner.cmd('network.ip.delete', { id: m.NETWORKID })).code, 'OK');
+  });
+
   it(`holds at most ${MAX_VLANS_PER_CUSTOMER} VLANs and ${MAX_NETWORKS_PER_CUSTOMER} networks a customer, and ${MAX_ALLOCATIONS_PER_NETWORK} addresses a network`, async () => {
     const db = w.infra.ctx.db.kysely;
     const c = w.other.customerId;

@@ -289,14 +289,15 @@ export const networkCommands: Command[] = [
       const gateway = p.gateway === undefined || p.gateway === '' ? '' : hostIn(c, p.gateway, 'gateway').text;
       const dc = dataCentre(call, p.dcId, 'dcId');
       const customerId = await actingCustomer(call, p.customerid);
-      if (p.vlanId !== undefined) {
-        // The VLAN must be the acting customer's own (not merely visible) and in the same data centre.
-        const vlan = await call.services.db.kysely.selectFrom('vlans').selectAll().where('id', '=', p.vlanId).where('customer_id', '=', customerId).executeTakeFirst();
-        if (!vlan) throw infraErrors.vlanNotFound();
-        if (vlan.dc_id !== dc.id) throw infraErrors.invalidParameter({ name: 'vlanId', problem: P.vlanElsewhere({ id: vlan.id, dc: dcName(call, vlan.dc_id), wanted: dc.name }) });
-      }
       const now = unixSeconds(call.services.clock);
       const row = await call.services.db.exclusive(LOCK, async (trx) => {
+        // Inside the lock: network.vlan.delete cannot remove it between this check and the insert.
+        if (p.vlanId !== undefined) {
+          // The VLAN must be the acting customer's own (not merely visible) and in the same data centre.
+          const vlan = await trx.selectFrom('vlans').selectAll().where('id', '=', p.vlanId).where('customer_id', '=', customerId).executeTakeFirst();
+          if (!vlan) throw infraErrors.vlanNotFound();
+          if (vlan.dc_id !== dc.id) throw infraErrors.invalidParameter({ name: 'vlanId', problem: P.vlanElsewhere({ id: vlan.id, dc: dcName(call, vlan.dc_id), wanted: dc.name }) });
+        }
         const own = await trx.selectFrom('ip_networks').selectAll().where('customer_id', '=', customerId).orderBy('id').execute();
         if (own.length >= MAX_NETWORKS_PER_CUSTOMER) throw infraErrors.limitReached({ limit: MAX_NETWORKS_PER_CUSTOMER, things: 'IP networks' });
         const clash = own.find((o) => overlaps(cidrOf(o), c));

@@ -17,6 +17,3 @@ export async function seenCustomers(call: Call, only?: number): Promise<number[]
   const all = await visibleCustomers(call.services.db.kysely, requirePrincipal(call).customerId);
   return only === undefined ? all : all.filter((c) => c === only);
 }
-
-/** An id the store cannot hold (beyond 2^53 is refused by the schema) is simply not found. */
-export const ID_MAX = Number.MAX_SAFE_INTEGER;
