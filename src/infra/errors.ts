@@ -140,6 +140,8 @@ const E = {
   networkFull: entry('networkFull', 'ERROR', 'Network {network} has no free address left'),
   vlanInUse: entry('vlanInUse', 'ERROR', 'VLAN {id} still carries networks; delete them first'),
   networkInUse: entry('networkInUse', 'ERROR', 'Network {network} still has addresses allocated to devices; release them first'),
+  networkScopesLoadBalancer: entry('networkScopesLoadBalancer', 'ERROR', 'Network {network} is the scope of load balancer {id}; change or delete that first'),
+  loadBalancerChanged: entry('loadBalancerChanged', 'ERROR', 'Load balancer {id} changed while this request ran; nothing was changed, try again'),
   /** Addresses allocated from one network are bounded like everything a customer holds. */
   allocationLimit: entry('allocationLimit', 'ERROR', 'Limit reached: a network hands out at most {limit} addresses; release one first'),
 

@@ -37,6 +37,8 @@ const PINNED: Record<string, [code: string, status: number, template: string]> =
   networkFull: ['ERROR', 200, 'Network {network} has no free address left'],
   vlanInUse: ['ERROR', 200, 'VLAN {id} still carries networks; delete them first'],
   networkInUse: ['ERROR', 200, 'Network {network} still has addresses allocated to devices; release them first'],
+  networkScopesLoadBalancer: ['ERROR', 200, 'Network {network} is the scope of load balancer {id}; change or delete that first'],
+  loadBalancerChanged: ['ERROR', 200, 'Load balancer {id} changed while this request ran; nothing was changed, try again'],
   allocationLimit: ['ERROR', 200, 'Limit reached: a network hands out at most {limit} addresses; release one first'],
   unknownPath: ['ERROR', 200, 'Unknown path {path}: the API lives under /api/rest/v2.10/'],
   unknownRestPath: ['ERROR', 200, 'Unknown REST path {method} {path}'],

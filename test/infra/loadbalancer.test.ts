@@ -224,6 +224,35 @@ await forEachEngine('loadbalancer commands', (engine) => {
     await w.other.cmd('loadbalancer.delete', { id: mine.id });
   });
 
+  it("scopes a load balancer to one of its customer's networks, which then cannot be deleted under it", async () => {
+    const net = (await w.owner.cmd('network.ip.create', { network: '10.60.0.0/24', dcId: 19 })).network;
+    const theirs = (await w.other.cmd('network.ip.create', { network: '10.61.0.0/24', dcId: 19 })).network;
+    assert.deepEqual(await w.owner.cmd('loadbalancer.create', { scope: 'local', scope_networkid: theirs.NETWORKID }), { code: 'ERROR', message: 'Could not find network' });
+    const lb = (await w.owner.cmd('loadbalancer.create', { scope: 'local', scope_networkid: net.NETWORKID, scope_instances: 2 })).loadbalancers;
+    decodes(LB, lb);
+    assert.deepEqual([lb.scope, lb.scope_networkid, lb.scope_instances], ['local', net.NETWORKID, 2]);
+    assert.deepEqual(await w.owner.cmd('network.ip.delete', { id: net.NETWORKID }), {
+      code: 'ERROR',
+      message: `Network 10.60.0.0/24 is the scope of load balancer ${lb.id}; change or delete that first`,
+    });
+    const moved = await w.owner.cmd('loadbalancer.update', { id: lb.id, scope: 'global', scope_networkid: 0, ports: [], backends: [] });
+    assert.deepEqual([moved.loadbalancers.scope, moved.loadbalancers.scope_networkid, moved.loadbalancers.scope_instances], ['global', 0, 2]);
+    assert.equal((await w.owner.cmd('network.ip.delete', { id: net.NETWORKID })).code, 'OK');
+    assert.equal((await w.other.cmd('network.ip.delete', { id: theirs.NETWORKID })).code, 'OK');
+    await w.owner.cmd('loadbalancer.delete', { id: lb.id });
+  });
+
+  it('applies updates made at once one after the other, or refuses one saying so', async () => {
+    const lb = (await w.owner.cmd('loadbalancer.create', { name: 'race', ports: [1] })).loadbalancers;
+    const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => w.owner.cmd('loadbalancer.update', { id: lb.id, ports: [100 + i], backends: [] })));
+    const ok = answers.filter((a) => a.code === 'OK');
+    assert.ok(ok.length >= 1);
+    for (const a of answers) if (a.code !== 'OK') assert.deepEqual(a, { code: 'ERROR', message: `Load balancer ${lb.id} changed while this request ran; nothing was changed, try again` });
+    const now = (await w.owner.cmd('loadbalancer.get', { id: lb.id })).loadbalancers;
+    assert.equal(now.version, 1 + ok.length, 'each accepted update counted once');
+    await w.owner.cmd('loadbalancer.delete', { id: lb.id });
+  });
+
   it('refuses bad values with a FAULT naming the field, writing nothing', async () => {
     const before = await w.count('load_balancers');
     const cases: [Record<string, unknown>, string][] = [

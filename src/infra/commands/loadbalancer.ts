@@ -411,9 +411,11 @@ export const loadbalancerCommands: Command[] = [
         .updateTable('load_balancers')
         .set({ config: JSON.stringify(config), name: p.name ?? row.name, type: p.type ?? row.type, version: row.version + 1, date_modified: now })
         .where('id', '=', row.id)
+        // Only over the version just read: two updates at once would otherwise merge into neither's lists.
+        .where('version', '=', row.version)
         .returningAll()
         .executeTakeFirst();
-      if (!updated) throw infraErrors.loadBalancerNotFound();
+      if (!updated) throw infraErrors.loadBalancerChanged({ id: row.id });
       return oneAnswer('Load Balancer Updated Successfully', await presentOne(call, updated));
     },
   }),

@@ -334,6 +334,10 @@ export const networkCommands: Command[] = [
         const row = await findNetwork(trx, customers, p.id);
         const used = await trx.selectFrom('device_ips').select('id').where('network_id', '=', row.id).limit(1).executeTakeFirst();
         if (used) throw infraErrors.networkInUse({ network: formatCidr(cidrOf(row)) });
+        // A load balancer scoped to it (loadbalancer.ts scope_networkid, kept in its JSON) would point nowhere.
+        const balancers = await trx.selectFrom('load_balancers').select(['id', 'config']).where('customer_id', '=', row.customer_id).execute();
+        const scoped = balancers.find((b) => (JSON.parse(b.config) as { scope_networkid?: number }).scope_networkid === row.id);
+        if (scoped) throw infraErrors.networkScopesLoadBalancer({ network: formatCidr(cidrOf(row)), id: scoped.id });
         await trx.deleteFrom('ip_networks').where('id', '=', row.id).execute();
       });
       return { message: 'Network Deleted Successfully' };
