@@ -161,6 +161,33 @@ await forEachEngine('loadbalancer commands', (engine) => {
     assert.deepEqual(await w.owner.cmd('loadbalancer.get', { id: lb.id }), { code: 'ERROR', message: 'Could not find load balancer' });
   });
 
+  it('keeps the CDN settings Go sends (refresh patterns with omitted fields, aliases, regions) and answers them in full', async () => {
+    const made = await w.owner.cmd('loadbalancer.create', {
+      type: 'CDN',
+      name: 'cdn',
+      aliases: ['www.example.com', 'static.example.com'],
+      autoupgradehttps: true,
+      regions: [1, '2'],
+      refreshpatterns: [
+        { regularexpression: '\\.jpg$', cachetime: 3600, browserrefresh: 'CACHE', iprestrictions: [{ ip: '192.0.2.0/24' }] },
+        { redirectcode: 301, redirecturl: 'https://example.com/' },
+      ],
+      ports: [80, 443],
+    });
+    assert.equal(made.code, 'OK', JSON.stringify(made));
+    const lb = made.loadbalancers;
+    decodes(LB, lb);
+    assert.deepEqual([lb.type, lb.aliases, lb.autoupgradehttps, lb.regions], ['CDN', ['www.example.com', 'static.example.com'], true, [1, 2]]);
+    assert.deepEqual(
+      lb.refreshpatterns.map((p: any) => [p.id, p.regularexpression, p.cachetime, p.redirectcode, p.iprestrictions]),
+      [
+        [1, '\\.jpg$', 3600, 0, [{ ip: '192.0.2.0/24', action: '' }]],
+        [2, '', 0, 301, []],
+      ],
+    );
+    await w.owner.cmd('loadbalancer.delete', { id: lb.id });
+  });
+
   it('serves REST /loadbalancer[/{id}] singular and plural, under /api/<ver>/', async () => {
     const made = await w.owner.rest('POST', '/loadbalancer', { name: 'rest', type: 'HTTP', ports: [80], regions: ['3', 7], backends: [{ hostname: 'web1.example.com', port: 80 }] });
     assert.equal(made.code, 'OK', JSON.stringify(made));

@@ -72,7 +72,7 @@ const RefreshPattern = Type.Object({
   redirectpreserveparams: Type.Optional(Type.Boolean()),
   redirectforcehttps: Type.Optional(Type.Boolean()),
   iprestrictiondefaultpolicy: Type.Optional(Type.String({ maxLength: 20 })),
-  iprestrictions: Type.Optional(Type.Array(Type.Object({ ip: Type.String({ maxLength: 100 }), action: Type.String({ maxLength: 20 }) }), { maxItems: MAX_LB_ITEMS })),
+  iprestrictions: Type.Optional(Type.Array(Type.Object({ ip: Type.Optional(Type.String({ maxLength: 100 })), action: Type.Optional(Type.String({ maxLength: 20 })) }), { maxItems: MAX_LB_ITEMS })),
 });
 
 /** What create and update both take (update: all optional, backends and ports replace the lists). */
@@ -176,7 +176,7 @@ function fullPattern(p: PatternIn, index: number) {
     redirectpreserveparams: p.redirectpreserveparams ?? false,
     redirectforcehttps: p.redirectforcehttps ?? false,
     iprestrictiondefaultpolicy: p.iprestrictiondefaultpolicy ?? '',
-    iprestrictions: (p.iprestrictions ?? []).map((r) => ({ ip: r.ip, action: r.action })),
+    iprestrictions: (p.iprestrictions ?? []).map((r) => ({ ip: r.ip ?? '', action: r.action ?? '' })),
   };
 }
 
