@@ -16,13 +16,13 @@ import { unixSeconds } from '../../platform/clock.js';
 import type { Queryable } from '../../platform/db/database.js';
 import type { InfraTables, LoadBalancerRow } from '../tables.js';
 import { actingCustomer, seenCustomers } from '../network/scope.js';
+import { NETWORK_LOCK } from './network.js';
 
 export const MAX_LOAD_BALANCERS_PER_CUSTOMER = 100;
 /** Lists inside one load balancer, bounded so a row stays small. */
 export const MAX_LB_BACKENDS = 64;
 export const MAX_LB_PORTS = 64;
 export const MAX_LB_ITEMS = 32;
-const LOCK = 7260;
 
 const Port = Type.Integer({ minimum: 1, maximum: 65535 });
 const Ports = Type.Array(Port, { maxItems: MAX_LB_PORTS, description: 'listening ports, 1 to 65535' });
@@ -223,7 +223,7 @@ function checkedAliases(list: string[]): string[] {
 type SettingsIn = { [K in keyof typeof Settings]?: Static<(typeof Settings)[K]> } & { backends?: BackendIn[] | null; ports?: number[] | null };
 
 /** The stored configuration after applying what the request sent (checked) over `base`. */
-async function applySettings(call: Call, customerId: number, base: LoadBalancerConfig, p: SettingsIn, now: number): Promise<LoadBalancerConfig> {
+async function applySettings(db: Queryable<InfraTables>, customerId: number, base: LoadBalancerConfig, p: SettingsIn, now: number): Promise<LoadBalancerConfig> {
   const c: LoadBalancerConfig = { ...base };
   for (const key of ['balancemode', 'checkmode', 'checkmethod', 'checkurl', 'checkhost', 'scope', 'scope_instances', 'backend_hostname', 'backend_hostname_force', 'autoupgradehttps'] as const) {
     if (p[key] !== undefined) (c as unknown as Record<string, unknown>)[key] = p[key];
@@ -241,7 +241,7 @@ async function applySettings(call: Call, customerId: number, base: LoadBalancerC
   if (p.refreshpatterns !== undefined) c.refreshpatterns = p.refreshpatterns.map(fullPattern);
   if (p.scope_networkid !== undefined && p.scope_networkid !== 0) {
     // A network of the load balancer's own customer, or it answers like a missing one.
-    const net = await call.services.db.kysely.selectFrom('ip_networks').select('id').where('id', '=', p.scope_networkid).where('customer_id', '=', customerId).executeTakeFirst();
+    const net = await db.selectFrom('ip_networks').select('id').where('id', '=', p.scope_networkid).where('customer_id', '=', customerId).executeTakeFirst();
     if (!net) throw infraErrors.ipNetworkNotFound();
   }
   if (p.scope_networkid !== undefined) c.scope_networkid = p.scope_networkid;
@@ -368,8 +368,10 @@ export const loadbalancerCommands: Command[] = [
     async handler(call, p) {
       const customerId = await actingCustomer(call, p.customerid);
       const now = unixSeconds(call.services.clock);
-      const config = await applySettings(call, customerId, DEFAULT_CONFIG, p, now);
-      const row = await call.services.db.exclusive(LOCK, async (trx) => {
+      // Under the network family's lock: the bound is counted and the row added in one step, and a
+      // network named by scope_networkid is not deleted meanwhile.
+      const row = await call.services.db.exclusive(NETWORK_LOCK, async (trx) => {
+        const config = await applySettings(trx, customerId, DEFAULT_CONFIG, p, now);
         const held = await trx
           .selectFrom('load_balancers')
           .select((eb) => eb.fn.countAll<number | string>().as('n'))
@@ -378,10 +380,10 @@ export const loadbalancerCommands: Command[] = [
         if (Number(held.n) >= MAX_LOAD_BALANCERS_PER_CUSTOMER) throw infraErrors.limitReached({ limit: MAX_LOAD_BALANCERS_PER_CUSTOMER, things: 'load balancers' });
         const made = await trx
           .insertInto('load_balancers')
-          .values({ customer_id: customerId, name: p.name ?? 'load balancer', hostname: '', type: p.type ?? 'HTTP', config: JSON.stringify(config), version: 1, date_created: now, date_modified: now })
+          .values({ customer_id: customerId, name: p.name ?? '', hostname: '', type: p.type ?? 'HTTP', config: JSON.stringify(config), version: 1, date_created: now, date_modified: now })
           .returning('id')
           .executeTakeFirstOrThrow();
-        // The service name clients point DNS at: unique by id (Keel answers no queries for it).
+        // Named after its id unless named; the service name clients point DNS at is unique by id (Keel answers no queries for it).
         return trx
           .updateTable('load_balancers')
           .set({ hostname: `lb${made.id}.${call.services.nameserverDomain}`.toLowerCase(), name: p.name ?? `lb${made.id}` })
@@ -406,15 +408,19 @@ export const loadbalancerCommands: Command[] = [
       const row = await findSeen(call, p.id);
       const now = unixSeconds(call.services.clock);
       const base: LoadBalancerConfig = { ...DEFAULT_CONFIG, ...(JSON.parse(row.config) as Partial<LoadBalancerConfig>) };
-      const config = await applySettings(call, row.customer_id, base, p, now);
-      const updated = await call.services.db.kysely
-        .updateTable('load_balancers')
-        .set({ config: JSON.stringify(config), name: p.name ?? row.name, type: p.type ?? row.type, version: row.version + 1, date_modified: now })
-        .where('id', '=', row.id)
-        // Only over the version just read: two updates at once would otherwise merge into neither's lists.
-        .where('version', '=', row.version)
-        .returningAll()
-        .executeTakeFirst();
+      const updated = await call.services.db.exclusive(NETWORK_LOCK, async (trx) => {
+        const config = await applySettings(trx, row.customer_id, base, p, now);
+        return (
+          trx
+            .updateTable('load_balancers')
+            .set({ config: JSON.stringify(config), name: p.name ?? row.name, type: p.type ?? row.type, version: row.version + 1, date_modified: now })
+            .where('id', '=', row.id)
+            // Only over the version just read: two updates at once would otherwise merge into neither's lists.
+            .where('version', '=', row.version)
+            .returningAll()
+            .executeTakeFirst()
+        );
+      });
       if (!updated) throw infraErrors.loadBalancerChanged({ id: row.id });
       return oneAnswer('Load Balancer Updated Successfully', await presentOne(call, updated));
     },

@@ -22,8 +22,13 @@ export const MAX_NETWORKS_PER_CUSTOMER = 256;
 export const MAX_ALLOCATIONS_PER_NETWORK = 1024;
 /** Networks a customer may add: no wider than a /8 (IPv4) or /32 (IPv6), no narrower than a /30 or /126 (two hosts). */
 export const PREFIX_BOUNDS: Record<Family, { min: number; max: number }> = { 4: { min: 8, max: 30 }, 6: { min: 32, max: 126 } };
-/** Creates and allocations of the family, one at a time across the store: bounds, overlaps and free addresses are judged and written in one step. */
-const LOCK = 7251;
+/**
+ * Creates, deletes and allocations of the family, one at a time across the store: bounds, overlaps and
+ * free addresses are judged and written in one step. Load balancers take it too where they name a
+ * network (scope_networkid), so a network is not deleted between their check and their write.
+ */
+export const NETWORK_LOCK = 7251;
+const LOCK = NETWORK_LOCK;
 
 const Id = (what: string) => Type.Integer({ minimum: 1, description: what });
 const CustomerId = Type.Integer({ minimum: 1, description: "customer id (customerid or customerId); defaults to the caller's" });
