@@ -133,6 +133,22 @@ const E = {
   // ---- conflicts --------------------------------------------------------------------------------
   apiUserChanged: entry('apiUserChanged', 'ERROR', 'API user {id} changed while this request ran; nothing was changed, try again'),
 
+  // ---- network family: sshkey.*, network.*, loadbalancer.* (issue 15) ---------------------------
+  sshKeyNotFound: entry('sshKeyNotFound', 'ERROR', 'Could not find SSH key'),
+  vlanNotFound: entry('vlanNotFound', 'ERROR', 'Could not find VLAN'),
+  ipNetworkNotFound: entry('ipNetworkNotFound', 'ERROR', 'Could not find network'),
+  /** The device an address is allocated to (same text as device.get's: Terraform compares it). */
+  deviceNotFound: entry('deviceNotFound', 'ERROR', 'Could not find device'),
+  allocationNotFound: entry('allocationNotFound', 'ERROR', 'Could not find address {address} in network {id}'),
+  loadBalancerNotFound: entry('loadBalancerNotFound', 'ERROR', 'Could not find load balancer'),
+  networkFull: entry('networkFull', 'ERROR', 'Network {network} has no free address left'),
+  vlanInUse: entry('vlanInUse', 'ERROR', 'VLAN {id} still carries networks; delete them first'),
+  networkInUse: entry('networkInUse', 'ERROR', 'Network {network} still has addresses allocated to devices; release them first'),
+  networkScopesLoadBalancer: entry('networkScopesLoadBalancer', 'ERROR', 'Network {network} is the scope of load balancer {id}; change or delete that first'),
+  loadBalancerChanged: entry('loadBalancerChanged', 'ERROR', 'Load balancer {id} changed while this request ran; nothing was changed, try again'),
+  /** Addresses allocated from one network are bounded like everything a customer holds. */
+  allocationLimit: entry('allocationLimit', 'ERROR', 'Limit reached: a network hands out at most {limit} addresses; release one first'),
+
   // ---- the request itself (transport) --------------------------------------------------------------
   unknownPath: entry('unknownPath', 'ERROR', 'Unknown path {path}: the API lives under /api/rest/v2.10/'),
   unknownRestPath: entry('unknownRestPath', 'ERROR', 'Unknown REST path {method} {path}'),
@@ -249,6 +265,24 @@ const P = {
   recordList: problem('recordList', 'must be a list or a map of records'),
   // catalogue (commands/catalogue.ts)
   periodUnknown: problem('periodUnknown', 'must be one of {periods}'),
+  // network family: sshkey.*, network.*, loadbalancer.* (issue 15)
+  sshKeyShape: problem('sshKeyShape', 'must be an OpenSSH public key: "<type> <base64> [comment]"'),
+  sshKeyType: problem('sshKeyType', 'has the key type "{type}"; accepted: {types}'),
+  sshKeyBase64: problem('sshKeyBase64', 'holds a key that is not valid base64'),
+  sshKeyMismatch: problem('sshKeyMismatch', 'says {written} but its key data holds a {embedded} key'),
+  sshKeyBlob: problem('sshKeyBlob', 'is not a well-formed {type} key'),
+  sshKeyRsaBits: problem('sshKeyRsaBits', 'is an RSA key of {bits} bits; {min} to {max} bits are accepted'),
+  cidr: problem('cidr', 'must be a network in CIDR form such as 192.0.2.0/24 or 2001:db8::/48'),
+  cidrHostBits: problem('cidrHostBits', 'has host bits set: the network is {network}'),
+  prefixRange: problem('prefixRange', 'must have a prefix length from /{min} to /{max} for IPv{family}'),
+  networkOverlap: problem('networkOverlap', 'overlaps network {id} ({network}) of this customer'),
+  ipAddress: problem('ipAddress', 'must be an IPv4 or IPv6 address'),
+  outsideNetwork: problem('outsideNetwork', '{address} is not a host address of {network}'),
+  addressTaken: problem('addressTaken', '{address} is already in use'),
+  dataCentre: problem('dataCentre', 'must be a data centre id or name (see dc.getall)'),
+  vlanTaken: problem('vlanTaken', 'VLAN {tag} already exists in data centre {dc}'),
+  vlanElsewhere: problem('vlanElsewhere', 'VLAN {id} is in data centre {dc}, not {wanted}'),
+  hostOrAddress: problem('hostOrAddress', 'must be a host name or an IP address'),
 };
 
 /** What a FAULT says about one parameter (see above). */

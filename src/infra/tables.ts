@@ -172,6 +172,61 @@ export interface TransactionRow {
   date_modified: number;
 }
 
+// ---- network family (issue 15: migrations 25 and 26) ----
+export interface SshKeyRow {
+  id: Generated<number>;
+  customer_id: number;
+  name: string;
+  key_type: string;
+  /** "<type> <base64>", no comment. */
+  public_key: string;
+  comment: string;
+  /** SHA256:<unpadded base64>. */
+  fingerprint: string;
+  date_created: number;
+  date_modified: number;
+}
+
+export interface VlanRow {
+  id: Generated<number>;
+  customer_id: number;
+  dc_id: number;
+  /** 802.1Q tag, 1..4094. */
+  tag: number;
+  name: string;
+  date_created: number;
+  date_modified: number;
+}
+
+export interface IpNetworkRow {
+  id: Generated<number>;
+  customer_id: number;
+  dc_id: number;
+  vlan_id: number | null;
+  /** 4 or 6 */
+  family: number;
+  /** Network address, canonical text. */
+  address: string;
+  prefix_length: number;
+  gateway: string;
+  name: string;
+  date_created: number;
+  date_modified: number;
+}
+
+export interface LoadBalancerRow {
+  id: Generated<number>;
+  customer_id: number;
+  name: string;
+  hostname: string;
+  type: string;
+  /** JSON of the rest of the object. */
+  config: string;
+  version: number;
+  date_created: number;
+  date_modified: number;
+}
+
 export interface InfraTables {
   server_secrets: { name: string; value: string };
   customers: CustomerRow;
@@ -186,4 +241,9 @@ export interface InfraTables {
   device_ips: DeviceIpRow;
   device_firewall_policies: DeviceFirewallPolicyRow;
   transactions: TransactionRow;
+  // network family (issue 15)
+  ssh_keys: SshKeyRow;
+  vlans: VlanRow;
+  ip_networks: IpNetworkRow;
+  load_balancers: LoadBalancerRow;
 }

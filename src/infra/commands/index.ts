@@ -6,6 +6,10 @@ import { dnsCommands } from './dns.js';
 import { sessionCommands } from './session.js';
 // catalogue family (product, productgroup, pricing, dc, operatingsystem, installimage, template, isoimage)
 import { catalogueCommands } from './catalogue.js';
+// network family (issue 15)
+import { loadbalancerCommands } from './loadbalancer.js';
+import { networkCommands } from './network.js';
+import { sshkeyCommands } from './sshkey.js';
 
 export function allCommands(): Command[] {
   const list: Command[] = [];
@@ -14,5 +18,7 @@ export function allCommands(): Command[] {
   list.push(...apiuserCommands(permissionNames), ...customerCommands, ...sessionCommands, ...dnsCommands);
   // catalogue family
   list.push(...catalogueCommands);
+  // network family (issue 15)
+  list.push(...sshkeyCommands, ...networkCommands, ...loadbalancerCommands);
   return list;
 }

@@ -5,5 +5,8 @@ import type { Migration } from '../../platform/db/migrate.js';
 import { infraCore } from './001_infra_core.js';
 import { dns } from './002_dns.js';
 import { infraServers } from './021_servers.js';
+// network family (issue 15): ssh keys, VLANs, IP networks; load balancers
+import { infraNetwork } from './022_network.js';
+import { infraLoadBalancers } from './023_load_balancers.js';
 
-export const INFRA_MIGRATIONS: readonly Migration[] = [infraCore, dns, infraServers];
+export const INFRA_MIGRATIONS: readonly Migration[] = [infraCore, dns, infraServers, infraNetwork, infraLoadBalancers];
