@@ -43,6 +43,8 @@ const PINNED: Record<string, [code: string, status: number, template: string]> =
   ],
   malformedHttp: ['ERROR', 400, 'Malformed HTTP request ({reason})'],
   internalError: ['FAULT', 200, 'Internal server error'],
+  // customers (issue 15)
+  notReseller: ['ACCESS_DENIED', 200, 'Access Denied: customer {id} is not a reseller or partner, so it cannot have sub-customers'],
 };
 
 it('holds exactly the pinned entries: code, HTTP status and message template', () => {
@@ -119,6 +121,10 @@ const PINNED_PROBLEMS: Record<string, string> = {
   noRecordIds: 'must hold at least one record id',
   recordObject: 'must be a record object',
   recordList: 'must be a list or a map of records',
+  // customer.* (issue 15)
+  ownAccount: "cannot be changed on the caller's own customer, only on its sub-customers",
+  emailAddress: 'must be an email address such as name@example.com',
+  currencyCode: 'must be a currency code of three capital letters, such as AUD',
 };
 
 it('holds exactly the pinned per-parameter problems', () => {
