@@ -15,7 +15,6 @@ const commands = allCommands();
 await forEachEngine('the served OpenAPI document', (engine) => {
   let server: RunningServer;
   let stop: () => Promise<void>;
-  // biome-ignore lint/suspicious/noExplicitAny: a parsed JSON document walked by the test
   let doc: any;
 
   before(async () => {
