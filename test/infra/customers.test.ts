@@ -206,6 +206,9 @@ await forEachEngine('customer commands', (engine) => {
       assert.equal(r.body.code, 'FAULT', r.text);
       assert.deepEqual(r.body.error, { [field]: "cannot be changed on the caller's own customer, only on its sub-customers" });
     }
+    const echoed = await api.cmd('customer.update', { id: operatorId, status: 'ACTIVE', isreseller: true, lastName: 'Echo' });
+    assert.equal(echoed.body.code, 'OK', `its own values sent back unchanged are fine: ${echoed.text}`);
+    await api.cmd('customer.update', { lastName: '' });
     const self = (await api.cmd('customer.get')).body.customer;
     assert.equal(self.status, 'ACTIVE');
     assert.equal(self.isreseller, true);

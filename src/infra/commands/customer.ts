@@ -190,10 +190,12 @@ export const customerCommands: Command[] = [
       const { customerId } = requirePrincipal(call);
       const db = call.services.db.kysely;
       const id = await customerForCall(db, customerId, p.id);
-      // A customer cannot suspend itself (nor its parent, which it cannot see), nor make itself a reseller.
-      if (id === customerId) {
-        if (p.status !== undefined) throw infraErrors.invalidParameter({ name: 'status', problem: P.ownAccount() });
-        if (p.isreseller !== undefined) throw infraErrors.invalidParameter({ name: 'isreseller', problem: P.ownAccount() });
+      // A customer cannot suspend itself (nor its parent, which it cannot see), nor make itself a
+      // reseller. Its current values may be sent back unchanged: clients echo the object they read.
+      if (id === customerId && (p.status !== undefined || p.isreseller !== undefined)) {
+        const own = await read(db, id);
+        if (p.status !== undefined && p.status !== own.status) throw infraErrors.invalidParameter({ name: 'status', problem: P.ownAccount() });
+        if (p.isreseller !== undefined && p.isreseller !== (Number(own.is_reseller) === 1)) throw infraErrors.invalidParameter({ name: 'isreseller', problem: P.ownAccount() });
       }
       checkEmail(p.email);
       const changes: Updateable<CustomerRow> = { date_modified: unixSeconds(call.services.clock) };
