@@ -83,6 +83,9 @@ await forEachEngine('customer commands', (engine) => {
     assert.equal(cmd.body.customer.isreseller, true);
     // Both read back, by REST path and by command.
     assert.deepEqual((await api.rest('GET', `/customers/${one.id}`)).body.data, one);
+    // As the Go and Python clients address REST (/api/<ver>/, no rest/), and with the family singular.
+    const go = new InfraClient(server.infraUrl, api.auth, '/api/v2.9');
+    assert.deepEqual((await go.rest('GET', `/customer/${one.id}`)).body.data, one);
     assert.equal((await api.cmd('customer.get', { id: String(cmd.body.customer.id) })).body.customer.companyName, 'Sub Two');
   });
 
