@@ -17,6 +17,11 @@ const WITHOUT_PERMISSION: Record<string, string> = {
   'session.login': 'public: it is how a login gets credentials',
   'customer.jsonwebtoken': 'any valid credentials exchange themselves for a JWT',
 };
+/**
+ * Families that only read the catalogue, the same for every customer: any valid credentials may
+ * (access 'authenticated'), so a key holding only device.* can still look up what it orders.
+ */
+const CATALOGUE_FAMILIES = ['dc', 'installimage', 'isoimage', 'operatingsystem', 'pricing', 'product', 'productgroup', 'template'];
 
 const commands = allCommands();
 const needing = commands.filter((c) => (c.access ?? 'permission') === 'permission');
@@ -54,10 +59,18 @@ await forEachEngine('permissions of every command', (engine) => {
   }
 
   it('gives every command a permission, bar the named few, and lists them all in apiuser.permissions.system', async () => {
-    const exempt = commands.filter((c) => (c.access ?? 'permission') !== 'permission').map((c) => c.cmd);
-    assert.deepEqual(exempt.sort(), Object.keys(WITHOUT_PERMISSION).sort());
+    for (const c of commands.filter((c) => (c.access ?? 'permission') !== 'permission')) {
+      const catalogue = c.access === 'authenticated' && CATALOGUE_FAMILIES.includes(c.cmd.split('.')[0]);
+      assert.ok(catalogue || c.cmd in WITHOUT_PERMISSION, `${c.cmd} (access ${c.access}) needs no permission, and is neither named here nor a catalogue read`);
+    }
+    for (const cmd of Object.keys(WITHOUT_PERMISSION))
+      assert.ok(
+        commands.some((c) => c.cmd === cmd && c.access !== undefined && c.access !== 'permission'),
+        cmd,
+      );
     const system: string[] = (await owner.api.cmd('apiuser.permissions.system')).body.permissions;
     for (const c of needing) assert.ok(system.includes(c.cmd), c.cmd);
+    for (const c of commands.filter((c) => !needing.includes(c))) assert.ok(!system.includes(c.cmd), `${c.cmd} needs no permission, so none is listed`);
     for (const f of families.filter((f) => needing.some((c) => c.cmd.startsWith(`${f}.`)))) assert.ok(system.includes(`${f}.*`), `${f}.*`);
     assert.ok(system.includes('*'));
   });
@@ -90,6 +103,21 @@ await forEachEngine('permissions of every command', (engine) => {
       }
     }
     assert.deepEqual([...seen].sort(), [...new Set(needing.map((c) => c.cmd.split('.')[0]))].sort(), 'every family walked');
+  });
+
+  it('refuses every command but the public ones without credentials, and lets any key reach those needing none', async () => {
+    const bare = new InfraClient(server.infraUrl, null);
+    const none = new InfraClient(server.infraUrl, await key('no permissions', []));
+    for (const c of commands.filter((c) => c.access !== 'public')) {
+      const body = c.rest.method === 'GET' || c.rest.method === 'DELETE' ? undefined : {};
+      assert.deepEqual((await bare.cmd(c.cmd)).body, { code: 'ACCESS_DENIED', message: 'Access Denied' }, `${c.cmd} by json.php`);
+      assert.deepEqual((await bare.rest(c.rest.method, restPath(c), body)).body, { code: 'ACCESS_DENIED', message: 'Access Denied' }, `${c.cmd} by REST`);
+      if (needing.includes(c)) continue;
+      for (const r of [await none.cmd(c.cmd), await none.rest(c.rest.method, restPath(c), body)]) {
+        assert.notEqual(r.body.code, 'ACCESS_DENIED', `${c.cmd} needs no permission: ${r.text}`);
+        assert.notEqual(r.body.message, 'Internal server error', c.cmd);
+      }
+    }
   });
 
   it('lets an API user grant only what it holds, for every family', async () => {
