@@ -94,6 +94,7 @@ await forEachEngine('customer commands', (engine) => {
     for (const [params, field] of [
       [{}, 'companyName'],
       [{ companyName: '' }, 'companyName'],
+      [{ companyName: '   ' }, 'companyName'],
       [{ companyName: 'X', email: 'not-an-address' }, 'email'],
       [{ companyName: 'X', status: 'DELETED' }, 'status'],
       [{ companyName: 'X', currency: 'dollars' }, 'currency'],
@@ -190,6 +191,7 @@ await forEachEngine('customer commands', (engine) => {
     const now = (await api.cmd('customer.get', { id: made.id })).body.customer;
     for (const [params, field] of [
       [{ companyName: '' }, 'companyName'],
+      [{ firstName: 'Cy', companyName: ' ' }, 'companyName'],
       [{ firstName: 'Cy', email: 'nope' }, 'email'],
       [{ lastName: 'Dee', status: 'GONE' }, 'status'],
       [{ lastName: 'Dee', isreseller: 3 }, 'isreseller'],

@@ -60,6 +60,11 @@ function checkEmail(email: string | undefined): void {
   if (email !== undefined && email !== '' && !EMAIL.test(email)) throw infraErrors.invalidParameter({ name: 'email', problem: P.emailAddress() });
 }
 
+/** A company name of spaces only names nothing (and its stdName would be blank). */
+function checkCompanyName(name: string | undefined): void {
+  if (name !== undefined && name.trim() === '') throw infraErrors.invalidParameter({ name: 'companyName', problem: P.empty() });
+}
+
 /** The provider's standardised name: the company name in capitals. */
 const stdName = (companyName: string) => companyName.toUpperCase();
 
@@ -132,6 +137,7 @@ export const customerCommands: Command[] = [
     }),
     async handler(call, p) {
       const { customerId } = requirePrincipal(call);
+      checkCompanyName(p.companyName);
       checkEmail(p.email);
       if (p.currency !== undefined && !CURRENCY.test(p.currency)) throw infraErrors.invalidParameter({ name: 'currency', problem: P.currencyCode() });
       const store = call.services.db;
@@ -197,6 +203,7 @@ export const customerCommands: Command[] = [
         if (p.status !== undefined && p.status !== own.status) throw infraErrors.invalidParameter({ name: 'status', problem: P.ownAccount() });
         if (p.isreseller !== undefined && p.isreseller !== (Number(own.is_reseller) === 1)) throw infraErrors.invalidParameter({ name: 'isreseller', problem: P.ownAccount() });
       }
+      checkCompanyName(p.companyName);
       checkEmail(p.email);
       const changes: Updateable<CustomerRow> = { date_modified: unixSeconds(call.services.clock) };
       if (p.companyName !== undefined) {
