@@ -9,6 +9,11 @@ import type { Selectable } from 'kysely';
 
 export type ApiUser = Selectable<ApiUserRow>;
 
+/** A login's username: what `keel admin create-customer` and customer.create accept. */
+export const LOGIN_USERNAME = /^[A-Za-z0-9._@+-]{1,100}$/;
+/** A login's shortest password. */
+export const LOGIN_PASSWORD_MIN = 8;
+
 export function parsePermissions(json: string): string[] {
   try {
     const v = JSON.parse(json);

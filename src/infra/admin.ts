@@ -9,7 +9,7 @@ import { unixSeconds, systemClock } from '../platform/clock.js';
 import { isUniqueViolation } from '../platform/db/database.js';
 import { hashPassword } from '../platform/auth/passwords.js';
 import { randomPassword } from '../platform/auth/secrets.js';
-import { createCustomer, type InitResult } from './accounts.js';
+import { createCustomer, LOGIN_PASSWORD_MIN, LOGIN_USERNAME, type InitResult } from './accounts.js';
 import { MAX_SUB_CUSTOMERS_PER_CUSTOMER } from './commands/customer.js';
 
 export const INFRA_ADMIN_USAGE = `  admin create-customer --company-name N --username U [--email E] [--password P] [--parent ID] [--reseller yes|no] [--json]
@@ -27,8 +27,8 @@ const OWN = {
   reseller: { type: 'string' },
 } as const;
 
-const USERNAME = /^[A-Za-z0-9._@+-]{1,100}$/;
-const PASSWORD_MIN = 8;
+const USERNAME = LOGIN_USERNAME;
+const PASSWORD_MIN = LOGIN_PASSWORD_MIN;
 
 function need(own: Record<string, string | undefined>, name: string): string {
   const v = own[name]?.trim();

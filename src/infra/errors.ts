@@ -191,6 +191,9 @@ const P = {
   ownAccount: problem('ownAccount', "cannot be changed on the caller's own customer, only on its sub-customers"),
   emailAddress: problem('emailAddress', 'must be an email address such as name@example.com'),
   currencyCode: problem('currencyCode', 'must be a currency code of three capital letters, such as AUD'),
+  username: problem('username', 'must be 1 to 100 letters, digits and . _ @ + -'),
+  usernameTaken: problem('usernameTaken', 'is taken'),
+  loginNeedsBoth: problem('loginNeedsBoth', 'is required with {other}: a login has both'),
   // names (dns-rules.ts)
   zoneName: problem('zoneName', 'must be a domain name such as example.com'),
   nameTooLong: problem('nameTooLong', 'must be at most {max} characters'),

@@ -220,6 +220,41 @@ await forEachEngine('customer commands', (engine) => {
     assert.equal(self.lastName, '', 'a refused update wrote none of its fields');
   });
 
+  it('gives a sub-customer an owner login when the caller holds every permission, and refuses anything less', async () => {
+    const made = await api.rest('POST', '/customers', { companyName: 'With Login', username: 'withlogin', password: 'pass-word-7' });
+    assert.equal(made.body.code, 'OK', made.text);
+    assert.equal(made.body.data.password, undefined, 'no secret is echoed');
+    const login = await api.cmd('session.login', { username: 'withlogin', password: 'pass-word-7', jwt: 1 }, null);
+    assert.equal(login.body.code, 'OK', login.text);
+    const own = await api.cmd('customer.get', {}, { bearer: login.body.token });
+    assert.equal(own.body.customer.id, made.body.data.id, "the login is the sub-customer's");
+    // Its owner may make its own API keys.
+    assert.equal((await api.cmd('apiuser.create', { name: 'sub key', permissions: ['*'] }, { bearer: login.body.token })).body.code, 'OK');
+
+    const count = async () => (await api.cmd('customer.getall', { resWindow: 1 })).body.count;
+    const before = await count();
+    for (const [params, field] of [
+      [{ companyName: 'L1', username: 'withlogin', password: 'pass-word-8' }, 'username'],
+      [{ companyName: 'L2', username: 'has space', password: 'pass-word-8' }, 'username'],
+      [{ companyName: 'L3', username: 'nopass' }, 'password'],
+      [{ companyName: 'L4', password: 'pass-word-8' }, 'username'],
+      [{ companyName: 'L5', username: 'short', password: 'abc' }, 'password'],
+    ] as [Record<string, unknown>, string][]) {
+      const r = await api.cmd('customer.create', params);
+      assert.equal(r.body.code, 'FAULT', `${JSON.stringify(params)}: ${r.text}`);
+      assert.ok(field in r.body.error, `${JSON.stringify(params)} names ${field}: ${r.text}`);
+    }
+    assert.equal((await api.cmd('customer.create', { companyName: 'L3', username: 'nopass' })).body.error.password, 'is required with username: a login has both');
+    // A key allowed customer.create but not everything makes customers, not logins.
+    const key = (await api.cmd('apiuser.create', { name: 'creator', permissions: ['customer.*'] })).body.apiuser;
+    const creator = new InfraClient(server.infraUrl, { basic: [key.uuid, key.secret] });
+    const refused = await creator.cmd('customer.create', { companyName: 'Sneaky', username: 'sneaky', password: 'pass-word-9' });
+    assert.deepEqual(refused.body, { code: 'ACCESS_DENIED', message: 'Access Denied: cannot grant "*", which this caller does not hold' });
+    assert.equal(await count(), before, 'nothing was made');
+    assert.equal((await api.cmd('session.login', { username: 'sneaky', password: 'pass-word-9' }, null)).body.code, 'ACCESS_DENIED');
+    assert.equal((await creator.cmd('customer.create', { companyName: 'Plain sub' })).body.code, 'OK');
+  });
+
   it('lets a sub-reseller make its own tree, see only that, and be suspended by its parent only', async () => {
     // An operator makes a sub-customer with credentials from the command line.
     const cli = await runKeel([

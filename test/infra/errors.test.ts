@@ -125,6 +125,9 @@ const PINNED_PROBLEMS: Record<string, string> = {
   ownAccount: "cannot be changed on the caller's own customer, only on its sub-customers",
   emailAddress: 'must be an email address such as name@example.com',
   currencyCode: 'must be a currency code of three capital letters, such as AUD',
+  username: 'must be 1 to 100 letters, digits and . _ @ + -',
+  usernameTaken: 'is taken',
+  loginNeedsBoth: 'is required with {other}: a login has both',
 };
 
 it('holds exactly the pinned per-parameter problems', () => {

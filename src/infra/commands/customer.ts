@@ -9,6 +9,10 @@ import { pagingParams } from '../params.js';
 import { customerForCall, visibleCustomersSql } from '../customer-scope.js';
 import { unixSeconds } from '../../platform/clock.js';
 import type { CustomerRow } from '../tables.js';
+import { LOGIN_PASSWORD_MIN, LOGIN_USERNAME } from '../accounts.js';
+import { requireMayGrant } from '../credential-rules.js';
+import { hashPassword } from '../../platform/auth/passwords.js';
+import { isUniqueViolation } from '../../platform/db/database.js';
 
 /** Direct sub-customers one customer may have: each is a tree to walk on every scoped request. */
 export const MAX_SUB_CUSTOMERS_PER_CUSTOMER = 1000;
@@ -134,51 +138,90 @@ export const customerCommands: Command[] = [
       ...Editable,
       currency: Type.Optional(Type.String({ maxLength: 3, description: "three capital letters; defaults to the parent's" })),
       parentId: Type.Optional(Type.Integer({ minimum: 1, description: "the new customer's parent: the caller's customer (default) or one below it" })),
+      username: Type.Optional(Type.String({ maxLength: 100, description: "with password: an owner login for the new customer (the caller must hold '*')" })),
+      password: Type.Optional(Type.String({ minLength: LOGIN_PASSWORD_MIN, maxLength: 200, description: 'with username: the login password' })),
     }),
     async handler(call, p) {
       const { customerId } = requirePrincipal(call);
       checkCompanyName(p.companyName);
       checkEmail(p.email);
       if (p.currency !== undefined && !CURRENCY.test(p.currency)) throw infraErrors.invalidParameter({ name: 'currency', problem: P.currencyCode() });
+      if (p.username !== undefined && !LOGIN_USERNAME.test(p.username)) throw infraErrors.invalidParameter({ name: 'username', problem: P.username() });
+      if ((p.username === undefined) !== (p.password === undefined)) {
+        const [name, other] = p.username === undefined ? ['username', 'password'] : ['password', 'username'];
+        throw infraErrors.invalidParameter({ name, problem: P.loginNeedsBoth({ other }) });
+      }
+      // An owner login holds every permission within its customer: only a caller holding them all may
+      // make one, or a key allowed only customer.create could reach, through it, what it may not.
+      if (p.username !== undefined) requireMayGrant(requirePrincipal(call), ['*']);
       const store = call.services.db;
       const parentId = await customerForCall(store.kysely, customerId, p.parentId);
       const now = unixSeconds(call.services.clock);
-      const id = await store.transaction(async (trx) => {
-        // The parent's row is locked on PostgreSQL, so two creates cannot both pass the bound; SQLite
-        // runs one writing transaction at a time anyway.
-        let q = trx.selectFrom('customers').select(['id', 'is_reseller', 'currency']).where('id', '=', parentId);
-        if (store.engine === 'postgres') q = q.forUpdate();
-        const parent = await q.executeTakeFirst();
-        if (!parent) throw infraErrors.customerNotFound();
-        if (Number(parent.is_reseller) !== 1) throw infraErrors.notReseller({ id: parentId });
-        const held = await trx
-          .selectFrom('customers')
-          .select((eb) => eb.fn.countAll<number | string>().as('n'))
-          .where('parent_id', '=', parentId)
-          .executeTakeFirstOrThrow();
-        if (Number(held.n) >= MAX_SUB_CUSTOMERS_PER_CUSTOMER) throw infraErrors.limitReached({ limit: MAX_SUB_CUSTOMERS_PER_CUSTOMER, things: 'sub-customers' });
-        const made = await trx
-          .insertInto('customers')
-          .values({
-            company_name: p.companyName,
-            std_name: stdName(p.companyName),
-            first_name: p.firstName ?? '',
-            last_name: p.lastName ?? '',
-            email: p.email ?? '',
-            company_abn: p.companyABN ?? '',
-            company_acn: p.companyACN ?? '',
-            custom_id: p.customID ?? '',
-            status: p.status ?? 'ACTIVE',
-            is_reseller: p.isreseller ? 1 : 0,
-            parent_id: parentId,
-            currency: p.currency ?? parent.currency,
-            date_created: now,
-            date_modified: now,
-          })
-          .returning('id')
-          .executeTakeFirstOrThrow();
-        return made.id;
-      });
+      // Slow on purpose, so before the transaction.
+      const passwordHash = p.password === undefined ? undefined : await hashPassword(p.password);
+      const create = () =>
+        store.transaction(async (trx) => {
+          // The parent's row is locked on PostgreSQL, so two creates cannot both pass the bound; SQLite
+          // runs one writing transaction at a time anyway.
+          let q = trx.selectFrom('customers').select(['id', 'is_reseller', 'currency']).where('id', '=', parentId);
+          if (store.engine === 'postgres') q = q.forUpdate();
+          const parent = await q.executeTakeFirst();
+          if (!parent) throw infraErrors.customerNotFound();
+          if (Number(parent.is_reseller) !== 1) throw infraErrors.notReseller({ id: parentId });
+          const held = await trx
+            .selectFrom('customers')
+            .select((eb) => eb.fn.countAll<number | string>().as('n'))
+            .where('parent_id', '=', parentId)
+            .executeTakeFirstOrThrow();
+          if (Number(held.n) >= MAX_SUB_CUSTOMERS_PER_CUSTOMER) throw infraErrors.limitReached({ limit: MAX_SUB_CUSTOMERS_PER_CUSTOMER, things: 'sub-customers' });
+          const made = await trx
+            .insertInto('customers')
+            .values({
+              company_name: p.companyName,
+              std_name: stdName(p.companyName),
+              first_name: p.firstName ?? '',
+              last_name: p.lastName ?? '',
+              email: p.email ?? '',
+              company_abn: p.companyABN ?? '',
+              company_acn: p.companyACN ?? '',
+              custom_id: p.customID ?? '',
+              status: p.status ?? 'ACTIVE',
+              is_reseller: p.isreseller ? 1 : 0,
+              parent_id: parentId,
+              currency: p.currency ?? parent.currency,
+              date_created: now,
+              date_modified: now,
+            })
+            .returning('id')
+            .executeTakeFirstOrThrow();
+          if (p.username !== undefined && passwordHash !== undefined) {
+            const taken = await trx.selectFrom('logins').select('id').where('username', '=', p.username).executeTakeFirst();
+            if (taken) throw infraErrors.invalidParameter({ name: 'username', problem: P.usernameTaken() });
+            await trx
+              .insertInto('logins')
+              .values({
+                customer_id: made.id,
+                username: p.username,
+                password_hash: passwordHash,
+                name: 'Owner',
+                role: 'OWNER',
+                status: 'ACTIVE',
+                last_login: null,
+                date_created: now,
+                date_modified: now,
+              })
+              .execute();
+          }
+          return made.id;
+        });
+      let id: number;
+      try {
+        id = await create();
+      } catch (err) {
+        // Two creates of one username at once: the second meets the UNIQUE constraint, and its customer rolls back.
+        if (isUniqueViolation(err)) throw infraErrors.invalidParameter({ name: 'username', problem: P.usernameTaken() });
+        throw err;
+      }
       const customer = present(await read(store.kysely, id));
       return { message: 'Customer Created Successfully', data: customer, top: { customer } };
     },
