@@ -9,6 +9,11 @@ import type { Selectable } from 'kysely';
 
 export type ApiUser = Selectable<ApiUserRow>;
 
+/** A login's username: what `keel admin create-customer` and customer.create accept. */
+export const LOGIN_USERNAME = /^[A-Za-z0-9._@+-]{1,100}$/;
+/** A login's shortest password. */
+export const LOGIN_PASSWORD_MIN = 8;
+
 export function parsePermissions(json: string): string[] {
   try {
     const v = JSON.parse(json);
@@ -93,6 +98,12 @@ export interface NewCustomer {
   password: string;
   passwordHash: string;
   email?: string;
+  /** A sub-customer's parent (customer-scope.ts); none for a top-level customer. */
+  parentId?: number;
+  /** Whether it may make sub-customers (customer.create): the operator's first customer is one. */
+  isReseller?: boolean;
+  /** Defaults to AUD (a sub-customer takes its parent's). */
+  currency?: string;
 }
 
 /**
@@ -109,8 +120,9 @@ export async function createCustomer(trx: Queryable<InfraTables>, c: NewCustomer
       last_name: '',
       email: c.email ?? '',
       status: 'ACTIVE',
-      parent_id: null,
-      currency: 'AUD',
+      parent_id: c.parentId ?? null,
+      currency: c.currency ?? 'AUD',
+      is_reseller: c.isReseller ? 1 : 0,
       date_created: now,
       date_modified: now,
     })
@@ -140,6 +152,6 @@ export async function initialise(db: Database<InfraTables>, now: number): Promis
   return db.exclusive(7032, async (trx) => {
     const existing = await trx.selectFrom('customers').select('id').limit(1).executeTakeFirst();
     if (existing) return null;
-    return createCustomer(trx, { companyName: 'Keel', username: 'admin', password, passwordHash }, now);
+    return createCustomer(trx, { companyName: 'Keel', username: 'admin', password, passwordHash, isReseller: true }, now);
   });
 }

@@ -9,17 +9,26 @@ import { unixSeconds, systemClock } from '../platform/clock.js';
 import { isUniqueViolation } from '../platform/db/database.js';
 import { hashPassword } from '../platform/auth/passwords.js';
 import { randomPassword } from '../platform/auth/secrets.js';
-import { createCustomer, type InitResult } from './accounts.js';
+import { createCustomer, LOGIN_PASSWORD_MIN, LOGIN_USERNAME, type InitResult } from './accounts.js';
+import { MAX_SUB_CUSTOMERS_PER_CUSTOMER } from './commands/customer.js';
 
-export const INFRA_ADMIN_USAGE = `  admin create-customer --company-name N --username U [--email E] [--password P] [--json]
-            create an infra customer with its owner login and an API key, and print them once`;
+export const INFRA_ADMIN_USAGE = `  admin create-customer --company-name N --username U [--email E] [--password P] [--parent ID] [--reseller yes|no] [--json]
+            create an infra customer with its owner login and an API key, and print them once;
+            --parent makes it a sub-customer of customer ID, --reseller yes lets it make its own`;
 
 export const INFRA_ADMIN_COMMANDS = ['create-customer'];
 
-const OWN = { 'company-name': { type: 'string' }, username: { type: 'string' }, email: { type: 'string' }, password: { type: 'string' } } as const;
+const OWN = {
+  'company-name': { type: 'string' },
+  username: { type: 'string' },
+  email: { type: 'string' },
+  password: { type: 'string' },
+  parent: { type: 'string' },
+  reseller: { type: 'string' },
+} as const;
 
-const USERNAME = /^[A-Za-z0-9._@+-]{1,100}$/;
-const PASSWORD_MIN = 8;
+const USERNAME = LOGIN_USERNAME;
+const PASSWORD_MIN = LOGIN_PASSWORD_MIN;
 
 function need(own: Record<string, string | undefined>, name: string): string {
   const v = own[name]?.trim();
@@ -44,6 +53,10 @@ export async function runInfraAdmin(argv: string[], out: (line: string) => void,
   const generated = own.password === undefined;
   const password = own.password ?? randomPassword();
   if (password.length < PASSWORD_MIN) throw new UsageError(`--password must be at least ${PASSWORD_MIN} characters`);
+  const parentId = own.parent === undefined ? undefined : Number(own.parent.trim());
+  if (parentId !== undefined && !(/^\d{1,15}$/.test(own.parent!.trim()) && parentId >= 1)) throw new UsageError(`--parent must be a customer id, got "${own.parent}"`);
+  const reseller = own.reseller?.trim().toLowerCase();
+  if (reseller !== undefined && reseller !== 'yes' && reseller !== 'no') throw new UsageError(`--reseller must be yes or no, got "${own.reseller}"`);
   const passwordHash = await hashPassword(password);
 
   const db = await open<InfraTables>(config);
@@ -54,7 +67,23 @@ export async function runInfraAdmin(argv: string[], out: (line: string) => void,
     made = await db.transaction(async (trx) => {
       const taken = await trx.selectFrom('logins').select('id').where('username', '=', username).executeTakeFirst();
       if (taken) throw new UsageError(`the username ${username} is taken`);
-      return createCustomer(trx, { companyName, username, password, passwordHash, email }, unixSeconds(systemClock));
+      // The operator may place a sub-customer under any customer (through the API only a reseller
+      // may have them), within the same bound; the parent's row is locked on PostgreSQL for the count.
+      let currency: string | undefined;
+      if (parentId !== undefined) {
+        let q = trx.selectFrom('customers').select(['id', 'currency']).where('id', '=', parentId);
+        if (db.engine === 'postgres') q = q.forUpdate();
+        const parent = await q.executeTakeFirst();
+        if (!parent) throw new UsageError(`--parent: there is no customer ${parentId}`);
+        const held = await trx
+          .selectFrom('customers')
+          .select((eb) => eb.fn.countAll<number | string>().as('n'))
+          .where('parent_id', '=', parentId)
+          .executeTakeFirstOrThrow();
+        if (Number(held.n) >= MAX_SUB_CUSTOMERS_PER_CUSTOMER) throw new UsageError(`--parent: customer ${parentId} has ${MAX_SUB_CUSTOMERS_PER_CUSTOMER} sub-customers, the most a customer may have`);
+        currency = parent.currency;
+      }
+      return createCustomer(trx, { companyName, username, password, passwordHash, email, parentId, currency, isReseller: reseller === 'yes' }, unixSeconds(systemClock));
     });
   } catch (err) {
     // Two creates of one username racing: the loser meets the UNIQUE constraint.
@@ -64,10 +93,12 @@ export async function runInfraAdmin(argv: string[], out: (line: string) => void,
     await db.close();
   }
   const result: Record<string, unknown> = { customerId: made.customerId, username: made.username, apiUuid: made.apiUuid, apiSecret: made.apiSecret };
+  if (parentId !== undefined) result.parentId = parentId;
   if (generated) result.password = password;
   if (options.json) out(JSON.stringify(result));
   else {
-    out(`customer ${made.customerId} (${companyName}) created; its secrets are shown only this once:`);
+    const under = parentId === undefined ? '' : `, a sub-customer of customer ${parentId},`;
+    out(`customer ${made.customerId} (${companyName})${under} created; its secrets are shown only this once:`);
     out(`  login:       ${made.username}${generated ? ` / ${password}` : ''}`);
     out(`  API key:     ${made.apiUuid}`);
     out(`  API secret:  ${made.apiSecret}`);

@@ -96,6 +96,9 @@ const E = {
   mayNotManage: entry('mayNotManage', 'ACCESS_DENIED', 'Access Denied: {what} holds permissions this caller does not, so this caller may not change it'),
   mayNotGrant: entry('mayNotGrant', 'ACCESS_DENIED', 'Access Denied: cannot grant "{permission}", which this caller does not hold'),
 
+  // ---- customers (issue 15): who may make sub-customers -----------------------------------------
+  notReseller: entry('notReseller', 'ACCESS_DENIED', 'Access Denied: customer {id} is not a reseller or partner, so it cannot have sub-customers'),
+
   // ---- over a budget --------------------------------------------------------------------------
   rateLimited: entry('rateLimited', 'RATE_LIMIT', 'Rate limit exceeded: try again in {seconds} {unit}'),
 
@@ -204,6 +207,13 @@ const P = {
   // apiuser.*
   unknownPermission: problem('unknownPermission', 'unknown permission "{permission}" (see apiuser.permissions.system)'),
   contradictsStatus: problem('contradictsStatus', 'contradicts status {status}'),
+  // customer.* (commands/customer.ts)
+  ownAccount: problem('ownAccount', "cannot be changed on the caller's own customer, only on its sub-customers"),
+  emailAddress: problem('emailAddress', 'must be an email address such as name@example.com'),
+  currencyCode: problem('currencyCode', 'must be a currency code of three capital letters, such as AUD'),
+  username: problem('username', 'must be 1 to 100 letters, digits and . _ @ + -'),
+  usernameTaken: problem('usernameTaken', 'is taken'),
+  loginNeedsBoth: problem('loginNeedsBoth', 'is required with {other}: a login has both'),
   // names (dns-rules.ts)
   zoneName: problem('zoneName', 'must be a domain name such as example.com'),
   nameTooLong: problem('nameTooLong', 'must be at most {max} characters'),

@@ -13,6 +13,13 @@ export interface CustomerRow {
   currency: string;
   date_created: number;
   date_modified: number;
+  // ---- customers (issue 15, migration 24) ----
+  /** 1: a reseller or partner, which may make sub-customers; 0: not. */
+  is_reseller: Generated<number>;
+  company_abn: Generated<string>;
+  company_acn: Generated<string>;
+  /** The customer's own reference (the provider's customID). */
+  custom_id: Generated<string>;
 }
 
 export interface LoginRow {

@@ -60,6 +60,8 @@ const PINNED: Record<string, [code: string, status: number, template: string]> =
   ],
   malformedHttp: ['ERROR', 400, 'Malformed HTTP request ({reason})'],
   internalError: ['FAULT', 200, 'Internal server error'],
+  // customers (issue 15)
+  notReseller: ['ACCESS_DENIED', 200, 'Access Denied: customer {id} is not a reseller or partner, so it cannot have sub-customers'],
 };
 
 it('holds exactly the pinned entries: code, HTTP status and message template', () => {
@@ -156,6 +158,13 @@ const PINNED_PROBLEMS: Record<string, string> = {
   vlanTaken: 'VLAN {tag} already exists in data centre {dc}',
   vlanElsewhere: 'VLAN {id} is in data centre {dc}, not {wanted}',
   hostOrAddress: 'must be a host name or an IP address',
+  // customer.* (issue 15)
+  ownAccount: "cannot be changed on the caller's own customer, only on its sub-customers",
+  emailAddress: 'must be an email address such as name@example.com',
+  currencyCode: 'must be a currency code of three capital letters, such as AUD',
+  username: 'must be 1 to 100 letters, digits and . _ @ + -',
+  usernameTaken: 'is taken',
+  loginNeedsBoth: 'is required with {other}: a login has both',
 };
 
 it('holds exactly the pinned per-parameter problems', () => {

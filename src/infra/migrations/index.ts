@@ -9,4 +9,7 @@ import { infraServers } from './021_servers.js';
 import { infraNetwork } from './022_network.js';
 import { infraLoadBalancers } from './023_load_balancers.js';
 
-export const INFRA_MIGRATIONS: readonly Migration[] = [infraCore, dns, infraServers, infraNetwork, infraLoadBalancers];
+// customers (issue 15): sub-customers and resellers
+import { infraCustomers } from './024_customers.js';
+
+export const INFRA_MIGRATIONS: readonly Migration[] = [infraCore, dns, infraServers, infraNetwork, infraLoadBalancers, infraCustomers];
