@@ -1,4 +1,5 @@
 // Shapes and validates the raw options into the typed configuration the rest of Keel uses.
+import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { SECRET_KEY_ENV, UsageError, type RawOptions } from './env.js';
@@ -37,6 +38,12 @@ export interface Config {
   rateLimits: RateLimits;
   /** Reverse proxies (addresses, CIDR blocks) whose X-Forwarded-For names the client, for per-address budgets. */
   trustedProxies: string[];
+  /** The machines behind Infra devices (infra/drivers): simulated, or Incus/LXD containers. */
+  infraDriver: 'sim' | 'incus';
+  /** How long the sim driver's steps take (drivers/sim.ts). */
+  infraSimSpeed: 'instant' | 'fast' | 'realistic';
+  /** The Incus/LXD daemon's unix socket (the incus driver). */
+  incusSocket: string;
 }
 
 function secretKeyOptions(o: RawOptions): Pick<Config, 'secretKeyFile' | 'secretKey'> {
@@ -110,6 +117,18 @@ export function parseSecondaries(value: string | undefined): ListenAddress[] {
   });
 }
 
+/** Where Incus listens when installed, else where Debian's lxd package does. */
+export const INCUS_SOCKETS = ['/var/lib/incus/unix.socket', '/var/lib/lxd/unix.socket'] as const;
+
+function machineOptions(o: RawOptions, exists: (p: string) => boolean = existsSync): Pick<Config, 'infraDriver' | 'infraSimSpeed' | 'incusSocket'> {
+  const driver = o['infra-driver'] ?? 'sim';
+  if (driver !== 'sim' && driver !== 'incus') throw new UsageError(`--infra-driver must be sim or incus, got "${driver}"`);
+  const speed = o['infra-sim-speed'] ?? 'fast';
+  if (speed !== 'instant' && speed !== 'fast' && speed !== 'realistic') throw new UsageError(`--infra-sim-speed must be instant, fast or realistic, got "${speed}"`);
+  const socket = o['incus-socket'] ?? (exists(INCUS_SOCKETS[0]) ? INCUS_SOCKETS[0] : INCUS_SOCKETS[1]);
+  return { infraDriver: driver, infraSimSpeed: speed, incusSocket: path.resolve(socket) };
+}
+
 export function buildConfig(o: RawOptions): Config {
   const url = o['database-url'];
   if (url !== undefined && !/^postgres(ql)?:\/\//.test(url)) {
@@ -144,5 +163,6 @@ export function buildConfig(o: RawOptions): Config {
     ...secretKeyOptions(o),
     rateLimits: parseRateLimits(o['rate-limits']),
     trustedProxies,
+    ...machineOptions(o),
   };
 }

@@ -20,6 +20,13 @@ export const OPTIONS = {
   'trusted-proxies': { env: 'KEEL_TRUSTED_PROXIES', help: 'comma-separated addresses or CIDR blocks of reverse proxies whose X-Forwarded-For names the client' },
   'log-level': { env: 'KEEL_LOG_LEVEL', help: 'error, warn, info or debug', default: 'info' },
   'max-connections': { env: 'KEEL_MAX_CONNECTIONS', help: 'most open HTTP connections, Infra and Chat together (default: from the open-files limit)' },
+  // ---- machines behind Infra devices (issue 15) ----
+  'infra-driver': { env: 'KEEL_INFRA_DRIVER', help: 'machines behind devices: sim (simulated, the default) or incus (system containers through the Incus/LXD API)', default: 'sim' },
+  'infra-sim-speed': { env: 'KEEL_INFRA_SIM_SPEED', help: 'how long the sim driver takes: instant, fast (seconds) or realistic (minutes, as the provider)', default: 'fast' },
+  'incus-socket': {
+    env: 'KEEL_INCUS_SOCKET',
+    help: 'unix socket of the Incus/LXD daemon (default: /var/lib/incus/unix.socket if it exists, else /var/lib/lxd/unix.socket)',
+  },
   'secret-key-file': {
     env: 'KEEL_SECRET_KEY_FILE',
     help: 'file holding the secret key (64 hex characters) that signs tokens and seals chat API keys (default: <data-dir>/secret.key, made on first start)',

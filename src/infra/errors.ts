@@ -126,6 +126,13 @@ const E = {
   recordIdNotFound: entry('recordIdNotFound', 'ERROR', 'Could not find record {id}'),
   recordNotInDomain: entry('recordNotInDomain', 'ERROR', 'Could not find record {id} in domain {domainId}'),
 
+  // ---- rctransaction.* (worker family) ----------------------------------------------------------
+  /** Terraform removes a server from its state on exactly this text (infra-clients.md 1.4). */
+  deviceNotFound: entry('deviceNotFound', 'ERROR', 'Could not find device'),
+  transactionNotFound: entry('transactionNotFound', 'ERROR', 'Could not find transaction'),
+  deviceQueueFull: entry('deviceQueueFull', 'ERROR', 'Limit reached: a device has at most {limit} transactions waiting; wait for them to complete'),
+  customerQueueFull: entry('customerQueueFull', 'ERROR', 'Limit reached: a customer has at most {limit} transactions waiting; wait for them to complete'),
+
   // ---- conflicts --------------------------------------------------------------------------------
   apiUserChanged: entry('apiUserChanged', 'ERROR', 'API user {id} changed while this request ran; nothing was changed, try again'),
 
@@ -243,6 +250,12 @@ const P = {
   noRecordIds: problem('noRecordIds', 'must hold at least one record id'),
   recordObject: problem('recordObject', 'must be a record object'),
   recordList: problem('recordList', 'must be a list or a map of records'),
+  // rctransaction.* (worker family)
+  deviceId: problem('deviceId', 'must be a device id'),
+  startupJson: problem('startupJson', 'must be a JSON object written as a string, whose cloudInit holds userData, metaData or networkConfig strings'),
+  startupField: problem('startupField', 'field {field} must be a string'),
+  confirmTransaction: problem('confirmTransaction', '{type} on device {id} takes the server down or destroys it: send it again with confirmation true'),
+  startupCloudInit: problem('startupCloudInit', 'field cloudInit must be an object of userData, metaData and networkConfig strings'),
 };
 
 /** What a FAULT says about one parameter (see above). */

@@ -101,6 +101,9 @@ export interface ContractRow {
   due_at: number | null;
   date_created: number;
   date_modified: number;
+  /** Migration 24 (worker): retries of the activation step, and why it FAILED. */
+  attempts: Generated<number>;
+  status_info: Generated<string>;
 }
 
 export interface DeviceRow {
@@ -170,6 +173,23 @@ export interface TransactionRow {
   due_at: number | null;
   date_created: number;
   date_modified: number;
+  /** Migration 24 (worker): retries of the step under way. */
+  attempts: Generated<number>;
+}
+
+// ---- provisioning worker (migration 24) ----
+/** A machine of the simulated driver (drivers/sim.ts). */
+export interface SimMachineRow {
+  name: string;
+  /** ONLINE | OFFLINE */
+  power: string;
+  /** MachineSpec without credentials (JSON). */
+  spec: string;
+  /** cloud-init of the last start (JSON), or null. */
+  cloud_init: string | null;
+  starts: Generated<number>;
+  date_created: number;
+  date_modified: number;
 }
 
 export interface InfraTables {
@@ -186,4 +206,6 @@ export interface InfraTables {
   device_ips: DeviceIpRow;
   device_firewall_policies: DeviceFirewallPolicyRow;
   transactions: TransactionRow;
+  // provisioning worker (migration 24)
+  sim_machines: SimMachineRow;
 }

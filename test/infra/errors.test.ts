@@ -26,6 +26,11 @@ const PINNED: Record<string, [code: string, status: number, template: string]> =
   recordNotFound: ['ERROR', 200, 'Could not find record'],
   recordIdNotFound: ['ERROR', 200, 'Could not find record {id}'],
   recordNotInDomain: ['ERROR', 200, 'Could not find record {id} in domain {domainId}'],
+  // rctransaction.* (worker family)
+  deviceNotFound: ['ERROR', 200, 'Could not find device'],
+  transactionNotFound: ['ERROR', 200, 'Could not find transaction'],
+  deviceQueueFull: ['ERROR', 200, 'Limit reached: a device has at most {limit} transactions waiting; wait for them to complete'],
+  customerQueueFull: ['ERROR', 200, 'Limit reached: a customer has at most {limit} transactions waiting; wait for them to complete'],
   apiUserChanged: ['ERROR', 200, 'API user {id} changed while this request ran; nothing was changed, try again'],
   unknownPath: ['ERROR', 200, 'Unknown path {path}: the API lives under /api/rest/v2.10/'],
   unknownRestPath: ['ERROR', 200, 'Unknown REST path {method} {path}'],
@@ -119,6 +124,12 @@ const PINNED_PROBLEMS: Record<string, string> = {
   noRecordIds: 'must hold at least one record id',
   recordObject: 'must be a record object',
   recordList: 'must be a list or a map of records',
+  // rctransaction.* (worker family)
+  deviceId: 'must be a device id',
+  startupJson: 'must be a JSON object written as a string, whose cloudInit holds userData, metaData or networkConfig strings',
+  startupField: 'field {field} must be a string',
+  confirmTransaction: '{type} on device {id} takes the server down or destroys it: send it again with confirmation true',
+  startupCloudInit: 'field cloudInit must be an object of userData, metaData and networkConfig strings',
 };
 
 it('holds exactly the pinned per-parameter problems', () => {

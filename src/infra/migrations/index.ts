@@ -5,5 +5,16 @@ import type { Migration } from '../../platform/db/migrate.js';
 import { infraCore } from './001_infra_core.js';
 import { dns } from './002_dns.js';
 import { infraServers } from './021_servers.js';
+// provisioning worker
+import { infraProvisioning } from './024_provisioning.js';
 
-export const INFRA_MIGRATIONS: readonly Migration[] = [infraCore, dns, infraServers];
+export const INFRA_MIGRATIONS: readonly Migration[] = [
+  infraCore,
+  dns,
+  infraServers,
+  // BRANCH i15-worker ONLY, REMOVE AT MERGE: stand-ins for the customers (22) and orders (23)
+  // helpers' migrations, so that 24 follows without a gap on this branch.
+  { version: 22, name: 'reserved (customers)', up: () => [] },
+  { version: 23, name: 'reserved (orders)', up: () => [] },
+  infraProvisioning,
+];
