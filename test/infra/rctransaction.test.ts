@@ -134,6 +134,21 @@ await forEachEngine('rctransaction and the provisioning worker', (engine) => {
       assert.equal((await infra.call('rctransaction.getall', { objType: 'DEVICE', objId: [String(deviceId)] })).matches, 3);
     });
 
+    it("takes the section-io SDK's STARTUP data (cloud-init fields at the top level) and a numeric transaction id", async () => {
+      const deviceId = await activeDevice(infra);
+      const data = JSON.stringify({ userData: '#cloud-config\nhostname: sdk\n', networkConfig: 'version: 2\n' });
+      const made = await infra.call('rctransaction.create', { objType: 'DEVICE', objId: String(deviceId), type: 'STARTUP', confirmation: true, data });
+      assert.equal(made.code, 'OK', JSON.stringify(made));
+      await infra.worker.runDue();
+      const got = await infra.call('rctransaction.get', { rcTransactionId: made.rcTransaction.rcTransactionId });
+      assert.equal(got.rcTransaction.status, 'COMPLETED');
+      const machine = await infra.ctx.db.kysely.selectFrom('sim_machines').select('cloud_init').where('name', '=', `keel-${deviceId}`).executeTakeFirstOrThrow();
+      assert.deepEqual(JSON.parse(machine.cloud_init!), { userData: '#cloud-config\nhostname: sdk\n', networkConfig: 'version: 2\n' });
+      const bad = await infra.call('rctransaction.create', { objType: 'DEVICE', objId: String(deviceId), type: 'STARTUP', confirmation: true, data: JSON.stringify({ userData: ['x'] }) });
+      assert.equal(bad.code, 'FAULT');
+      assert.match(bad.error.data, /userData/);
+    });
+
     it('asks for confirmation of CANCEL and the shutdowns, and queues nothing without it', async () => {
       const deviceId = await activeDevice(infra);
       for (const type of ['CANCEL', 'SHUTDOWN', 'SAFESHUTDOWN', 'FORCESHUTDOWN']) {

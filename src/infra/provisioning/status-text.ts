@@ -16,7 +16,6 @@ export const STATUS_TEXT = {
   driverFailed: (type: string, message: string) => `${type} failed: ${message}`,
   internal: (type: string) => `${type} failed: internal error (see the server log)`,
   retrying: (message: string, attempt: number) => `retrying after: ${message} (attempt ${attempt})`,
-  interrupted: (type: string) => `${type} resumed after a server restart`,
   createFailed: (message: string) => `The server could not be built: ${message}`,
   poolExhausted: (cidr: string) => `no free address in the pool ${cidr}`,
 } as const;

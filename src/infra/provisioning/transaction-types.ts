@@ -72,14 +72,18 @@ export function parseStartupData(text: string | null | undefined): { ok: Startup
     if (typeof v !== 'string') return { problem: P.startupField({ field: key }) };
     out[key] = v;
   }
+  // The Go client nests cloud-init under cloudInit; the section-io SDK (v2, used by its Terraform
+  // provider) sends userData, metaData and networkConfig at the top level. Nested ones win.
   const ci = obj.cloudInit;
-  if (ci !== undefined && ci !== null) {
-    if (typeof ci !== 'object' || Array.isArray(ci)) return { problem: P.startupCloudInit() };
+  if (ci !== undefined && ci !== null && (typeof ci !== 'object' || Array.isArray(ci))) return { problem: P.startupCloudInit() };
+  const sources: [Record<string, unknown>, string][] = [[obj, '']];
+  if (ci) sources.unshift([ci as Record<string, unknown>, 'cloudInit.']);
+  for (const [source, prefix] of sources) {
     for (const key of CLOUD_INIT_KEYS) {
-      const v = (ci as Record<string, unknown>)[key];
+      const v = source[key];
       if (v === undefined || v === null || v === '') continue;
-      if (typeof v !== 'string') return { problem: P.startupField({ field: `cloudInit.${key}` }) };
-      out.cloudInit[key] = v;
+      if (typeof v !== 'string') return { problem: P.startupField({ field: `${prefix}${key}` }) };
+      out.cloudInit[key] ??= v;
     }
   }
   return { ok: out };
