@@ -8,7 +8,7 @@ import { forEachEngine } from '../helpers/engines.js';
 import { inProcessInfra, type InProcessInfra } from '../helpers/in-process-infra.js';
 import { contractRow, deviceIps, deviceRow, seedContracts, seedCustomer } from '../helpers/infra-contracts.js';
 import { ManualClock } from '../../src/platform/clock.js';
-import { MAX_WAITING_PER_CUSTOMER, MAX_WAITING_PER_DEVICE } from '../../src/infra/commands/rctransaction.js';
+import { MAX_FINISHED_PER_CUSTOMER, MAX_WAITING_PER_CUSTOMER, MAX_WAITING_PER_DEVICE } from '../../src/infra/commands/rctransaction.js';
 import { ProvisioningWorker } from '../../src/infra/provisioning/worker.js';
 import { SimDriver } from '../../src/infra/drivers/sim.js';
 import { DriverError } from '../../src/infra/drivers/driver.js';
@@ -268,6 +268,49 @@ await forEachEngine('rctransaction and the provisioning worker', (engine) => {
       await infra.ctx.db.kysely.deleteFrom('transactions').where('obj_id', '>=', 1_000_000).execute();
     });
 
+    it('keeps at most MAX_FINISHED_PER_CUSTOMER finished transactions per customer, dropping the oldest', async () => {
+      const deviceId = await activeDevice(infra);
+      const customerId = infra.ctx.created!.customerId;
+      const kysely = infra.ctx.db.kysely;
+      const finished = async () =>
+        Number(
+          (
+            await kysely
+              .selectFrom('transactions')
+              .select((eb) => eb.fn.countAll<number | string>().as('n'))
+              .where('customer_id', '=', customerId)
+              .where('status', 'in', ['COMPLETED', 'FAILED'])
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
+      const have = await finished();
+      const rows = Array.from({ length: MAX_FINISHED_PER_CUSTOMER - have + 5 }, () => ({
+        customer_id: customerId,
+        obj_type: 'DEVICE',
+        obj_id: deviceId,
+        type: 'REFRESHCONFIG',
+        data: null,
+        confirmation: 0,
+        status: 'COMPLETED',
+        status_info: '',
+        due_at: null,
+        date_created: 0,
+        date_modified: 0,
+      }));
+      for (let i = 0; i < rows.length; i += 500)
+        await kysely
+          .insertInto('transactions')
+          .values(rows.slice(i, i + 500))
+          .execute();
+      const oldest = await kysely.selectFrom('transactions').select('id').where('customer_id', '=', customerId).where('status', 'in', ['COMPLETED', 'FAILED']).orderBy('id').executeTakeFirstOrThrow();
+      const made = await infra.call('rctransaction.create', { objType: 'DEVICE', objId: String(deviceId), type: 'REFRESHCONFIG', data: '' });
+      assert.equal(made.code, 'OK');
+      assert.equal(await finished(), MAX_FINISHED_PER_CUSTOMER);
+      assert.equal((await infra.call('rctransaction.get', { rcTransactionId: oldest.id })).message, 'Could not find transaction');
+      assert.equal((await infra.call('rctransaction.get', { rcTransactionId: made.rcTransaction.rcTransactionId })).rcTransaction.status, 'PENDING', 'the new one is kept');
+      await infra.worker.runDue();
+    });
+
     it('pages getall: matches is the total, resStart/resWindow cut the list', async () => {
       const deviceId = await activeDevice(infra);
       for (const type of ['REFRESHCONFIG', 'STARTUP', 'CLOSEVNC']) await infra.call('rctransaction.create', { objType: 'DEVICE', objId: deviceId, type, confirmation: true, data: '' });
@@ -276,6 +319,13 @@ await forEachEngine('rctransaction and the provisioning worker', (engine) => {
       assert.deepEqual(
         page.rcTransactions.map((t: { method: string }) => t.method),
         ['STARTUP'],
+      );
+      const rest = await infra.rest('GET', `/rctransactions?objType=DEVICE&objId=${deviceId}&resWindow=2`);
+      assert.equal(rest.code, 'OK', JSON.stringify(rest));
+      assert.equal(rest.matches, 3);
+      assert.deepEqual(
+        rest.data.map((t: { method: string }) => t.method),
+        ['REFRESHCONFIG', 'STARTUP'],
       );
       const byMethod = await infra.call('rctransaction.getall', { objType: 'DEVICE', objId: [String(deviceId)], method: ['CLOSEVNC'] });
       assert.equal(byMethod.matches, 1);

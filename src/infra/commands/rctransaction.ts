@@ -15,6 +15,12 @@ import { NEEDS_CONFIRMATION, OBJ_TYPES, parseStartupData, TRANSACTION_STATUSES, 
 /** Transactions waiting (PENDING or COMMENCED) on one device, and on all of a customer's devices. */
 export const MAX_WAITING_PER_DEVICE = 20;
 export const MAX_WAITING_PER_CUSTOMER = 1000;
+/**
+ * Finished transactions kept per customer: past this, creating one deletes the oldest finished ones.
+ * Pollers read a transaction within minutes of its end; the history is a courtesy and must not grow forever.
+ */
+export const MAX_FINISHED_PER_CUSTOMER = 10_000;
+const FINISHED = ['COMPLETED', 'FAILED'];
 /** A STARTUP's data carries cloud-init user data; cloud-init's own sources allow about this much. */
 const DATA_LIMIT = 65_536;
 
@@ -136,6 +142,17 @@ export const rctransactionCommands: Command[] = [
         })
         .returning('id')
         .executeTakeFirstOrThrow();
+      // The oldest finished transaction past the kept history, if any, and all before it, go.
+      const cut = await db
+        .selectFrom('transactions')
+        .select('id')
+        .where('customer_id', '=', device.customer_id)
+        .where('status', 'in', FINISHED)
+        .orderBy('id', 'desc')
+        .limit(1)
+        .offset(MAX_FINISHED_PER_CUSTOMER)
+        .executeTakeFirst();
+      if (cut) await db.deleteFrom('transactions').where('customer_id', '=', device.customer_id).where('status', 'in', FINISHED).where('id', '<=', cut.id).execute();
       const rcTransaction = answer(Number(row.id), false, '');
       return { message: 'Transaction successfully created', data: rcTransaction, top: { rcTransaction } };
     },
