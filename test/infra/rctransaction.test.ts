@@ -454,6 +454,49 @@ await forEachEngine('rctransaction and the provisioning worker', (engine) => {
     });
   });
 
+  describe('hooks: DNS publication and SSH keys', () => {
+    let infra: InProcessInfra;
+    const clock = new ManualClock(T0);
+    const calls: string[] = [];
+    let keys = ['ssh-ed25519 AAAA first'];
+    before(async () => {
+      infra = await inProcessInfra(engine, {
+        clock,
+        hooks: {
+          publish: async (id) => {
+            const ips = await deviceIps(infra.ctx.db, id);
+            calls.push(`publish ${id} ${ips.map((r) => r.address).join(',')}`);
+          },
+          unpublish: async (id) => {
+            const ips = await deviceIps(infra.ctx.db, id);
+            calls.push(`unpublish ${id} ${ips.map((r) => r.address).join(',')}`);
+            throw new Error('a DNS failure is logged, not fatal');
+          },
+          sshKeys: async () => keys,
+        },
+      });
+    });
+    after(async () => {
+      await infra?.close();
+    });
+
+    it('publishes a device once ACTIVE and withdraws it on CANCEL while it still has its address; REFRESHCONFIG installs the current keys', async () => {
+      const deviceId = await activeDevice(infra);
+      const address = (await deviceIps(infra.ctx.db, deviceId))[0].address;
+      assert.deepEqual(calls, [`publish ${deviceId} ${address}`]);
+      const machine = async () => JSON.parse((await infra.ctx.db.kysely.selectFrom('sim_machines').select('spec').where('name', '=', `keel-${deviceId}`).executeTakeFirstOrThrow()).spec);
+      assert.deepEqual((await machine()).sshKeys, ['ssh-ed25519 AAAA first']);
+      keys = ['ssh-ed25519 AAAA second'];
+      await infra.call('rctransaction.create', { objType: 'DEVICE', objId: String(deviceId), type: 'REFRESHCONFIG', data: '' });
+      await infra.worker.runDue();
+      assert.deepEqual((await machine()).sshKeys, ['ssh-ed25519 AAAA second']);
+      const cancel = await infra.call('rctransaction.create', { objType: 'DEVICE', objId: String(deviceId), type: 'CANCEL', confirmation: true });
+      await infra.worker.runDue();
+      assert.deepEqual(calls, [`publish ${deviceId} ${address}`, `unpublish ${deviceId} ${address}`]);
+      assert.equal((await infra.call('rctransaction.get', { rcTransactionId: cancel.rcTransaction.rcTransactionId })).rcTransaction.status, 'COMPLETED');
+    });
+  });
+
   describe('addresses and restarts', () => {
     let infra: InProcessInfra;
     const clock = new ManualClock(T0);

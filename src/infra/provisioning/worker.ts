@@ -387,10 +387,11 @@ export class ProvisioningWorker {
           return this.finish(t, 'COMPLETED', STATUS_TEXT.completed.REFRESHCONFIG);
         }
         case 'CANCEL':
+          await driver.destroy(device.machine_name);
+          // After the machine is gone (a failed destroy leaves the device as it was), before its addresses are freed.
           if (this.hooks.unpublish) {
             await this.hooks.unpublish(device.id).catch((err) => this.deps.log.warn('device could not be withdrawn from DNS', { deviceId: device.id, error: (err as Error).message }));
           }
-          await driver.destroy(device.machine_name);
           return this.finish(t, 'COMPLETED', STATUS_TEXT.completed.CANCEL, undefined, device);
         case 'OPENVNC':
           return this.finish(t, 'FAILED', STATUS_TEXT.vncUnavailable);
