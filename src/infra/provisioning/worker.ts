@@ -75,7 +75,11 @@ async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promis
   let next = 0;
   let total = 0;
   const lane = async () => {
-    while (next < items.length) total += await fn(items[next++]);
+    while (next < items.length) {
+      // Not `total += await ...`: that reads total before the await, losing the other lanes' counts.
+      const done = await fn(items[next++]);
+      total += done;
+    }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
   return total;
