@@ -41,7 +41,7 @@ export interface WorkerOptions {
   retryMs: number;
 }
 
-export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { tickMs: 500, pool: DEFAULT_POOL, concurrency: 8, maxAttempts: 3, retryMs: 5_000 };
+export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { tickMs: 500, pool: DEFAULT_POOL, concurrency: 4, maxAttempts: 3, retryMs: 5_000 };
 
 /** What the worker asks of other parts of Infra; each optional. */
 export interface WorkerHooks {
@@ -110,10 +110,16 @@ export class ProvisioningWorker {
   start(): void {
     this.stopping = false;
     if (this.options.tickMs <= 0) return;
+    let ticking = false;
     const tick = () => {
-      // A tick while a run is under way is skipped, not queued.
-      if (this.running || this.stopping) return;
-      this.runDue().catch((err) => this.deps.log.error('provisioning worker run failed', { error: (err as Error).stack }));
+      // A tick while its run (or a test's) is under way is skipped, not queued.
+      if (ticking || this.running || this.stopping) return;
+      ticking = true;
+      this.runDue()
+        .catch((err) => this.deps.log.error('provisioning worker run failed', { error: (err as Error).stack }))
+        .finally(() => {
+          ticking = false;
+        });
     };
     this.timer = setInterval(tick, this.options.tickMs);
     this.timer.unref();
