@@ -309,6 +309,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       fulltext.start();
       // After the listeners: a step resumed now is visible to pollers at once.
       worker.start();
+      log.info('provisioning worker started', { driver: driver.kind, ...(driver.kind === 'sim' ? { speed: config.infraSimSpeed } : { socket: config.incusSocket }) });
       return { infra: infraServer.server.address(), chat: chatAddress, dns: dns.udpAddress, openFiles, maxConnections: cap.max };
     },
     async stop() {
