@@ -377,6 +377,23 @@ await forEachEngine('rctransaction and the provisioning worker', (engine) => {
       assert.equal((await contractRow(infra.ctx.db, contractId)).status, 'ACTIVE');
     });
 
+    it('holds a transaction sent while the machine is still being built until the contract is ACTIVE', async () => {
+      const [contractId] = await seedContracts(infra.ctx.db, infra.ctx.created!.customerId, clock.now());
+      await infra.worker.runDue();
+      const deviceId = Number((await contractRow(infra.ctx.db, contractId)).device_id);
+      const id = (await infra.call('rctransaction.create', { objType: 'DEVICE', objId: String(deviceId), type: 'STARTUP', confirmation: true, data: '' })).rcTransaction.rcTransactionId;
+      clock.advance(infra.driver.stepMs('create') - 1);
+      await infra.worker.runDue();
+      assert.equal((await status(id)).status, 'PENDING');
+      clock.advance(1);
+      await infra.worker.runDue();
+      assert.equal((await contractRow(infra.ctx.db, contractId)).status, 'ACTIVE');
+      assert.equal((await status(id)).status, 'COMMENCED');
+      clock.advance(infra.driver.stepMs('start'));
+      await infra.worker.runDue();
+      assert.equal((await status(id)).status, 'COMPLETED');
+    });
+
     it('runs two transactions of one device one at a time, in id order, each COMMENCED for its step', async () => {
       const [contractId] = await seedContracts(infra.ctx.db, infra.ctx.created!.customerId, clock.now());
       await infra.worker.runDue();
