@@ -117,15 +117,16 @@ export function parseSecondaries(value: string | undefined): ListenAddress[] {
   });
 }
 
-/** Where Incus listens when installed, else where Debian's lxd package does. */
-export const INCUS_SOCKETS = ['/var/lib/incus/unix.socket', '/var/lib/lxd/unix.socket'] as const;
+/** Where the daemon listens: Incus, Debian's lxd package, the lxd snap; the first that exists is the default. */
+export const INCUS_SOCKETS = ['/var/lib/incus/unix.socket', '/var/lib/lxd/unix.socket', '/var/snap/lxd/common/lxd/unix.socket'] as const;
 
 function machineOptions(o: RawOptions, exists: (p: string) => boolean = existsSync): Pick<Config, 'infraDriver' | 'infraSimSpeed' | 'incusSocket'> {
   const driver = o['infra-driver'] ?? 'sim';
   if (driver !== 'sim' && driver !== 'incus') throw new UsageError(`--infra-driver must be sim or incus, got "${driver}"`);
   const speed = o['infra-sim-speed'] ?? 'fast';
   if (speed !== 'instant' && speed !== 'fast' && speed !== 'realistic') throw new UsageError(`--infra-sim-speed must be instant, fast or realistic, got "${speed}"`);
-  const socket = o['incus-socket'] ?? (exists(INCUS_SOCKETS[0]) ? INCUS_SOCKETS[0] : INCUS_SOCKETS[1]);
+  // None there: Debian's lxd path, which the error on first use then names.
+  const socket = o['incus-socket'] ?? INCUS_SOCKETS.find((p) => exists(p)) ?? INCUS_SOCKETS[1];
   return { infraDriver: driver, infraSimSpeed: speed, incusSocket: path.resolve(socket) };
 }
 

@@ -19,7 +19,7 @@ describe('machine driver options', () => {
     const c = config([]);
     assert.equal(c.infraDriver, 'sim');
     assert.equal(c.infraSimSpeed, 'fast');
-    assert.equal(c.incusSocket, existsSync(INCUS_SOCKETS[0]) ? INCUS_SOCKETS[0] : INCUS_SOCKETS[1]);
+    assert.equal(c.incusSocket, INCUS_SOCKETS.find((p) => existsSync(p)) ?? INCUS_SOCKETS[1]);
   });
 
   it('are read from flags or the environment, flags first', () => {

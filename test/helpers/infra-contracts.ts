@@ -12,7 +12,10 @@ export const SAMPLE_DETAILS = {
   trafficGB: 1000,
   install: { operatingSystem: 'UBUNTU22.04_64' },
   nics: [],
-  firewallPolicies: [],
+  firewallPolicies: [
+    { direction: 'INBOUND', policy: 'ALLOW', order: 1, comment: 'ssh', ipAddressFrom: '', ipAddressTo: '', protocol: 'TCP', portFrom: '22', portTo: null },
+    { direction: 'INBOUND', policy: 'DENY', order: 2, comment: '', ipAddressFrom: '', ipAddressTo: '', protocol: 'ANY', portFrom: null, portTo: null },
+  ],
   credentials: [{ username: 'root', passwordHash: '$6$saltsalt$0123456789abcdef' }],
 };
 

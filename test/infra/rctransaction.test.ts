@@ -54,6 +54,20 @@ await forEachEngine('rctransaction and the provisioning worker', (engine) => {
       assert.match(ips[0].address, /^100\.(6[4-9]|[7-9]\d|1[01]\d|12[0-7])\.\d+\.\d+$/);
       assert.equal(Number(ips[0].is_primary), 1);
       assert.deepEqual(await infra.driver.state(`keel-${deviceId}`), { power: 'OFFLINE', ipv4: [], ipv6: [] });
+      // The order's firewall policies are the device's.
+      const policies = await db.kysely
+        .selectFrom('device_firewall_policies')
+        .select(['direction', 'policy', 'sort_order', 'comment', 'protocol', 'port_from', 'port_to'])
+        .where('device_id', '=', deviceId)
+        .orderBy('sort_order')
+        .execute();
+      assert.deepEqual(
+        policies.map((p) => ({ ...p, sort_order: Number(p.sort_order) })),
+        [
+          { direction: 'INBOUND', policy: 'ALLOW', sort_order: 1, comment: 'ssh', protocol: 'TCP', port_from: '22', port_to: null },
+          { direction: 'INBOUND', policy: 'DENY', sort_order: 2, comment: '', protocol: 'ANY', port_from: null, port_to: null },
+        ],
+      );
 
       // Step 3: REFRESHCONFIG, as the Go client sends it (REST, objId a string, confirmation false, data "").
       const refresh = await infra.rest('POST', '/rctransaction', { objType: 'DEVICE', objId: String(deviceId), type: 'REFRESHCONFIG', confirmation: false, data: '' });

@@ -14,6 +14,18 @@ export interface OrderDetails {
   storage?: { name?: string; sizeGB: number; type?: string; order?: number }[] | null;
   install?: { operatingSystem?: string; postInstallScript?: string; template?: string } | null;
   credentials?: { username: string; passwordHash?: string }[] | null;
+  /** Checked by order.create (ports as digits or null); they become the device's policies. */
+  firewallPolicies?: {
+    direction: string;
+    policy: string;
+    order: number;
+    comment?: string;
+    ipAddressFrom?: string;
+    ipAddressTo?: string;
+    protocol: string;
+    portFrom?: string | null;
+    portTo?: string | null;
+  }[];
 }
 
 export function parseDetails(json: string): OrderDetails {

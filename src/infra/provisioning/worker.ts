@@ -235,6 +235,26 @@ export class ProvisioningWorker {
         .set({ machine_name: spec.name, spec: storedSpec(spec) })
         .where('id', '=', deviceId)
         .execute();
+      // The order's firewall policies are the device's first ones (device.firewall.update changes them later).
+      for (const fp of details.firewallPolicies ?? []) {
+        await trx
+          .insertInto('device_firewall_policies')
+          .values({
+            device_id: deviceId,
+            direction: fp.direction,
+            policy: fp.policy,
+            sort_order: fp.order,
+            comment: fp.comment ?? '',
+            ip_from: fp.ipAddressFrom ?? '',
+            ip_to: fp.ipAddressTo ?? '',
+            protocol: fp.protocol,
+            port_from: fp.portFrom ?? null,
+            port_to: fp.portTo ?? null,
+            date_created: seconds,
+            date_modified: seconds,
+          })
+          .execute();
+      }
       const address = await allocatePrimary(trx, this.pool, deviceId, seconds);
       if (address === undefined) return { failed: STATUS_TEXT.createFailed(STATUS_TEXT.poolExhausted(this.pool.cidr)), deviceId };
       const moved = await trx
