@@ -28,6 +28,11 @@ import { createInfraServer } from './infra/transport/server.js';
 import { allCommands } from './infra/commands/index.js';
 import { CatalogueIndex, DEFAULT_CATALOGUE } from './infra/catalogue.js';
 import { readCatalogueFile } from './infra/catalogue-file.js';
+import { createDriver } from './infra/drivers/index.js';
+import type { MachineDriver } from './infra/drivers/driver.js';
+import type { SimOptions } from './infra/drivers/sim.js';
+import { customerSshKeys } from './infra/commands/sshkey.js';
+import { ProvisioningWorker, type WorkerHooks, type WorkerOptions } from './infra/provisioning/worker.js';
 import { CHAT_MIGRATIONS } from './chat/migrations/index.js';
 import type { ChatTables } from './chat/tables.js';
 import type { Realm } from './chat/tables.js';
@@ -125,6 +130,8 @@ export interface AppOptions {
   http?: { cap?: ConnectionCap; timeouts?: Partial<HttpTimeouts> };
   /** Realms named under a fixed base URL and root domain (tests), instead of the chat listener's address. */
   chatSite?: { url: string; rootDomain: string };
+  /** The provisioning worker (tests: tickMs 0, steps run when they call runDue()) and the sim driver's failure rules. */
+  worker?: Partial<WorkerOptions> & { hooks?: WorkerHooks; sim?: SimOptions };
 }
 
 /** Where the listeners listen once started, and the connection budget they share. */
@@ -150,6 +157,10 @@ export interface App extends Core {
   fulltext: FulltextUpkeep<ChatTables>;
   infraServer: InfraServer;
   chatServer: ChatServer;
+  /** The machines behind Infra devices (--infra-driver). */
+  driver: MachineDriver;
+  /** Moves contracts and transactions (infra/provisioning/); runs from start() to stop(). */
+  worker: ProvisioningWorker;
   /** Takes back the event queues the last stop saved; before any listener opens, so a client polling its old queue finds it. */
   restoreQueues(): Promise<void>;
   /**
@@ -185,6 +196,24 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const limits = {
     infra: new InfraLimits(clock, config.rateLimits, config.trustedProxies),
     chat: new ChatLimits(clock, config.rateLimits, config.trustedProxies),
+  };
+  let driver: MachineDriver;
+  try {
+    driver = await createDriver(config, { db: core.db, clock, log, sim: options.worker?.sim });
+  } catch (err) {
+    await core.close();
+    throw err;
+  }
+  const { hooks, sim: _sim, ...workerOptions } = options.worker ?? {};
+  // The worker installs the customer's SSH keys (sshkey.*) on the machines it builds.
+  const worker = new ProvisioningWorker({ db: core.db, clock, log, driver, catalogue }, workerOptions, {
+    sshKeys: (customerId) => customerSshKeys(core.db.kysely, customerId),
+    ...hooks,
+  });
+  /** The store closes last: the driver (an incus socket) before it. */
+  const closeCore = async (): Promise<void> => {
+    await driver.close().catch(() => {});
+    await core.close();
   };
   const infraServer = createInfraServer(
     { db: core.db, jwt: core.jwt, clock, log, zoneWriter: core.zoneWriter, nameserverDomain: config.nameserverDomain, limits: limits.infra, catalogue },
@@ -236,6 +265,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     fulltext,
     infraServer,
     chatServer,
+    driver,
+    worker,
     restoreQueues: async () => {
       await restoreQueues(events, chatDb, clock.now(), log);
     },
@@ -245,7 +276,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         // Before the listener opens: a client polling its old queue finds it (and its restart event).
         await restoreQueues(events, chatDb, clock.now(), log);
       } catch (err) {
-        await core.close();
+        await closeCore();
         throw err;
       }
       try {
@@ -253,7 +284,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       } catch (err) {
         // A start that fails must not lose the queues it took from the store.
         await saveQueuesNow(true);
-        await core.close();
+        await closeCore();
         throw listenFailure(err, 'infra', config.infraListen);
       }
       try {
@@ -261,7 +292,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       } catch (err) {
         await infraServer.close();
         await saveQueuesNow(true);
-        await core.close();
+        await closeCore();
         throw listenFailure(err, 'chat', config.chatListen);
       }
       const chatAddress = chatServer.server.address();
@@ -278,19 +309,22 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       } catch (err) {
         await Promise.all([infraServer.close(), chatServer.close()]);
         await saveQueuesNow(true);
-        await core.close();
+        await closeCore();
         throw listenFailure(err, 'dns (UDP and TCP)', config.dnsListen);
       }
       fulltext.start();
+      // After the listeners: a step resumed now is visible to pollers at once.
+      worker.start();
+      log.info('provisioning worker started', { driver: driver.kind, ...(driver.kind === 'sim' ? { speed: config.infraSimSpeed } : { socket: config.incusSocket }) });
       return { infra: infraServer.server.address(), chat: chatAddress, dns: dns.udpAddress, openFiles, maxConnections: cap.max };
     },
     async stop() {
       // The chat listener's close answers parked polls and waits for every request, so nothing adds
       // to the queues while they are saved; answers written during it ask clients to close their
       // connection (chat/http.ts), and presence not yet written reaches the store.
-      await Promise.all([dns?.close(), infraServer.close(), chatServer.close(), fulltext.stop()]);
+      await Promise.all([dns?.close(), infraServer.close(), chatServer.close(), fulltext.stop(), worker.stop()]);
       await saveQueuesNow();
-      await core.close();
+      await closeCore();
     },
   };
 }

@@ -1,4 +1,5 @@
 // Shapes and validates the raw options into the typed configuration the rest of Keel uses.
+import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { SECRET_KEY_ENV, UsageError, type RawOptions } from './env.js';
@@ -39,6 +40,12 @@ export interface Config {
   trustedProxies: string[];
   /** The operator's catalogue file (--infra-catalogue), read and checked at start; absent: the built-in one. */
   infraCatalogue?: string;
+  /** The machines behind Infra devices (infra/drivers): simulated, or Incus/LXD containers. */
+  infraDriver: 'sim' | 'incus';
+  /** How long the sim driver's steps take (drivers/sim.ts). */
+  infraSimSpeed: 'instant' | 'fast' | 'realistic';
+  /** The Incus/LXD daemon's unix socket (the incus driver). */
+  incusSocket: string;
 }
 
 function secretKeyOptions(o: RawOptions): Pick<Config, 'secretKeyFile' | 'secretKey'> {
@@ -112,6 +119,19 @@ export function parseSecondaries(value: string | undefined): ListenAddress[] {
   });
 }
 
+/** Where the daemon listens: Incus, Debian's lxd package, the lxd snap; the first that exists is the default. */
+export const INCUS_SOCKETS = ['/var/lib/incus/unix.socket', '/var/lib/lxd/unix.socket', '/var/snap/lxd/common/lxd/unix.socket'] as const;
+
+function machineOptions(o: RawOptions, exists: (p: string) => boolean = existsSync): Pick<Config, 'infraDriver' | 'infraSimSpeed' | 'incusSocket'> {
+  const driver = o['infra-driver'] ?? 'sim';
+  if (driver !== 'sim' && driver !== 'incus') throw new UsageError(`--infra-driver must be sim or incus, got "${driver}"`);
+  const speed = o['infra-sim-speed'] ?? 'fast';
+  if (speed !== 'instant' && speed !== 'fast' && speed !== 'realistic') throw new UsageError(`--infra-sim-speed must be instant, fast or realistic, got "${speed}"`);
+  // None there: Debian's lxd path, which the error on first use then names.
+  const socket = o['incus-socket'] ?? INCUS_SOCKETS.find((p) => exists(p)) ?? INCUS_SOCKETS[1];
+  return { infraDriver: driver, infraSimSpeed: speed, incusSocket: path.resolve(socket) };
+}
+
 export function buildConfig(o: RawOptions): Config {
   const url = o['database-url'];
   if (url !== undefined && !/^postgres(ql)?:\/\//.test(url)) {
@@ -147,5 +167,6 @@ export function buildConfig(o: RawOptions): Config {
     rateLimits: parseRateLimits(o['rate-limits']),
     trustedProxies,
     infraCatalogue: o['infra-catalogue'] === undefined ? undefined : path.resolve(o['infra-catalogue']),
+    ...machineOptions(o),
   };
 }

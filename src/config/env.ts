@@ -25,6 +25,13 @@ export const OPTIONS = {
     env: 'KEEL_INFRA_CATALOGUE',
     help: 'JSON file of the products, data centres, operating systems and prices on sale, checked at start (default: the built-in catalogue, printed by keel admin catalogue --print)',
   },
+  // ---- machines behind Infra devices (issue 15) ----
+  'infra-driver': { env: 'KEEL_INFRA_DRIVER', help: 'machines behind devices: sim (simulated, the default) or incus (system containers through the Incus/LXD API)', default: 'sim' },
+  'infra-sim-speed': { env: 'KEEL_INFRA_SIM_SPEED', help: 'how long the sim driver takes: instant, fast (seconds) or realistic (minutes, as the provider)', default: 'fast' },
+  'incus-socket': {
+    env: 'KEEL_INCUS_SOCKET',
+    help: 'unix socket of the Incus/LXD daemon (default: /var/lib/incus/unix.socket if it exists, else /var/lib/lxd/unix.socket)',
+  },
   'secret-key-file': {
     env: 'KEEL_SECRET_KEY_FILE',
     help: 'file holding the secret key (64 hex characters) that signs tokens and seals chat API keys (default: <data-dir>/secret.key, made on first start)',

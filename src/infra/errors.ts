@@ -133,6 +133,13 @@ const E = {
   productGroupNotFound: entry('productGroupNotFound', 'ERROR', 'Could not find product group'),
   dataCentreNotFound: entry('dataCentreNotFound', 'ERROR', 'Could not find data centre'),
 
+  // ---- rctransaction.* (worker family) ----------------------------------------------------------
+  /** Terraform removes a server from its state on exactly this text (infra-clients.md 1.4). */
+  deviceNotFound: entry('deviceNotFound', 'ERROR', 'Could not find device'),
+  transactionNotFound: entry('transactionNotFound', 'ERROR', 'Could not find transaction'),
+  deviceQueueFull: entry('deviceQueueFull', 'ERROR', 'Limit reached: a device has at most {limit} transactions waiting; wait for them to complete'),
+  customerQueueFull: entry('customerQueueFull', 'ERROR', 'Limit reached: a customer has at most {limit} transactions waiting; wait for them to complete'),
+
   // ---- conflicts --------------------------------------------------------------------------------
   apiUserChanged: entry('apiUserChanged', 'ERROR', 'API user {id} changed while this request ran; nothing was changed, try again'),
 
@@ -141,7 +148,6 @@ const E = {
   vlanNotFound: entry('vlanNotFound', 'ERROR', 'Could not find VLAN'),
   ipNetworkNotFound: entry('ipNetworkNotFound', 'ERROR', 'Could not find network'),
   /** The device an address is allocated to (same text as device.get's: Terraform compares it). */
-  deviceNotFound: entry('deviceNotFound', 'ERROR', 'Could not find device'),
   allocationNotFound: entry('allocationNotFound', 'ERROR', 'Could not find address {address} in network {id}'),
   loadBalancerNotFound: entry('loadBalancerNotFound', 'ERROR', 'Could not find load balancer'),
   networkFull: entry('networkFull', 'ERROR', 'Network {network} has no free address left'),
@@ -293,6 +299,12 @@ const P = {
   vlanTaken: problem('vlanTaken', 'VLAN {tag} already exists in data centre {dc}'),
   vlanElsewhere: problem('vlanElsewhere', 'VLAN {id} is in data centre {dc}, not {wanted}'),
   hostOrAddress: problem('hostOrAddress', 'must be a host name or an IP address'),
+  // rctransaction.* (worker family)
+  deviceId: problem('deviceId', 'must be a device id'),
+  startupJson: problem('startupJson', 'must be a JSON object written as a string, whose cloudInit holds userData, metaData or networkConfig strings'),
+  startupField: problem('startupField', 'field {field} must be a string'),
+  confirmTransaction: problem('confirmTransaction', '{type} on device {id} takes the server down or destroys it: send it again with confirmation true'),
+  startupCloudInit: problem('startupCloudInit', 'field cloudInit must be an object of userData, metaData and networkConfig strings'),
 };
 
 /** What a FAULT says about one parameter (see above). */

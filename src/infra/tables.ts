@@ -108,6 +108,9 @@ export interface ContractRow {
   due_at: number | null;
   date_created: number;
   date_modified: number;
+  /** Migration 24 (worker): retries of the activation step, and why it FAILED. */
+  attempts: Generated<number>;
+  status_info: Generated<string>;
 }
 
 export interface DeviceRow {
@@ -175,6 +178,23 @@ export interface TransactionRow {
   status: string;
   status_info: string;
   due_at: number | null;
+  date_created: number;
+  date_modified: number;
+  /** Migration 24 (worker): retries of the step under way. */
+  attempts: Generated<number>;
+}
+
+// ---- provisioning worker (migration 25) ----
+/** A machine of the simulated driver (drivers/sim.ts). */
+export interface SimMachineRow {
+  name: string;
+  /** ONLINE | OFFLINE */
+  power: string;
+  /** MachineSpec without credentials (JSON). */
+  spec: string;
+  /** cloud-init of the last start (JSON), or null. */
+  cloud_init: string | null;
+  starts: Generated<number>;
   date_created: number;
   date_modified: number;
 }
@@ -253,4 +273,6 @@ export interface InfraTables {
   vlans: VlanRow;
   ip_networks: IpNetworkRow;
   load_balancers: LoadBalancerRow;
+  // provisioning worker (migration 25)
+  sim_machines: SimMachineRow;
 }

@@ -10,6 +10,9 @@ import { allCommands } from '../../src/infra/commands/index.js';
 import { CatalogueIndex, DEFAULT_CATALOGUE } from '../../src/infra/catalogue.js';
 import { buildConfig, type Config } from '../../src/config/config.js';
 import { readOptions } from '../../src/config/env.js';
+import type { Clock } from '../../src/platform/clock.js';
+import { SimDriver, type SimOptions } from '../../src/infra/drivers/sim.js';
+import { ProvisioningWorker, type WorkerHooks, type WorkerOptions } from '../../src/infra/provisioning/worker.js';
 
 export interface InProcessInfra {
   storage: Storage;
@@ -19,13 +22,29 @@ export interface InProcessInfra {
   config: Config;
   /** A command (POST json.php) as the bootstrap API user; the parsed envelope, whatever its code. */
   call(cmd: string, params?: Record<string, unknown>): Promise<Record<string, any>>;
+  /** A REST request as the bootstrap API user (GET carries no body unless one is given); the parsed envelope. */
+  rest(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: Record<string, unknown>): Promise<Record<string, any>>;
+  /** The sim driver (instant unless opts.sim says otherwise): failNext() makes a step fail. */
+  driver: SimDriver;
+  /** The provisioning worker, without its timer: runDue() runs what the clock says is due. */
+  worker: ProvisioningWorker;
   close(): Promise<void>;
 }
 
-export async function inProcessInfra(engine: EngineName): Promise<InProcessInfra> {
+export interface InProcessInfraOptions {
+  clock?: Clock;
+  sim?: SimOptions;
+  worker?: Partial<WorkerOptions>;
+  hooks?: WorkerHooks;
+}
+
+export async function inProcessInfra(engine: EngineName, opts: InProcessInfraOptions = {}): Promise<InProcessInfra> {
   const storage = await createStorage(engine);
   const config = buildConfig(readOptions([...storageArgs(storage), '--log-level', 'error'], {}).options);
-  const ctx = await openCore(config);
+  const ctx = await openCore(config, { clock: opts.clock });
+  const catalogue = new CatalogueIndex(DEFAULT_CATALOGUE);
+  const driver = new SimDriver(ctx.db, ctx.clock, { speed: 'instant', ...opts.sim });
+  const worker = new ProvisioningWorker({ db: ctx.db, clock: ctx.clock, log: ctx.log, driver, catalogue }, { tickMs: 0, ...opts.worker }, opts.hooks);
   const app = createInfraServer(
     {
       db: ctx.db,
@@ -35,7 +54,7 @@ export async function inProcessInfra(engine: EngineName): Promise<InProcessInfra
       zoneWriter: ctx.zoneWriter,
       nameserverDomain: ctx.config.nameserverDomain,
       limits: new InfraLimits(ctx.clock, parseRateLimits('off')),
-      catalogue: new CatalogueIndex(DEFAULT_CATALOGUE),
+      catalogue,
     },
     allCommands(),
   );
@@ -49,7 +68,14 @@ export async function inProcessInfra(engine: EngineName): Promise<InProcessInfra
       const r = await app.inject({ method: 'POST', url: '/api/rest/v2.10/json.php', headers: { authorization: auth }, payload: JSON.stringify({ cmd, ...params }) });
       return JSON.parse(r.body);
     },
+    driver,
+    worker,
+    async rest(method, path, body) {
+      const r = await app.inject({ method, url: `/api/v2.9${path}`, headers: { authorization: auth }, ...(body ? { payload: JSON.stringify(body) } : {}) });
+      return JSON.parse(r.body);
+    },
     async close() {
+      await worker.stop();
       await app.close();
       await ctx.close();
       await storage.dispose();

@@ -30,12 +30,16 @@ const PINNED: Record<string, [code: string, status: number, template: string]> =
   productNotFound: ['ERROR', 200, 'Could not find product'],
   productGroupNotFound: ['ERROR', 200, 'Could not find product group'],
   dataCentreNotFound: ['ERROR', 200, 'Could not find data centre'],
+  // rctransaction.* (worker family)
+  deviceNotFound: ['ERROR', 200, 'Could not find device'],
+  transactionNotFound: ['ERROR', 200, 'Could not find transaction'],
+  deviceQueueFull: ['ERROR', 200, 'Limit reached: a device has at most {limit} transactions waiting; wait for them to complete'],
+  customerQueueFull: ['ERROR', 200, 'Limit reached: a customer has at most {limit} transactions waiting; wait for them to complete'],
   apiUserChanged: ['ERROR', 200, 'API user {id} changed while this request ran; nothing was changed, try again'],
   // network family: sshkey.*, network.*, loadbalancer.* (issue 15)
   sshKeyNotFound: ['ERROR', 200, 'Could not find SSH key'],
   vlanNotFound: ['ERROR', 200, 'Could not find VLAN'],
   ipNetworkNotFound: ['ERROR', 200, 'Could not find network'],
-  deviceNotFound: ['ERROR', 200, 'Could not find device'],
   allocationNotFound: ['ERROR', 200, 'Could not find address {address} in network {id}'],
   loadBalancerNotFound: ['ERROR', 200, 'Could not find load balancer'],
   networkFull: ['ERROR', 200, 'Network {network} has no free address left'],
@@ -165,6 +169,12 @@ const PINNED_PROBLEMS: Record<string, string> = {
   username: 'must be 1 to 100 letters, digits and . _ @ + -',
   usernameTaken: 'is taken',
   loginNeedsBoth: 'is required with {other}: a login has both',
+  // rctransaction.* (worker family)
+  deviceId: 'must be a device id',
+  startupJson: 'must be a JSON object written as a string, whose cloudInit holds userData, metaData or networkConfig strings',
+  startupField: 'field {field} must be a string',
+  confirmTransaction: '{type} on device {id} takes the server down or destroys it: send it again with confirmation true',
+  startupCloudInit: 'field cloudInit must be an object of userData, metaData and networkConfig strings',
 };
 
 it('holds exactly the pinned per-parameter problems', () => {

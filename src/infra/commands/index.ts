@@ -10,6 +10,8 @@ import { catalogueCommands } from './catalogue.js';
 import { loadbalancerCommands } from './loadbalancer.js';
 import { networkCommands } from './network.js';
 import { sshkeyCommands } from './sshkey.js';
+// worker family
+import { rctransactionCommands } from './rctransaction.js';
 
 export function allCommands(): Command[] {
   const list: Command[] = [];
@@ -20,5 +22,7 @@ export function allCommands(): Command[] {
   list.push(...catalogueCommands);
   // network family (issue 15)
   list.push(...sshkeyCommands, ...networkCommands, ...loadbalancerCommands);
+  // worker family
+  list.push(...rctransactionCommands);
   return list;
 }

@@ -25,8 +25,12 @@ export interface MachineSpec {
   image?: string;
   /** Public keys installed for the default user (sshkey.*), through cloud-init. */
   sshKeys: string[];
-  /** Credentials from the order (productDetails.credentials). */
-  credentials: { username: string; password: string }[];
+  /**
+   * Credentials from the order (productDetails.credentials). The store keeps no plaintext password:
+   * the worker passes the order's crypt(3) `$6$` hash (cloud-init's `hashed_passwd`); `password` is
+   * set only by a caller that holds a plaintext one (tests).
+   */
+  credentials: { username: string; password?: string; passwordHash?: string }[];
   postInstallScript?: string;
 }
 

@@ -8,8 +8,9 @@ import { infraServers } from './021_servers.js';
 // network family (issue 15): ssh keys, VLANs, IP networks; load balancers
 import { infraNetwork } from './022_network.js';
 import { infraLoadBalancers } from './023_load_balancers.js';
-
 // customers (issue 15): sub-customers and resellers
 import { infraCustomers } from './024_customers.js';
+// provisioning worker (issue 15): sim machines, attempts
+import { infraProvisioning } from './025_provisioning.js';
 
-export const INFRA_MIGRATIONS: readonly Migration[] = [infraCore, dns, infraServers, infraNetwork, infraLoadBalancers, infraCustomers];
+export const INFRA_MIGRATIONS: readonly Migration[] = [infraCore, dns, infraServers, infraNetwork, infraLoadBalancers, infraCustomers, infraProvisioning];
