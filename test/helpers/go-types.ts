@@ -3,7 +3,7 @@
 // boolean, 'number' any number (float64), 'numstr' a number or a string of digits (json.Number,
 // Go's JSONInt), 'null' null, 'any' anything. A trailing '?' makes a key optional (absent is fine;
 // present it must fit). `[shape]` is a list (never null: the clients range over it), `{key: shape}`
-// an object (extra keys allowed: Go ignores them), `{'*': shape}` a map of any keys, and `Nullable(shape)`
+// an object (extra keys allowed: Go ignores them), with `'*': shape` for every key it does not list (a map), and `Nullable(shape)`
 // accepts null too (a Go pointer or `any`).
 import assert from 'node:assert/strict';
 
@@ -38,11 +38,12 @@ export function goTypeProblems(value: unknown, shape: GoShape, path = '$'): stri
   const obj = value as Record<string, unknown>;
   const out: string[] = [];
   const fields = shape as Record<string, GoShape>;
-  if ('*' in fields && Object.keys(fields).length === 1) {
-    for (const [k, v] of Object.entries(obj)) out.push(...goTypeProblems(v, fields['*'], `${path}.${k}`));
-    return out;
+  // '*': every key the shape does not list (a Go map, or the rest of a `map[string]any`).
+  if ('*' in fields) {
+    for (const [k, v] of Object.entries(obj)) if (!(k in fields)) out.push(...goTypeProblems(v, fields['*'], `${path}.${k}`));
   }
   for (const [key, sub] of Object.entries(fields)) {
+    if (key === '*') continue;
     const optional = (typeof sub === 'string' && sub.endsWith('?')) || (typeof sub === 'object' && !Array.isArray(sub) && 'optional' in sub && Object.keys(sub).length === 1);
     if (!(key in obj)) {
       if (!optional) out.push(`${path}.${key}: missing`);

@@ -7,7 +7,7 @@
 // is left alone rather than broken.
 import type { Selectable, Transaction } from 'kysely';
 import type { InfraServices } from '../command.js';
-import type { DnsDomainRow, InfraTables } from '../tables.js';
+import type { DnsDomainRow, DnsRecordRow, InfraTables } from '../tables.js';
 import { bumpZone, type ZoneEffect } from '../dns-batches.js';
 import { MAX_RECORDS_PER_ZONE } from '../dns-rules.js';
 import { unixSeconds } from '../../platform/clock.js';
@@ -15,6 +15,7 @@ import type { Queryable } from '../../platform/db/database.js';
 
 type Trx = Transaction<InfraTables>;
 type DomainRow = Selectable<DnsDomainRow>;
+type RecordRow = Selectable<DnsRecordRow>;
 
 /** TTL of the records a device gets: short, as addresses of servers change with them. */
 export const DEVICE_RECORD_TTL = 300;
@@ -92,8 +93,14 @@ const byZone = (list: Wanted[]) => {
   return m;
 };
 
-/** Adds the records of one zone that are not there yet; returns whether anything was written. */
-async function addRecords(trx: Trx, services: InfraServices, zoneId: number, wanted: Wanted[]): Promise<boolean> {
+/** What one zone's change wrote: the rows as stored and the ids deleted (the catalog is patched from them). */
+interface Written {
+  upserts: RecordRow[];
+  deletes: number[];
+}
+
+/** Adds the records of one zone that are not there yet. */
+async function addRecords(trx: Trx, services: InfraServices, zoneId: number, wanted: Wanted[]): Promise<Written> {
   const now = unixSeconds(services.clock);
   const lookups = [...new Set(wanted.map((w) => w.lookup))];
   const existing = await trx.selectFrom('dns_records').select(['lookup', 'type', 'data']).where('domain_id', '=', zoneId).where('lookup', 'in', lookups).execute();
@@ -103,12 +110,12 @@ async function addRecords(trx: Trx, services: InfraServices, zoneId: number, wan
     .where('domain_id', '=', zoneId)
     .executeTakeFirstOrThrow();
   let room = MAX_RECORDS_PER_ZONE - Number(count.n);
-  let wrote = false;
+  const upserts: RecordRow[] = [];
   for (const w of wanted) {
     const here = existing.filter((r) => r.lookup === w.lookup);
     if (here.some((r) => r.type === 'CNAME' || (r.type === w.type && r.data.toLowerCase() === w.data.toLowerCase()))) continue;
     if (room <= 0) break;
-    await trx
+    const row = await trx
       .insertInto('dns_records')
       .values({
         domain_id: zoneId,
@@ -124,25 +131,28 @@ async function addRecords(trx: Trx, services: InfraServices, zoneId: number, wan
         date_created: now,
         date_modified: now,
       })
-      .execute();
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    upserts.push(row);
     existing.push({ lookup: w.lookup, type: w.type, data: w.data });
     room--;
-    wrote = true;
   }
-  return wrote;
+  return { upserts, deletes: [] };
 }
 
-/** Deletes the records of one zone that a device's name and addresses made; returns whether any went. */
-async function removeRecords(trx: Trx, zoneId: number, wanted: Wanted[]): Promise<boolean> {
-  let removed = 0;
+/** Deletes the records of one zone that a device's name and addresses made. */
+async function removeRecords(trx: Trx, zoneId: number, wanted: Wanted[]): Promise<Written> {
+  const deletes: number[] = [];
   for (const w of wanted) {
-    const r = await trx.deleteFrom('dns_records').where('domain_id', '=', zoneId).where('lookup', '=', w.lookup).where('type', '=', w.type).where('data', '=', w.data).executeTakeFirst();
-    removed += Number(r.numDeletedRows);
+    const rows = await trx.deleteFrom('dns_records').where('domain_id', '=', zoneId).where('lookup', '=', w.lookup).where('type', '=', w.type).where('data', '=', w.data).returning('id').execute();
+    deletes.push(...rows.map((r) => r.id));
   }
-  return removed > 0;
+  return { upserts: [], deletes };
 }
 
-type ZoneChange = (trx: Trx, zoneId: number, wanted: Wanted[]) => Promise<boolean>;
+const changedAny = (w: Written) => w.upserts.length > 0 || w.deletes.length > 0;
+
+type ZoneChange = (trx: Trx, zoneId: number, wanted: Wanted[]) => Promise<Written>;
 
 async function change(services: InfraServices, trx: Trx | undefined, deviceId: number, apply: ZoneChange): Promise<DnsPublication> {
   const wanted = await wantedRecords(trx ?? services.db.kysely, deviceId);
@@ -153,18 +163,19 @@ async function change(services: InfraServices, trx: Trx | undefined, deviceId: n
       // Locks the zone (and moves its serial) first, as every change of a zone does.
       const zone = await bumpZone(trx, services.clock, zoneId);
       if (!zone) continue;
-      if (await apply(trx, zoneId, list)) changed.push(zone.name);
+      if (changedAny(await apply(trx, zoneId, list))) changed.push(zone.name);
     }
     return { zones: changed, refresh: async () => void (await Promise.all(changed.map((z) => services.zoneWriter.refresh(z)))) };
   }
   for (const [zoneId, list] of zones) {
-    // The zone's write batches (dns-batches.ts) run it with the zone locked and refresh the catalog.
-    // A zone where nothing changes would still move its serial: harmless, and rare.
-    const did = await services.zoneWriter.submit(zoneId, async (t) => async (): Promise<ZoneEffect<boolean>> => ({ value: await apply(t, zoneId, list) }));
+    // The zone's write batches (dns-batches.ts) run it with the zone locked and patch the catalog
+    // from the rows written. A zone where nothing changes still moves its serial: harmless, and rare.
+    const did = await services.zoneWriter.submit(zoneId, async (t) => async (): Promise<ZoneEffect<boolean>> => {
+      const written = await apply(t, zoneId, list);
+      return { value: changedAny(written), ...written };
+    });
     if (did) changed.push(list[0].zone.name);
   }
-  // Written through raw inserts, not as the batch's upserts: the catalog reads these zones again.
-  await Promise.all(changed.map((z) => services.zoneWriter.refresh(z)));
   return { zones: changed, refresh: async () => {} };
 }
 
