@@ -268,13 +268,9 @@ const P = {
   timezone: problem('timezone', 'must be a time zone name such as Australia/Sydney or UTC'),
   portNumber: problem('portNumber', 'must be a port from 1 to 65535, or null for any'),
   addressOrNetwork: problem('addressOrNetwork', 'must be an IP address or a network such as 192.0.2.0/24'),
-  orderId: problem('orderId', 'must be an order id'),
-  contractId: problem('contractId', 'must be a contract id'),
-  deviceId: problem('deviceId', 'must be a device id'),
-  deviceIdRequired: problem('deviceIdRequired', 'is required: the device id (deviceId or id)'),
   tooManyPolicies: problem('tooManyPolicies', 'would leave more than {max} firewall policies on the device; delete some first'),
   policyIdRequired: problem('policyIdRequired', 'DELETED needs the id of the policy to remove'),
-  nothingToChange: problem('nothingToChange', 'nothing to change: give name, stdName or firewallPolicies'),
+  nothingToChange: problem('nothingToChange', 'nothing to change: give the new name'),
 };
 
 /** What a FAULT says about one parameter (see above). */
