@@ -212,15 +212,28 @@ export function presentDevice(d: DeviceParts, catalogue: CatalogueIndex, form: '
   };
 }
 
-/** The addresses, policies and order details of devices, read in three statements whatever their number. */
+/**
+ * Statements' bound parameters are limited (SQLite 32766, PostgreSQL 65535) and a list may show up to
+ * RES_WINDOW_MAX devices, so their parts are read this many at a time.
+ */
+const CHUNK = 1000;
+
+async function inChunks<T>(ids: number[], read: (chunk: number[]) => Promise<T[]>): Promise<T[]> {
+  if (ids.length <= CHUNK) return read(ids);
+  const out: T[] = [];
+  for (let i = 0; i < ids.length; i += CHUNK) out.push(...(await read(ids.slice(i, i + CHUNK))));
+  return out;
+}
+
+/** The addresses, policies and order details of devices: three statements per thousand devices. */
 export async function loadParts(db: Queryable<InfraTables>, rows: DeviceRecord[]): Promise<DeviceParts[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
   const contractIds = [...new Set(rows.map((r) => r.contract_id))];
   const [ips, policies, orders] = await Promise.all([
-    db.selectFrom('device_ips').selectAll().where('device_id', 'in', ids).orderBy('id').execute(),
-    db.selectFrom('device_firewall_policies').selectAll().where('device_id', 'in', ids).orderBy('sort_order').orderBy('id').execute(),
-    db.selectFrom('contracts as c').innerJoin('orders as o', 'o.id', 'c.order_id').select(['c.id as contract_id', 'o.details']).where('c.id', 'in', contractIds).execute(),
+    inChunks(ids, (chunk) => db.selectFrom('device_ips').selectAll().where('device_id', 'in', chunk).orderBy('id').execute()),
+    inChunks(ids, (chunk) => db.selectFrom('device_firewall_policies').selectAll().where('device_id', 'in', chunk).orderBy('sort_order').orderBy('id').execute()),
+    inChunks(contractIds, (chunk) => db.selectFrom('contracts as c').innerJoin('orders as o', 'o.id', 'c.order_id').select(['c.id as contract_id', 'o.details']).where('c.id', 'in', chunk).execute()),
   ]);
   const detailsByContract = new Map<number, OrderDetails>();
   for (const o of orders) {
