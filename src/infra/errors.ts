@@ -132,7 +132,7 @@ const E = {
   orderNotFound: entry('orderNotFound', 'ERROR', 'Could not find order'),
   contractNotFound: entry('contractNotFound', 'ERROR', 'Could not find contract'),
   firewallPolicyNotFound: entry('firewallPolicyNotFound', 'ERROR', 'Could not find firewall policy {id} on device {deviceId}'),
-  orderNotPending: entry('orderNotPending', 'ERROR', 'Order {id} is {status}: only a PENDING order can be confirmed'),
+  orderNotPending: entry('orderNotPending', 'ERROR', 'Order {id} is {status}: only a PENDING order can be confirmed or cancelled'),
 
   // ---- conflicts --------------------------------------------------------------------------------
   apiUserChanged: entry('apiUserChanged', 'ERROR', 'API user {id} changed while this request ran; nothing was changed, try again'),

@@ -31,7 +31,7 @@ const PINNED: Record<string, [code: string, status: number, template: string]> =
   orderNotFound: ['ERROR', 200, 'Could not find order'],
   contractNotFound: ['ERROR', 200, 'Could not find contract'],
   firewallPolicyNotFound: ['ERROR', 200, 'Could not find firewall policy {id} on device {deviceId}'],
-  orderNotPending: ['ERROR', 200, 'Order {id} is {status}: only a PENDING order can be confirmed'],
+  orderNotPending: ['ERROR', 200, 'Order {id} is {status}: only a PENDING order can be confirmed or cancelled'],
   apiUserChanged: ['ERROR', 200, 'API user {id} changed while this request ran; nothing was changed, try again'],
   unknownPath: ['ERROR', 200, 'Unknown path {path}: the API lives under /api/rest/v2.10/'],
   unknownRestPath: ['ERROR', 200, 'Unknown REST path {method} {path}'],

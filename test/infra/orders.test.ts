@@ -288,6 +288,22 @@ await forEachEngine('order commands', (engine) => {
     assert.equal((await cmd('order.getall', { resWindow: 0 })).code, 'FAULT');
   });
 
+  it('cancels an unconfirmed order, which then cannot be confirmed; a confirmed one cannot be cancelled', async () => {
+    const created = await rest('POST', '/order', { productCode: 'SERVER_VIRTUAL_STORAGE_SG', customerId: String(customerId) });
+    assert.equal(created.code, 'OK', JSON.stringify(created));
+    assert.ok(Number.isInteger(created.data.orderId));
+    const cancelled = await cmd('order.cancel', { orderId: String(created.data.orderId) });
+    assert.equal(cancelled.order.status, 'CANCELLED');
+    assert.equal((await cmd('order.cancel', { orderId: created.data.orderId })).code, 'OK', 'again: done already');
+    const confirm = await cmd('order.confirm', { orderId: created.data.orderId });
+    assert.deepEqual(confirm, { code: 'ERROR', message: `Order ${created.data.orderId} is CANCELLED: only a PENDING order can be confirmed or cancelled` });
+    const accepted = await cmd('order.create', { productCode: 'SERVER_VIRTUAL_STORAGE_SG' });
+    await cmd('order.confirm', { orderId: accepted.orderId });
+    assert.equal((await cmd('order.cancel', { orderId: accepted.orderId })).code, 'ERROR');
+    assert.equal((await cmd('order.get', { orderId: accepted.orderId })).order.status, 'ACCEPTED');
+    assert.deepEqual(await cmd('order.cancel', { orderId: accepted.orderId }, { authorization: other.authorization }), { code: 'ERROR', message: 'Could not find order' });
+  });
+
   it('bounds unconfirmed orders and servers per customer', async () => {
     const db = infra.ctx.db.kysely;
     const made = await createCustomer(db, { companyName: 'Bounded', username: 'bounded', password: 'x', passwordHash: 'x' }, 1);

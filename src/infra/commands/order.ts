@@ -246,6 +246,29 @@ export const orderCommands: Command[] = [
     },
   }),
   defineCommand({
+    cmd: 'order.cancel',
+    summary: 'Give up an unconfirmed order (CANCELLED); a confirmed one is ended device by device (rctransaction CANCEL)',
+    rest: { method: 'POST', path: '/order/{orderId}/cancel' },
+    params: Type.Object({ orderId: Id('order') }),
+    async handler(call, p) {
+      const { db, clock } = call.services;
+      const customers = await visibleCustomers(db.kysely, requirePrincipal(call).customerId);
+      const view = await inTransaction(db, async (trx) => {
+        const order = await ownOrder(trx, customers, p.orderId);
+        if (order.status === 'ACCEPTED') throw infraErrors.orderNotPending({ id: order.id, status: order.status });
+        // Cancelling a cancelled order again is done already.
+        await trx
+          .updateTable('orders')
+          .set({ status: 'CANCELLED', date_modified: unixSeconds(clock) })
+          .where('id', '=', order.id)
+          .where('status', '=', 'PENDING')
+          .execute();
+        return presentOrder(await ownOrder(trx, customers, order.id), []);
+      });
+      return { message: 'Order cancelled', data: view, top: { order: view } };
+    },
+  }),
+  defineCommand({
     cmd: 'order.get',
     summary: 'One order: orderId, customerId, status and contractId as strings (contractId "" until confirmed)',
     rest: { method: 'GET', path: '/order/{orderId}' },
