@@ -63,6 +63,49 @@ const DEVICE: GoShape = {
   customerid: 'int',
   operationalStatus: 'string',
 };
+/** The keys of `extra` in the Go client's fixture (testdata/device.get.responseBody.json). */
+const FIXTURE_EXTRA_KEYS = [
+  'SUPPORT:PRICE',
+  'IPV6:PRICE',
+  'SUPPORT_PLAN',
+  'SUPPORT',
+  'IPV6',
+  'IPV4:PRICE',
+  'IPV4',
+  'PORTSPEED:PRICE',
+  'PORTSPEED',
+  'OPERATINGSYSTEM:PRICE',
+  'OPERATINGSYSTEM',
+  'TRAFFICGB:PRICE',
+  'TRAFFICGB',
+  'STORAGEGB:PRICE',
+  'VMHDD1',
+  'STORAGEGB',
+  'MEMORYGB:PRICE',
+  'VMMEMORY',
+  'MEMORYGB',
+  'CPU:PRICE',
+  'CLOUDSERVER',
+  'VMCORES',
+  'CPU',
+  'LOCATION:PRICE',
+  'LOCATION',
+  'DDOS',
+  'DDOS:PRICE',
+  'HAENABLED',
+  'HOSTDEVICEID',
+  'HOSTDEVICENAME',
+  'NET_DHCPENABLED',
+  'NET_DNSSERVER1',
+  'NET_DNSSERVER2',
+  'NET_GATEWAY',
+  'NET_NETMASK',
+  'SYS_NETWORKSTATUS',
+  'SYS_NETWORKSWITCH',
+  'SYS_POWERSTATUS',
+  'SYS_POWERSWITCH',
+];
+
 /** GO deviceGetAllDevice (device.getall's elements): ids as numbers or numeric strings, ports' deviceInterface an int. */
 const LISTED: GoShape = {
   id: 'numstr',
@@ -235,6 +278,9 @@ await forEachEngine('device commands', (engine) => {
     assert.equal(d.extra.VMMEMORY, 4096);
     assert.equal(d.extra.OPERATINGSYSTEM, 'DEBIAN12_64');
     assert.equal(d.extra.LOCATION, 'GLOBALSWITCH-SYD1');
+    assert.deepEqual(Object.keys(d.extra).sort(), [...FIXTURE_EXTRA_KEYS].sort(), "extra has the fixture's keys");
+    assert.equal(d.extra['CPU:PRICE'], '1:7', 'PERFORMANCE: 7 a core');
+    assert.match(d.extra['LOCATION:PRICE'], /^GLOBALSWITCH-SYD1:10,EQUINIX-SYD1:10,/);
     assert.deepEqual(
       d.firewallPolicies.map((p: Record<string, unknown>) => [p.direction, p.policy, p.protocol, p.portFrom, p.portTo, p.order, p.deviceId, p.deviceID]),
       [['INBOUND', 'ALLOW', 'TCP', null, '22', 10, deviceId, String(deviceId)]],
@@ -408,6 +454,7 @@ await forEachEngine('device commands', (engine) => {
     const r = await rest('PUT', `/devices/${deviceId}`, { name: 'Renamed.Example' });
     assert.equal(r.code, 'OK', JSON.stringify(r));
     assert.equal(r.data.name, 'renamed.example');
+    assertGoShape(r.data, DEVICE, 'device.update');
     const bad = await cmd('device.update', { deviceId, name: 'no spaces' });
     assert.equal(bad.code, 'FAULT');
     assert.ok('name' in bad.error);

@@ -204,6 +204,14 @@ await forEachEngine('order commands', (engine) => {
       [{ productDetails: terraformDetails({ firewallPolicies: [{ direction: 'INBOUND', policy: 'ALLOW', portTo: '70000' }] }) }, 'productDetails.firewallPolicies.0.portTo', /port from 1 to 65535/],
       [{ productDetails: terraformDetails({ firewallPolicies: [{ id: 3, direction: 'INBOUND', policy: 'DELETED' }] }) }, 'productDetails.firewallPolicies.0.policy', /DELETED/],
       [{ productDetails: terraformDetails({ timezone: 'Mars/Olympus Mons' }) }, 'productDetails.timezone', /time zone/],
+      [{ productDetails: terraformDetails({ nics: Array.from({ length: 5 }, () => ({ speed: 1000, ipv4: 0 })) }) }, 'productDetails.nics', /at most 4/],
+      [{ productDetails: terraformDetails({ hostGroupId: -1 }) }, 'productDetails.hostGroupId', /at least 0/],
+      [
+        { productDetails: terraformDetails({ firewallPolicies: [{ direction: 'INBOUND', policy: 'ALLOW', ipAddressFrom: '10.0.0.0/99' }] }) },
+        'productDetails.firewallPolicies.0.ipAddressFrom',
+        /IP address/,
+      ],
+      [{ productDetails: 'big' }, 'productDetails', /object/],
     ];
     const before = await counts();
     for (const [over, field, why] of cases) {
@@ -293,6 +301,7 @@ await forEachEngine('order commands', (engine) => {
     assert.equal(created.code, 'OK', JSON.stringify(created));
     assert.ok(Number.isInteger(created.data.orderId));
     const cancelled = await cmd('order.cancel', { orderId: String(created.data.orderId) });
+    assertGoShape(cancelled.order, ORDER, 'order.cancel');
     assert.equal(cancelled.order.status, 'CANCELLED');
     assert.equal((await cmd('order.cancel', { orderId: created.data.orderId })).code, 'OK', 'again: done already');
     const confirm = await cmd('order.confirm', { orderId: created.data.orderId });
