@@ -463,6 +463,32 @@ await forEachEngine('device commands', (engine) => {
     assert.equal((await cmd('device.get', { deviceId })).device.name, 'renamed.example');
   });
 
+  it("needs the command in the key's permissions; a parent sees its sub-customer's devices", async () => {
+    const deviceId = await makeDevice();
+    const key = await cmd('apiuser.create', { name: 'devices only', permissions: ['device.get', 'device.getall'] });
+    assert.equal(key.code, 'OK', JSON.stringify(key));
+    const h = { authorization: 'Basic ' + Buffer.from(`${key.apiuser.uuid}:${key.apiuser.secret}`).toString('base64') };
+    assert.equal((await cmd('device.get', { deviceId }, h)).device.deviceId, deviceId);
+    const denied = await cmd('device.firewall.update', { deviceId, firewallPolicies: [] }, h);
+    assert.equal(denied.code, 'ACCESS_DENIED');
+    assert.equal((await cmd('order.create', { productCode: 'SERVER_VIRTUAL_BUDGET_AU' }, h)).code, 'ACCESS_DENIED');
+    const system = await cmd('apiuser.permissions.system');
+    for (const p of ['order.*', 'order.contract.*', 'device.*', 'device.firewall.update', 'order.contract.get']) assert.ok(system.permissions.includes(p), p);
+
+    const child = await makeDevice({ customer: other.customerId, headers: { authorization: other.authorization } });
+    assert.equal((await cmd('device.get', { deviceId: child })).message, 'Could not find device');
+    await infra.ctx.db.kysely.updateTable('customers').set({ parent_id: customerId }).where('id', '=', other.customerId).execute();
+    try {
+      const seen = await cmd('device.get', { deviceId: child });
+      assert.equal(seen.device.customerId, other.customerId, "a parent sees its sub-customer's device");
+      const listed = await cmd('device.getall', { customerID: other.customerId });
+      assert.ok(listed.devices.some((d: { deviceId: number }) => d.deviceId === child));
+      assert.equal((await cmd('device.get', { deviceId }, { authorization: other.authorization })).message, 'Could not find device', "not the parent's");
+    } finally {
+      await infra.ctx.db.kysely.updateTable('customers').set({ parent_id: null }).where('id', '=', other.customerId).execute();
+    }
+  });
+
   it('computes reverse names for IPv4 and IPv6', () => {
     assert.equal(reverseName('192.0.2.10', 4), '10.2.0.192.in-addr.arpa');
     assert.equal(reverseName('2001:db8::1', 6), '1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa');
