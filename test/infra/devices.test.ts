@@ -341,6 +341,14 @@ await forEachEngine('device commands', (engine) => {
     );
     assert.equal((await cmd('device.getall', { id: String(a) })).devices[0].deviceId, a);
     assert.equal((await cmd('device.getall', { customerID: other.customerId })).matches, 0, "another customer's id finds nothing");
+    const ipOfB = (await cmd('device.get', { deviceId: b })).device.primaryIP;
+    assert.deepEqual(
+      (await cmd('device.getall', { ipAddress: `${ipOfB}/24` })).devices.map((d: { deviceId: number }) => d.deviceId),
+      [b],
+    );
+    assert.equal((await cmd('device.getall', { dcName: 'rc-au-globesw1', name: 'list.example' })).matches, 2);
+    assert.equal((await cmd('device.getall', { dcName: 'EQUINIX-SYD1', name: 'list.example' })).matches, 0);
+    assert.equal((await cmd('device.getall', { dcName: 'NOWHERE' })).matches, 0);
     assert.equal((await cmd('device.getall', { stdName: 'keel', resWindow: 1 })).devices.length, 1);
     const restList = await rest('GET', '/devices?name=alpha', {});
     assert.deepEqual(

@@ -133,7 +133,7 @@ export const deviceCommands: Command[] = [
   }),
   defineCommand({
     cmd: 'device.getall',
-    summary: "The customer's devices (and its sub-customers'): filters id, customerID, name, stdName, dcId, status",
+    summary: "The customer's devices (and its sub-customers'): filters id, customerID, name, stdName, dcId, dcName, ipAddress",
     rest: { method: 'GET', path: '/devices' },
     params: Type.Object({
       ...Paging,
@@ -142,6 +142,8 @@ export const deviceCommands: Command[] = [
       name: Type.Optional(Type.String({ maxLength: 253, description: 'devices whose name contains this (any case)' })),
       stdName: Type.Optional(Type.String({ maxLength: 253, description: 'devices whose stdName contains this (any case)' })),
       dcId: Type.Optional(Type.Integer({ minimum: 1 })),
+      dcName: Type.Optional(Type.String({ maxLength: 64, description: 'data centre name or location code, such as RC-AU-GLOBESW1' })),
+      ipAddress: Type.Optional(Type.String({ maxLength: 64, description: 'devices holding this address' })),
       status: Type.Optional(Type.Literal('ACTIVE')),
     }),
     async handler(call, p) {
@@ -152,6 +154,15 @@ export const deviceCommands: Command[] = [
       let q = db.kysely.selectFrom('devices').where('customer_id', 'in', customers).where('status', '!=', 'CANCELLED');
       if (p.id !== undefined) q = q.where('id', '=', p.id);
       if (p.dcId !== undefined) q = q.where('dc_id', '=', p.dcId);
+      // An unknown data centre holds no devices.
+      if (p.dcName) q = q.where('dc_id', '=', catalogue.dataCentre(p.dcName)?.id ?? 0);
+      if (p.ipAddress) {
+        const address = p.ipAddress
+          .trim()
+          .toLowerCase()
+          .replace(/\/\d+$/, '');
+        q = q.where('id', 'in', db.kysely.selectFrom('device_ips').select('device_id').where('address', '=', address));
+      }
       const like = (v: string) => '%' + v.toLowerCase().replace(/[\\%_]/g, '\\$&') + '%';
       if (p.name) q = q.where(sql<boolean>`lower(name) like ${like(p.name)} escape '\\'`);
       if (p.stdName) q = q.where(sql<boolean>`lower(std_name) like ${like(p.stdName)} escape '\\'`);
