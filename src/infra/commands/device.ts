@@ -9,10 +9,10 @@ import { defineCommand, requirePrincipal, type Call, type Command, type Normalis
 import { infraErrors, infraProblems as P, problemsFault } from '../errors.js';
 import { pagingParams } from '../params.js';
 import { unixSeconds } from '../../platform/clock.js';
-import { visibleCustomers } from '../customer-scope.js';
+import { canActFor, visibleCustomers } from '../customer-scope.js';
 import { checkFirewallPolicy, FirewallPolicyInput, MAX_FIREWALL_POLICIES, type FirewallPolicyIn, type FirewallPolicySpec, type Problems } from '../orders-details.js';
 import { inTransaction } from '../dns-batches.js';
-import { loadParts, presentDevice, type DeviceRecord } from '../devices/view.js';
+import { liveDevice, loadOne, loadParts, presentDevice, type DeviceRecord } from '../devices/view.js';
 import { publishDevice, unpublishDevice } from '../devices/dns.js';
 import type { InfraTables } from '../tables.js';
 
@@ -39,8 +39,7 @@ async function ownDevice(db: Call['services']['db']['kysely'] | Trx, customers: 
 }
 
 async function viewOf(call: Call, row: DeviceRecord): Promise<Record<string, unknown>> {
-  const [parts] = await loadParts(call.services.db.kysely, [row]);
-  return presentDevice(parts, call.services.catalogue, 'get');
+  return presentDevice(await loadOne(call.services.db.kysely, row), call.services.catalogue, 'get');
 }
 
 /** Problems inside firewallPolicies are named by their place (firewallPolicies.2.portTo). */
@@ -125,9 +124,12 @@ export const deviceCommands: Command[] = [
     rest: { method: 'GET', path: '/devices/{deviceId}' },
     params: Type.Object({ deviceId: Type.Optional(DeviceId), id: Type.Optional(DeviceId) }),
     async handler(call, p) {
-      const { db } = call.services;
-      const customers = await visibleCustomers(db.kysely, requirePrincipal(call).customerId);
-      const device = await viewOf(call, await ownDevice(db.kysely, customers, deviceIdOf(p)));
+      const { db, catalogue } = call.services;
+      const caller = requirePrincipal(call).customerId;
+      const row = await liveDevice(db.kysely, deviceIdOf(p));
+      // The caller's own device needs no walk of its sub-customers; anything else is looked up in them.
+      if (!row || (row.customer_id !== caller && !(await canActFor(db.kysely, caller, row.customer_id)))) throw infraErrors.deviceNotFound();
+      const device = presentDevice(await loadOne(db.kysely, row), catalogue, 'get');
       return { message: 'Device looked up successfully', data: device, top: { device } };
     },
   }),

@@ -2,7 +2,8 @@
 // addresses, firewall policies and power columns, and the order it was made from, in the shapes the
 // Go client, Terraform and the provider's doc pages decode (infra-clients.md 2.2). Both the fixture's
 // field set and the doc pages' are emitted; where they clash in type, the Go client's types win.
-import type { Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
+import { preparedQuery } from '../../platform/db/fast/prepared.js';
 import type { Queryable } from '../../platform/db/database.js';
 import type { CatalogueIndex } from '../catalogue.js';
 import type { OrderDetails } from '../orders-details.js';
@@ -255,4 +256,29 @@ export async function loadParts(db: Queryable<InfraTables>, rows: DeviceRecord[]
   const ipsBy = group(ips);
   const policiesBy = group(policies);
   return rows.map((row) => ({ row, ips: ipsBy.get(row.id) ?? [], policies: policiesBy.get(row.id) ?? [], details: detailsByContract.get(row.contract_id) }));
+}
+
+// device.get is the hot read (Terraform polls it): its four point look-ups as prepared queries.
+const deviceById = preparedQuery((db: Kysely<InfraTables>, id: number) => db.selectFrom('devices').selectAll().where('id', '=', id).where('status', '!=', 'CANCELLED'));
+const ipsOf = preparedQuery((db: Kysely<InfraTables>, id: number) => db.selectFrom('device_ips').selectAll().where('device_id', '=', id).orderBy('id'));
+const policiesOf = preparedQuery((db: Kysely<InfraTables>, id: number) => db.selectFrom('device_firewall_policies').selectAll().where('device_id', '=', id).orderBy('sort_order').orderBy('id'));
+const detailsOf = preparedQuery((db: Kysely<InfraTables>, contractId: number) =>
+  db.selectFrom('contracts as c').innerJoin('orders as o', 'o.id', 'c.order_id').select('o.details').where('c.id', '=', contractId),
+);
+
+/** A device that is not cancelled, by id, whoever's it is (the caller checks the customer). */
+export async function liveDevice(db: Kysely<InfraTables>, id: number): Promise<DeviceRecord | undefined> {
+  return (await deviceById(db, id))[0];
+}
+
+/** One device's parts by point look-ups (loadParts for one, without its lists of ids). */
+export async function loadOne(db: Kysely<InfraTables>, row: DeviceRecord): Promise<DeviceParts> {
+  const [ips, policies, orders] = await Promise.all([ipsOf(db, row.id), policiesOf(db, row.id), detailsOf(db, row.contract_id)]);
+  let details: OrderDetails | undefined;
+  try {
+    details = orders[0] ? (JSON.parse(orders[0].details) as OrderDetails) : undefined;
+  } catch {
+    details = undefined;
+  }
+  return { row, ips, policies, details };
 }
