@@ -15,6 +15,7 @@ import { startDnsServer, type DnsServer } from '../../src/dns/server.js';
 import { CatalogueIndex, DEFAULT_CATALOGUE } from '../../src/infra/catalogue.js';
 import { publishDevice, reverseName, unpublishDevice } from '../../src/infra/devices/dns.js';
 import { MAX_FIREWALL_POLICIES } from '../../src/infra/orders-details.js';
+import { addOrderedPolicies } from '../../src/infra/devices/firewall.js';
 import type { InfraServices } from '../../src/infra/command.js';
 
 /** GO FirewallPolicy (TF reads it from the device). */
@@ -229,25 +230,7 @@ await forEachEngine('device commands', (engine) => {
       .values({ device_id: device.id, address: `192.0.2.${nextAddress++}`, family: 4, is_primary: 1, network_id: null, date_created: now })
       .execute();
     if (o.ipv6) await db.insertInto('device_ips').values({ device_id: device.id, address: o.ipv6, family: 6, is_primary: 0, network_id: null, date_created: now }).execute();
-    for (const p of details.firewallPolicies) {
-      await db
-        .insertInto('device_firewall_policies')
-        .values({
-          device_id: device.id,
-          direction: p.direction,
-          policy: p.policy,
-          sort_order: p.order,
-          comment: p.comment,
-          ip_from: p.ipAddressFrom,
-          ip_to: p.ipAddressTo,
-          protocol: p.protocol,
-          port_from: p.portFrom,
-          port_to: p.portTo,
-          date_created: now,
-          date_modified: now,
-        })
-        .execute();
-    }
+    await infra.ctx.db.transaction((trx) => addOrderedPolicies(trx, device.id, details, now));
     await db.updateTable('contracts').set({ status: 'ACTIVE', device_id: device.id, due_at: null }).where('id', '=', contractId).execute();
     return device.id;
   }
