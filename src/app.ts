@@ -32,6 +32,8 @@ import { createDriver } from './infra/drivers/index.js';
 import type { MachineDriver } from './infra/drivers/driver.js';
 import type { SimOptions } from './infra/drivers/sim.js';
 import { customerSshKeys } from './infra/commands/sshkey.js';
+import { publishDevice, unpublishDevice } from './infra/devices/dns.js';
+import type { InfraServices } from './infra/command.js';
 import { ProvisioningWorker, type WorkerHooks, type WorkerOptions } from './infra/provisioning/worker.js';
 import { CHAT_MIGRATIONS } from './chat/migrations/index.js';
 import type { ChatTables } from './chat/tables.js';
@@ -205,9 +207,17 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     throw err;
   }
   const { hooks, sim: _sim, ...workerOptions } = options.worker ?? {};
-  // The worker installs the customer's SSH keys (sshkey.*) on the machines it builds.
+  const infraServices: InfraServices = { db: core.db, jwt: core.jwt, clock, log, zoneWriter: core.zoneWriter, nameserverDomain: config.nameserverDomain, limits: limits.infra, catalogue };
+  // The worker installs the customer's SSH keys (sshkey.*) on the machines it builds, and publishes
+  // an active device's name and addresses in the customer's zones (devices/dns.ts).
   const worker = new ProvisioningWorker({ db: core.db, clock, log, driver, catalogue }, workerOptions, {
     sshKeys: (customerId) => customerSshKeys(core.db.kysely, customerId),
+    publish: async (deviceId) => {
+      await publishDevice(infraServices, undefined, deviceId);
+    },
+    unpublish: async (deviceId) => {
+      await unpublishDevice(infraServices, undefined, deviceId);
+    },
     ...hooks,
   });
   /** The store closes last: the driver (an incus socket) before it. */
@@ -215,11 +225,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     await driver.close().catch(() => {});
     await core.close();
   };
-  const infraServer = createInfraServer(
-    { db: core.db, jwt: core.jwt, clock, log, zoneWriter: core.zoneWriter, nameserverDomain: config.nameserverDomain, limits: limits.infra, catalogue },
-    allCommands(),
-    http,
-  );
+  const infraServer = createInfraServer(infraServices, allCommands(), http);
 
   // Port 0 picks a free port: realm URLs name the port actually chosen (noted once the listener is up).
   let chatAt = config.chatListen;

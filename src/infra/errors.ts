@@ -140,6 +140,13 @@ const E = {
   deviceQueueFull: entry('deviceQueueFull', 'ERROR', 'Limit reached: a device has at most {limit} transactions waiting; wait for them to complete'),
   customerQueueFull: entry('customerQueueFull', 'ERROR', 'Limit reached: a customer has at most {limit} transactions waiting; wait for them to complete'),
 
+  // ---- orders, contracts and devices (order.*, device.*) ----------------------------------------
+  /** Terraform removes a server from its state on exactly this text (and only without `debug`). */
+  orderNotFound: entry('orderNotFound', 'ERROR', 'Could not find order'),
+  contractNotFound: entry('contractNotFound', 'ERROR', 'Could not find contract'),
+  firewallPolicyNotFound: entry('firewallPolicyNotFound', 'ERROR', 'Could not find firewall policy {id} on device {deviceId}'),
+  orderNotPending: entry('orderNotPending', 'ERROR', 'Order {id} is {status}: only a PENDING order can be confirmed or cancelled'),
+
   // ---- conflicts --------------------------------------------------------------------------------
   apiUserChanged: entry('apiUserChanged', 'ERROR', 'API user {id} changed while this request ran; nothing was changed, try again'),
 
@@ -305,6 +312,26 @@ const P = {
   startupField: problem('startupField', 'field {field} must be a string'),
   confirmTransaction: problem('confirmTransaction', '{type} on device {id} takes the server down or destroys it: send it again with confirmation true'),
   startupCloudInit: problem('startupCloudInit', 'field cloudInit must be an object of userData, metaData and networkConfig strings'),
+  // order.*, device.* (orders-details.ts, commands/order.ts, commands/device.ts)
+  unknownProduct: problem('unknownProduct', 'unknown product code "{code}" (see product.getall)'),
+  unknownCustomer: problem('unknownCustomer', "must be the id of the caller's customer or of one of its sub-customers"),
+  unknownDc: problem('unknownDc', 'unknown data centre "{dc}" (see dc.getall)'),
+  notThatDc: problem('notThatDc', '{location} is not the data centre given as dcId ({dc})'),
+  dcRequired: problem('dcRequired', 'is required: the data centre (dcId or location)'),
+  notSoldIn: problem('notSoldIn', 'the product {product} is not sold in {dc}'),
+  machineUsername: problem('machineUsername', 'must be a user name: a lower-case letter or "_", then up to 31 letters, digits, "_" or "-"'),
+  hostname: problem('hostname', 'must be a host name (letters, digits and hyphens in dot-separated labels)'),
+  atMostItems: problem('atMostItems', 'must hold at most {limit} items'),
+  ipv4Count: problem('ipv4Count', 'asks for more than {max} IPv4 addresses in all'),
+  unknownOs: problem('unknownOs', 'unknown operating system "{os}" (see operatingsystem.getall)'),
+  unknownTemplate: problem('unknownTemplate', 'unknown template "{template}" (see template.getall)'),
+  deletedInOrder: problem('deletedInOrder', 'DELETED removes a policy of an existing device; an order can only add policies'),
+  timezone: problem('timezone', 'must be a time zone name such as Australia/Sydney or UTC'),
+  portNumber: problem('portNumber', 'must be a port from 1 to 65535, or null for any'),
+  addressOrNetwork: problem('addressOrNetwork', 'must be an IP address or a network such as 192.0.2.0/24'),
+  tooManyPolicies: problem('tooManyPolicies', 'would leave more than {max} firewall policies on the device; delete some first'),
+  policyIdRequired: problem('policyIdRequired', 'DELETED needs the id of the policy to remove'),
+  nothingToChange: problem('nothingToChange', 'nothing to change: give the new name'),
 };
 
 /** What a FAULT says about one parameter (see above). */

@@ -35,6 +35,11 @@ const PINNED: Record<string, [code: string, status: number, template: string]> =
   transactionNotFound: ['ERROR', 200, 'Could not find transaction'],
   deviceQueueFull: ['ERROR', 200, 'Limit reached: a device has at most {limit} transactions waiting; wait for them to complete'],
   customerQueueFull: ['ERROR', 200, 'Limit reached: a customer has at most {limit} transactions waiting; wait for them to complete'],
+  // order.*, device.* (issue 15, orders helper)
+  orderNotFound: ['ERROR', 200, 'Could not find order'],
+  contractNotFound: ['ERROR', 200, 'Could not find contract'],
+  firewallPolicyNotFound: ['ERROR', 200, 'Could not find firewall policy {id} on device {deviceId}'],
+  orderNotPending: ['ERROR', 200, 'Order {id} is {status}: only a PENDING order can be confirmed or cancelled'],
   apiUserChanged: ['ERROR', 200, 'API user {id} changed while this request ran; nothing was changed, try again'],
   // network family: sshkey.*, network.*, loadbalancer.* (issue 15)
   sshKeyNotFound: ['ERROR', 200, 'Could not find SSH key'],
@@ -175,6 +180,26 @@ const PINNED_PROBLEMS: Record<string, string> = {
   startupField: 'field {field} must be a string',
   confirmTransaction: '{type} on device {id} takes the server down or destroys it: send it again with confirmation true',
   startupCloudInit: 'field cloudInit must be an object of userData, metaData and networkConfig strings',
+  // order.*, device.* (issue 15, orders helper)
+  unknownProduct: 'unknown product code "{code}" (see product.getall)',
+  unknownCustomer: "must be the id of the caller's customer or of one of its sub-customers",
+  unknownDc: 'unknown data centre "{dc}" (see dc.getall)',
+  notThatDc: '{location} is not the data centre given as dcId ({dc})',
+  dcRequired: 'is required: the data centre (dcId or location)',
+  notSoldIn: 'the product {product} is not sold in {dc}',
+  hostname: 'must be a host name (letters, digits and hyphens in dot-separated labels)',
+  atMostItems: 'must hold at most {limit} items',
+  ipv4Count: 'asks for more than {max} IPv4 addresses in all',
+  unknownOs: 'unknown operating system "{os}" (see operatingsystem.getall)',
+  unknownTemplate: 'unknown template "{template}" (see template.getall)',
+  deletedInOrder: 'DELETED removes a policy of an existing device; an order can only add policies',
+  machineUsername: 'must be a user name: a lower-case letter or "_", then up to 31 letters, digits, "_" or "-"',
+  timezone: 'must be a time zone name such as Australia/Sydney or UTC',
+  portNumber: 'must be a port from 1 to 65535, or null for any',
+  addressOrNetwork: 'must be an IP address or a network such as 192.0.2.0/24',
+  tooManyPolicies: 'would leave more than {max} firewall policies on the device; delete some first',
+  policyIdRequired: 'DELETED needs the id of the policy to remove',
+  nothingToChange: 'nothing to change: give the new name',
 };
 
 it('holds exactly the pinned per-parameter problems', () => {

@@ -12,6 +12,9 @@ import { networkCommands } from './network.js';
 import { sshkeyCommands } from './sshkey.js';
 // worker family
 import { rctransactionCommands } from './rctransaction.js';
+// issue 15, orders helper: order.*, order.contract.*, device.*
+import { orderCommands } from './order.js';
+import { deviceCommands } from './device.js';
 
 export function allCommands(): Command[] {
   const list: Command[] = [];
@@ -24,5 +27,7 @@ export function allCommands(): Command[] {
   list.push(...sshkeyCommands, ...networkCommands, ...loadbalancerCommands);
   // worker family
   list.push(...rctransactionCommands);
+  // issue 15, orders helper
+  list.push(...orderCommands, ...deviceCommands);
   return list;
 }

@@ -1,44 +1,25 @@
 // From an order's details to the machine a driver makes (drivers/driver.ts MachineSpec).
 import type { CatalogueIndex } from '../catalogue.js';
 import type { MachineSpec } from '../drivers/driver.js';
+import type { OrderDetails } from '../orders-details.js';
 
 /**
- * The order's `details` as order.create stores them (the orders helper's src/infra/orders-details.ts
- * is the owner of this shape; this is the part the worker reads, to be unified at merge).
+ * The order's `details` as order.create stored them (orders-details.ts); read defensively, every
+ * field optional, as a row written by an older version may lack one.
  */
-export interface OrderDetails {
-  hostname?: string;
-  dcId?: number | string;
-  cpu?: number;
-  memoryGB?: number;
-  storage?: { name?: string; sizeGB: number; type?: string; order?: number }[] | null;
-  install?: { operatingSystem?: string; postInstallScript?: string; template?: string } | null;
-  credentials?: { username: string; passwordHash?: string }[] | null;
-  /** Checked by order.create (ports as digits or null); they become the device's policies. */
-  firewallPolicies?: {
-    direction: string;
-    policy: string;
-    order: number;
-    comment?: string;
-    ipAddressFrom?: string;
-    ipAddressTo?: string;
-    protocol: string;
-    portFrom?: string | null;
-    portTo?: string | null;
-  }[];
-}
+export type StoredDetails = Partial<OrderDetails>;
 
-export function parseDetails(json: string): OrderDetails {
+export function parseDetails(json: string): StoredDetails {
   try {
     const v = JSON.parse(json) as unknown;
-    return v && typeof v === 'object' && !Array.isArray(v) ? (v as OrderDetails) : {};
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as StoredDetails) : {};
   } catch {
     return {};
   }
 }
 
 /** The machine for a device: everything but the credentials is also what devices.spec keeps. */
-export function machineSpec(details: OrderDetails, machineName: string, fallbackHostname: string, catalogue: CatalogueIndex, sshKeys: string[]): MachineSpec {
+export function machineSpec(details: StoredDetails, machineName: string, fallbackHostname: string, catalogue: CatalogueIndex, sshKeys: string[]): MachineSpec {
   const os = details.install?.operatingSystem ?? '';
   const disks = (details.storage ?? []).map((d) => ({ sizeGB: d.sizeGB, type: d.type === 'SSD' ? ('SSD' as const) : ('MAGNETIC' as const) }));
   const spec: MachineSpec = {

@@ -16,6 +16,7 @@
 // Transactions, per device one at a time in id order, once the device's contract is ACTIVE:
 //   PENDING -> COMMENCED (due_at = now + the step's duration) -> the driver step runs -> COMPLETED,
 //   or FAILED with statusInfo.
+import { addOrderedPolicies } from '../devices/firewall.js';
 import type { Selectable } from 'kysely';
 import type { Database } from '../../platform/db/database.js';
 import type { Clock } from '../../platform/clock.js';
@@ -236,25 +237,7 @@ export class ProvisioningWorker {
         .where('id', '=', deviceId)
         .execute();
       // The order's firewall policies are the device's first ones (device.firewall.update changes them later).
-      for (const fp of details.firewallPolicies ?? []) {
-        await trx
-          .insertInto('device_firewall_policies')
-          .values({
-            device_id: deviceId,
-            direction: fp.direction,
-            policy: fp.policy,
-            sort_order: fp.order,
-            comment: fp.comment ?? '',
-            ip_from: fp.ipAddressFrom ?? '',
-            ip_to: fp.ipAddressTo ?? '',
-            protocol: fp.protocol,
-            port_from: fp.portFrom ?? null,
-            port_to: fp.portTo ?? null,
-            date_created: seconds,
-            date_modified: seconds,
-          })
-          .execute();
-      }
+      await addOrderedPolicies(trx, deviceId, { firewallPolicies: details.firewallPolicies ?? [] }, seconds);
       const address = await allocatePrimary(trx, this.pool, deviceId, seconds);
       if (address === undefined) return { failed: STATUS_TEXT.createFailed(STATUS_TEXT.poolExhausted(this.pool.cidr)), deviceId };
       const moved = await trx
