@@ -8,7 +8,8 @@ import { after, before, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
 import { createStorage, type Storage } from '../helpers/server.js';
 import { inProcessInfra } from '../helpers/in-process.js';
-import { assertGoShape, Nullable, type GoShape } from '../helpers/go-types.js';
+import { assertGoShape } from '../helpers/go-types.js';
+import { DEVICE, LISTED, POLICY } from '../helpers/go-shapes.js';
 import { rcodeOf, rdataOf, udpQuery } from '../helpers/dns-client.js';
 import { createCustomer } from '../../src/infra/accounts.js';
 import { startDnsServer, type DnsServer } from '../../src/dns/server.js';
@@ -18,52 +19,6 @@ import { MAX_FIREWALL_POLICIES } from '../../src/infra/orders-details.js';
 import { addOrderedPolicies } from '../../src/infra/devices/firewall.js';
 import type { InfraServices } from '../../src/infra/command.js';
 
-/** GO FirewallPolicy (TF reads it from the device). */
-const POLICY: GoShape = {
-  id: 'int',
-  direction: 'string',
-  policy: 'string',
-  order: 'int',
-  comment: 'string',
-  ipAddressFrom: 'string',
-  ipAddressTo: 'string',
-  protocol: 'string',
-  portFrom: Nullable('string'),
-  portTo: Nullable('string'),
-  deviceId: 'int',
-  deviceID: 'string',
-  dateCreated: 'int',
-  dateModified: 'int',
-};
-/** GO Device (device.get), with the fixture's other fields. */
-const DEVICE: GoShape = {
-  deviceId: 'int',
-  name: 'string',
-  customerId: 'int',
-  primaryIP: 'string',
-  status: 'string',
-  dcid: 'int',
-  dcId: 'int',
-  firewallPolicies: [POLICY],
-  stdName: 'string',
-  dateCreated: 'int',
-  dateModified: 'int',
-  trafficShared: 'bool',
-  trafficCurrent: 'string',
-  trafficEstimated: 'number',
-  trafficMB: 'int',
-  dcName: 'string',
-  extra: { SYS_POWERSWITCH: 'string', SYS_POWERSTATUS: 'string', VMMEMORY: 'int', LOCATION: 'string', '*': 'string' },
-  id: 'string',
-  ips: [{ ipAddress: 'string', primary: 'bool', routeType: 'string', networkId: 'int', deviceId: 'int', portId: 'int' }],
-  ports: [{ name: 'string', deviceInterface: 'string', status: 'string', speedMbit: 'string', bridge: 'bool', deviceId: 'int', deviceVlanId: ['string'] }],
-  networkRoutes: ['any'],
-  assets: ['any'],
-  // The doc pages' set.
-  type: 'string',
-  customerid: 'int',
-  operationalStatus: 'string',
-};
 /** The keys of `extra` in the Go client's fixture (testdata/device.get.responseBody.json). */
 const FIXTURE_EXTRA_KEYS = [
   'SUPPORT:PRICE',
@@ -106,33 +61,6 @@ const FIXTURE_EXTRA_KEYS = [
   'SYS_POWERSTATUS',
   'SYS_POWERSWITCH',
 ];
-
-/** GO deviceGetAllDevice (device.getall's elements): ids as numbers or numeric strings, ports' deviceInterface an int. */
-const LISTED: GoShape = {
-  id: 'numstr',
-  deviceId: 'numstr',
-  customerId: 'numstr',
-  name: 'string',
-  stdName: 'string',
-  status: 'string',
-  trafficMB: 'numstr',
-  dateCreated: 'numstr',
-  dateModified: 'numstr',
-  primaryIP: 'string',
-  trafficShared: 'bool',
-  dcName: 'string',
-  type: 'string',
-  ports: [{ deviceInterface: 'int', activityInMbit: 'numstr', activityOutMbit: 'numstr', status: 'string' }],
-  osGuess: 'string',
-  osState: 'string',
-  onlineStatus: 'string',
-  vmhostName: 'string',
-  vmhostId: 'numstr',
-  trafficCurrent: 'numstr',
-  trafficEstimated: 'numstr',
-  dcId: 'numstr',
-  extra: 'any',
-};
 
 await forEachEngine('device commands', (engine) => {
   let storage: Storage;

@@ -7,32 +7,14 @@ import { after, before, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
 import { createStorage, type Storage } from '../helpers/server.js';
 import { inProcessInfra } from '../helpers/in-process.js';
-import { assertGoShape, Nullable, type GoShape } from '../helpers/go-types.js';
+import { assertGoShape } from '../helpers/go-types.js';
+import { CONFIRMED, CONTRACT, CREATED, ORDER } from '../helpers/go-shapes.js';
 import { createCustomer } from '../../src/infra/accounts.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { sha512Crypt } from '../../src/platform/auth/sha512-crypt.js';
 import { MAX_PENDING_ORDERS_PER_CUSTOMER, MAX_SERVERS_PER_CUSTOMER } from '../../src/infra/commands/order.js';
 
 /** GO orderCreateResponse, orderConfirmResponse, Order (order.get's data) and OrderContract (+ the fixture's other fields). */
-const CREATED: GoShape = { code: 'string', message: 'string', orderId: 'int', changeTxt: 'string' };
-const CONFIRMED: GoShape = { code: 'string', message: 'string', contractID: ['int'] };
-const ORDER: GoShape = { orderId: 'string', customerId: 'string', status: 'string', contractId: 'string' };
-const CONTRACT: GoShape = {
-  contractId: 'string',
-  customerId: 'string',
-  deviceID: 'string',
-  status: 'string',
-  type: 'string',
-  serviceBillId: 'string',
-  contractInfo: 'string',
-  currency: 'string',
-  created: 'int',
-  modified: 'int',
-  lastBilled: 'bool',
-  referenceID: 'string',
-  notes: Nullable('string'),
-};
-
 /** What Terraform's resourceRackcorpServerCreate sends (GO ProductDetails with its omitempty rules). */
 function terraformDetails(over: Record<string, unknown> = {}): Record<string, unknown> {
   return {
