@@ -123,21 +123,20 @@ export class IncusDriver implements MachineDriver {
 
   async start(name: string, cloudInit?: CloudInit): Promise<void> {
     const inst = await this.instance(name);
-    if (cloudInit && (cloudInit.userData || cloudInit.metaData || cloudInit.networkConfig)) {
+    const given = cloudInit && (cloudInit.userData || cloudInit.metaData || cloudInit.networkConfig) ? JSON.stringify(cloudInit) : undefined;
+    // The same data again is a resumed step: already applied, cloud-init must not run twice for it.
+    if (given && given !== inst.config['user.keel.cloud-init']) {
       // The transaction's cloud-init data joins the order's document, and a new instance id makes
-      // cloud-init run again at this boot (the image's templates write both before init starts).
+      // cloud-init run again at the next boot (the image's templates write both before init starts).
+      // A running machine is not restarted for it: STARTUP only powers on.
       const keys = await this.keyNames();
-      const spec = specOf(inst.config);
-      const config: Record<string, string | null> = {
-        ...this.cloudInitConfig(spec, keys, cloudInit),
+      await this.patch(name, {
+        ...this.cloudInitConfig(specOf(inst.config), keys, cloudInit),
         'user.keel.instance-id': randomUUID(),
-        'user.keel.cloud-init': JSON.stringify(cloudInit),
-      };
-      if (isRunning(inst.statusCode)) await this.changeState(name, { action: 'stop', force: true, timeout: -1 });
-      await this.patch(name, config);
-    } else if (isRunning(inst.statusCode)) {
-      return;
+        'user.keel.cloud-init': given,
+      });
     }
+    if (isRunning(inst.statusCode)) return;
     await this.changeState(name, { action: 'start', timeout: -1 });
   }
 
@@ -240,6 +239,11 @@ export class IncusDriver implements MachineDriver {
       version: meta.environment?.server_version ?? 'unknown',
       cloudInitKeys: (meta.api_extensions ?? []).includes('cloud_init'),
     };
+  }
+
+  /** The instance's configuration keys (limits.*, user.keel.*): for tests and operators. */
+  async config(name: string): Promise<Record<string, string>> {
+    return (await this.instance(name)).config;
   }
 
   /** Whether an image alias is on the host (for a readable refusal before any order is taken). */

@@ -20,6 +20,8 @@ export interface ConformanceOptions {
    * post-install script and a STARTUP's cloud-init user data ran in the guest.
    */
   readGuestFile?: (driver: MachineDriver, name: string, path: string) => Promise<string | null>;
+  /** Reads the sizes a machine has now: with it, the suite checks that reconfigure applied them. */
+  readSizes?: (driver: MachineDriver, name: string) => Promise<{ cpu: number; memoryGB: number }>;
   /** How long guest-side effects (an address, cloud-init's files) may take to appear. */
   bootTimeoutMs?: number;
 }
@@ -113,6 +115,11 @@ export function driverConformance(label: string, makeDriver: () => Promise<Machi
       assert.equal((await driver.state(life))?.power, 'ONLINE');
     });
 
+    it('starting a running machine is not an error (a STARTUP resumed after a crash)', async () => {
+      await driver.start(life);
+      assert.equal((await driver.state(life))?.power, 'ONLINE');
+    });
+
     it('a started machine gets an IPv4 address of its own', { skip: opts.expectAddresses ? false : 'the driver allocates no addresses (the store does)' }, async () => {
       const ip = await waitFor('an IPv4 address', bootMs, async () => (await driver.state(life))?.ipv4[0]);
       assert.match(ip, /^\d+\.\d+\.\d+\.\d+$/);
@@ -139,9 +146,12 @@ export function driverConformance(label: string, makeDriver: () => Promise<Machi
     it('reconfigure applies a new spec to the existing machine, running or not', async () => {
       await driver.reconfigure(conformanceSpec(life, opts, { cpu: 2, memoryGB: 2, sshKeys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKeelConformanceKeyOnlyForTests conformance'] }));
       assert.equal((await driver.state(life))?.power, 'OFFLINE');
+      if (opts.readSizes) assert.deepEqual(await opts.readSizes(driver, life), { cpu: 2, memoryGB: 2 });
       await driver.start(life);
-      await driver.reconfigure(conformanceSpec(life, opts, { cpu: 1, memoryGB: 1 }));
+      await driver.reconfigure(conformanceSpec(life, opts, { cpu: 1, memoryGB: 0.5 }));
       assert.equal((await driver.state(life))?.power, 'ONLINE');
+      if (opts.readSizes) assert.deepEqual(await opts.readSizes(driver, life), { cpu: 1, memoryGB: 0.5 });
+      else console.log(`# ${label}: reconfigure's sizes not read back (no readSizes option)`);
     });
 
     it('destroy removes the machine, running or not; its state is then null', async () => {

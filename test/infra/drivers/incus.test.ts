@@ -40,8 +40,14 @@ driverConformance('incus', make, {
   expectAddresses: true,
   bootTimeoutMs: 90_000,
   readGuestFile: (driver, name, file) => (driver as IncusDriver).readFile(name, file),
+  readSizes: async (driver, name) => {
+    const c = await (driver as IncusDriver).config(name);
+    const mib = /^(\d+)MiB$/.exec(c['limits.memory'] ?? '');
+    return { cpu: Number(c['limits.cpu']), memoryGB: mib ? Number(mib[1]) / 1024 : Number.NaN };
+  },
 });
 
+if (why) console.log(`# skipping the incus driver's SSH and image checks: ${why}`);
 describe('incus driver: a device for real', { skip: why ?? false }, () => {
   const driver = new IncusDriver({ socketPath });
   const name = `kssh${randomBytes(3).toString('hex')}`;
