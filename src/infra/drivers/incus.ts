@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
 import { type CloudInit, DriverError, type MachineDriver, type MachineSpec, type MachineState } from './driver.js';
+import type { Logger } from '../../platform/log.js';
 
 /** Where Incus and LXD put their socket, in the order the driver looks for one. */
 export const INCUS_SOCKETS = ['/var/lib/incus/unix.socket', '/var/lib/lxd/unix.socket', '/var/snap/lxd/common/lxd/unix.socket'];
@@ -28,6 +29,15 @@ export interface IncusOptions {
   gracefulStopS?: number;
   /** Per HTTP request, for calls that answer at once. */
   requestTimeoutMs?: number;
+  log?: Logger;
+}
+
+/**
+ * The driver factory's entry (drivers/index.ts, `--infra-driver incus`): the socket from
+ * `--incus-socket`. The clock is not needed (steps take real time); the log hears of each step.
+ */
+export function createIncusDriver(options: { socketPath: string; log?: Logger; clock?: unknown }): MachineDriver {
+  return new IncusDriver({ socketPath: options.socketPath, log: options.log });
 }
 
 /** One answer of the API: sync (metadata), async (an operation to wait on) or error. */
@@ -75,6 +85,7 @@ export class IncusDriver implements MachineDriver {
   private readonly gracefulStopS: number;
   private readonly requestTimeoutMs: number;
   private readonly agent: http.Agent;
+  private readonly log?: Logger;
   /** Whether the daemon has the cloud-init.* keys (read once from GET /1.0). */
   private cloudInitKeys?: Promise<boolean>;
 
@@ -84,6 +95,7 @@ export class IncusDriver implements MachineDriver {
     this.operationTimeoutMs = opts.operationTimeoutMs ?? 120_000;
     this.gracefulStopS = opts.gracefulStopS ?? 60;
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
+    this.log = opts.log;
     this.agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
   }
 
@@ -92,7 +104,11 @@ export class IncusDriver implements MachineDriver {
     return 0;
   }
 
-  async create(spec: MachineSpec): Promise<void> {
+  create(spec: MachineSpec): Promise<void> {
+    return this.timed('create', spec.name, () => this.createNow(spec));
+  }
+
+  private async createNow(spec: MachineSpec): Promise<void> {
     if (!spec.image) {
       throw new DriverError(`Operating system ${spec.operatingSystem} cannot run as a container (no image for it)`);
     }
@@ -121,7 +137,11 @@ export class IncusDriver implements MachineDriver {
     }
   }
 
-  async start(name: string, cloudInit?: CloudInit): Promise<void> {
+  start(name: string, cloudInit?: CloudInit): Promise<void> {
+    return this.timed('start', name, () => this.startNow(name, cloudInit));
+  }
+
+  private async startNow(name: string, cloudInit?: CloudInit): Promise<void> {
     const inst = await this.instance(name);
     const given = cloudInit && (cloudInit.userData || cloudInit.metaData || cloudInit.networkConfig) ? JSON.stringify(cloudInit) : undefined;
     // The same data again is a resumed step: already applied, cloud-init must not run twice for it.
@@ -140,7 +160,11 @@ export class IncusDriver implements MachineDriver {
     await this.changeState(name, { action: 'start', timeout: -1 });
   }
 
-  async stop(name: string, how: 'graceful' | 'force'): Promise<void> {
+  stop(name: string, how: 'graceful' | 'force'): Promise<void> {
+    return this.timed('stop', name, () => this.stopNow(name, how));
+  }
+
+  private async stopNow(name: string, how: 'graceful' | 'force'): Promise<void> {
     const inst = await this.instance(name);
     if (!isRunning(inst.statusCode)) return;
     if (how === 'force') {
@@ -150,7 +174,11 @@ export class IncusDriver implements MachineDriver {
     await this.changeState(name, { action: 'stop', force: false, timeout: this.gracefulStopS }, this.gracefulStopS * 1000 + 10_000);
   }
 
-  async reconfigure(spec: MachineSpec): Promise<void> {
+  reconfigure(spec: MachineSpec): Promise<void> {
+    return this.timed('reconfigure', spec.name, () => this.reconfigureNow(spec));
+  }
+
+  private async reconfigureNow(spec: MachineSpec): Promise<void> {
     const inst = await this.instance(spec.name);
     const keys = await this.keyNames();
     const before = specOf(inst.config);
@@ -170,7 +198,11 @@ export class IncusDriver implements MachineDriver {
     await this.patch(spec.name, config);
   }
 
-  async destroy(name: string): Promise<void> {
+  destroy(name: string): Promise<void> {
+    return this.timed('destroy', name, () => this.destroyNow(name));
+  }
+
+  private async destroyNow(name: string): Promise<void> {
     checkName(name);
     const inst = await this.instanceOrNull(name);
     if (!inst) return;
@@ -256,6 +288,18 @@ export class IncusDriver implements MachineDriver {
     this.agent.destroy();
   }
 
+  /** Each step's outcome and time in the log: what an operator reads when a transaction is slow. */
+  private async timed(step: string, name: string, run: () => Promise<void>): Promise<void> {
+    const t0 = Date.now();
+    try {
+      await run();
+      this.log?.info('incus step done', { step, machine: name, ms: Date.now() - t0 });
+    } catch (err) {
+      this.log?.warn('incus step failed', { step, machine: name, ms: Date.now() - t0, error: (err as Error).message });
+      throw err;
+    }
+  }
+
   // --- the instance's configuration --------------------------------------------------------------
 
   private limits(spec: MachineSpec): Record<string, string> {
@@ -268,7 +312,7 @@ export class IncusDriver implements MachineDriver {
     };
   }
 
-  private cloudInitConfig(spec: MachineSpec, cloudInitKeys: boolean, extra: CloudInit | undefined): Record<string, string | null> {
+  private cloudInitConfig(spec: CloudInitSpec, cloudInitKeys: boolean, extra: CloudInit | undefined): Record<string, string | null> {
     const k = cloudInitKeys ? 'cloud-init' : 'user';
     const out: Record<string, string | null> = { [`${k}.user-data`]: userData(spec, extra?.userData) };
     out[`${k}.network-config`] = extra?.networkConfig ? extra.networkConfig : null;
@@ -446,26 +490,44 @@ function checkName(name: string): void {
 
 // --- cloud-init ------------------------------------------------------------------------------------
 
-interface SpecRecord {
+/**
+ * A credential as MachineSpec carries it: the order's crypt(3) hash (`passwordHash`, what the worker
+ * passes) or a plaintext `password` (tests, operators' own specs). Either shape of MachineSpec fits.
+ */
+interface Credential {
+  username: string;
+  password?: string;
+  passwordHash?: string;
+}
+
+/** What the cloud-init document is made from: a MachineSpec's part, kept on the instance. */
+export interface CloudInitSpec {
   hostname: string;
   sshKeys: string[];
-  credentials: { username: string; password: string }[];
+  credentials: Credential[];
   postInstallScript?: string;
 }
 
-function specRecord(spec: MachineSpec): SpecRecord {
+function specRecord(spec: CloudInitSpec): CloudInitSpec {
   return { hostname: spec.hostname, sshKeys: spec.sshKeys, credentials: spec.credentials, postInstallScript: spec.postInstallScript };
 }
 
 /** The spec an instance was made from, as far as cloud-init needs it (from user.keel.spec). */
-function specOf(config: Record<string, string>): MachineSpec {
-  let rec: SpecRecord = { hostname: '', sshKeys: [], credentials: [] };
+function specOf(config: Record<string, string>): CloudInitSpec {
+  const rec: CloudInitSpec = { hostname: '', sshKeys: [], credentials: [] };
   try {
-    rec = { ...rec, ...(JSON.parse(config['user.keel.spec'] ?? '{}') as Partial<SpecRecord>) };
+    return { ...rec, ...(JSON.parse(config['user.keel.spec'] ?? '{}') as Partial<CloudInitSpec>) };
   } catch {
     // A machine made by hand: no keys, no users of ours.
+    return rec;
   }
-  return { name: '', cpu: 1, memoryGB: 1, disks: [], operatingSystem: '', ...rec };
+}
+
+/** cloud-init's field for a credential's password, or none (a user with keys only). */
+function passwordLine(c: Credential): string | null {
+  const secret = c.passwordHash || c.password;
+  if (!secret) return null;
+  return secret.startsWith('$') ? `    hashed_passwd: ${yamlString(secret)}` : `    plain_text_passwd: ${yamlString(secret)}`;
 }
 
 /**
@@ -474,7 +536,7 @@ function specOf(config: Record<string, string>): MachineSpec {
  * (`$6$...`, as orders store) becomes hashed_passwd, anything else plain_text_passwd.
  * With the transaction's user data, a MIME multipart document: cloud-init runs both parts.
  */
-export function userData(spec: MachineSpec, extra?: string): string {
+export function userData(spec: CloudInitSpec, extra?: string): string {
   const lines: string[] = ['#cloud-config'];
   if (spec.hostname) {
     const short = spec.hostname.split('.')[0];
@@ -487,8 +549,9 @@ export function userData(spec: MachineSpec, extra?: string): string {
   lines.push('users:', '  - default');
   for (const c of spec.credentials) {
     lines.push(`  - name: ${yamlString(c.username)}`);
-    lines.push('    lock_passwd: false');
-    lines.push(c.password.startsWith('$') ? `    hashed_passwd: ${yamlString(c.password)}` : `    plain_text_passwd: ${yamlString(c.password)}`);
+    const pw = passwordLine(c);
+    // Without a password the account stays locked for passwords (keys still log in).
+    if (pw) lines.push('    lock_passwd: false', pw);
     if (c.username !== 'root') {
       lines.push('    shell: /bin/bash', '    sudo: "ALL=(ALL) NOPASSWD:ALL"');
     }

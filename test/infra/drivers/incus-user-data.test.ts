@@ -3,7 +3,7 @@
 // with it. The incus test shows cloud-init acting on it in a real guest.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { userData } from '../../../src/infra/drivers/incus.js';
+import { createIncusDriver, userData } from '../../../src/infra/drivers/incus.js';
 import { conformanceSpec } from './conformance.js';
 
 const HASH = '$6$keelsalt$XWcFLcyXqQgrqF12OUONn3DLnW583rSEbBWmmHONu2qW3lJ8JuhveV5YvGhskUEnYVZFLix5MqQYmjYP.5CtP/';
@@ -72,4 +72,25 @@ it("puts a STARTUP's user data first in a multipart document and merges the orde
   assert.match(second.headers, /Merge-Type: list\(append\)\+dict\(no_replace,recurse_list\)\+str\(\)/);
   const script = parts(userData(conformanceSpec('keel-11', {}), '#!/bin/sh\ntouch /y\n'))[0];
   assert.match(script.headers, /Content-Type: text\/x-shellscript/);
+});
+
+it("takes the worker's shape of a credential (passwordHash) and leaves a user without a password locked", () => {
+  const doc = userData({
+    hostname: 'db1',
+    sshKeys: [KEY],
+    credentials: [{ username: 'ops', passwordHash: HASH }, { username: 'deploy' }],
+  });
+  assert.match(doc, /^ {2}- name: "ops"\n {4}lock_passwd: false\n {4}hashed_passwd: "\$6\$keelsalt\$/m);
+  assert.match(doc, /^ {2}- name: "deploy"\n {4}shell: \/bin\/bash\n/m);
+  assert.doesNotMatch(doc, /fqdn/, 'a short hostname has no fqdn');
+});
+
+it('is what the driver factory builds for --infra-driver incus', async () => {
+  const driver = createIncusDriver({ socketPath: '/nonexistent/unix.socket' });
+  try {
+    assert.equal(driver.kind, 'incus');
+    assert.equal(driver.stepMs('create'), 0);
+  } finally {
+    await driver.close();
+  }
 });
