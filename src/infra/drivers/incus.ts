@@ -542,7 +542,8 @@ export function userData(spec: CloudInitSpec, extra?: string): string {
     const short = spec.hostname.split('.')[0];
     lines.push(`hostname: ${yamlString(short)}`);
     if (spec.hostname.includes('.')) lines.push(`fqdn: ${yamlString(spec.hostname)}`);
-    lines.push('preserve_hostname: false');
+    // /etc/hosts names the host too (sudo and `hostname -f` look it up).
+    lines.push('preserve_hostname: false', 'manage_etc_hosts: true');
   }
   // The host keys are made once, at the first run; later runs (new keys, new user data) keep them.
   lines.push('ssh_deletekeys: false', 'disable_root: false');

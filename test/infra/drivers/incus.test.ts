@@ -94,7 +94,7 @@ describe('incus driver: a device for real', { skip: why ?? false }, () => {
     let last = '';
     for (const deadline = Date.now() + 90_000; Date.now() < deadline; ) {
       try {
-        out = (await run('ssh', [...sshArgs, 'hostname; sudo -n id -u'], { timeout: 15_000 })).stdout;
+        out = (await run('ssh', [...sshArgs, 'hostname; hostname -f; sudo -n id -u'], { timeout: 15_000 })).stdout;
         break;
       } catch (err) {
         // sshd starts, then cloud-init installs the user and the key: refused until both are done.
@@ -104,7 +104,7 @@ describe('incus driver: a device for real', { skip: why ?? false }, () => {
     }
     const tSsh = performance.now();
     assert.ok(out, `ssh keel@${ip} did not succeed: ${last}`);
-    assert.deepEqual(out.trim().split('\n'), ['web1', '0']);
+    assert.deepEqual(out.trim().split('\n'), ['web1', 'web1.example.test', '0']);
     // The figures the docs quote: a real launch on this host.
     console.log(
       `# incus launch: create ${Math.round(tCreate - t0)} ms, start ${Math.round(tStart - tCreate)} ms, IPv4 ${ip} after ${Math.round(tIp - t0)} ms, ssh answered after ${Math.round(tSsh - t0)} ms`,
