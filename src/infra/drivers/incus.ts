@@ -29,6 +29,11 @@ export interface IncusOptions {
   gracefulStopS?: number;
   /** Per HTTP request, for calls that answer at once. */
   requestTimeoutMs?: number;
+  /**
+   * How long start() waits for the guest's IPv4 on eth0 (DHCP, 1-3 s here), so the state read right
+   * after a STARTUP holds the device's address; 0: not at all. Past it, start() still succeeds.
+   */
+  addressWaitMs?: number;
   log?: Logger;
 }
 
@@ -86,6 +91,7 @@ export class IncusDriver implements MachineDriver {
   private readonly requestTimeoutMs: number;
   private readonly agent: http.Agent;
   private readonly log?: Logger;
+  private readonly addressWaitMs: number;
   /** Whether the daemon has the cloud-init.* keys (read once from GET /1.0). */
   private cloudInitKeys?: Promise<boolean>;
 
@@ -96,6 +102,7 @@ export class IncusDriver implements MachineDriver {
     this.gracefulStopS = opts.gracefulStopS ?? 60;
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
     this.log = opts.log;
+    this.addressWaitMs = opts.addressWaitMs ?? 30_000;
     this.agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
   }
 
@@ -156,8 +163,22 @@ export class IncusDriver implements MachineDriver {
         'user.keel.cloud-init': given,
       });
     }
-    if (isRunning(inst.statusCode)) return;
-    await this.changeState(name, { action: 'start', timeout: -1 });
+    if (!isRunning(inst.statusCode)) await this.changeState(name, { action: 'start', timeout: -1 });
+    await this.awaitAddress(name);
+  }
+
+  /** Until the running machine shows an IPv4 (the device's address), within addressWaitMs. */
+  private async awaitAddress(name: string): Promise<void> {
+    const deadline = Date.now() + this.addressWaitMs;
+    while (this.addressWaitMs > 0) {
+      const st = await this.state(name);
+      if (!st || st.power !== 'ONLINE' || st.ipv4.length) return;
+      if (Date.now() >= deadline) {
+        this.log?.warn('incus machine has no IPv4 yet', { machine: name, waitedMs: this.addressWaitMs });
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
   }
 
   stop(name: string, how: 'graceful' | 'force'): Promise<void> {
