@@ -192,7 +192,15 @@ export class IncusDriver implements MachineDriver {
       await this.changeState(name, { action: 'stop', force: true, timeout: -1 });
       return;
     }
-    await this.changeState(name, { action: 'stop', force: false, timeout: this.gracefulStopS }, this.gracefulStopS * 1000 + 10_000);
+    try {
+      await this.changeState(name, { action: 'stop', force: false, timeout: this.gracefulStopS }, this.gracefulStopS * 1000 + 10_000);
+    } catch (err) {
+      // The daemon's words ("Failed shutting down instance, status is Running") say less than this.
+      if (err instanceof DriverError && /shutting down|deadline|timed out|did not finish/i.test(err.message)) {
+        throw new DriverError(`The machine did not shut down within ${this.gracefulStopS} s; a FORCESHUTDOWN cuts its power`, true);
+      }
+      throw err;
+    }
   }
 
   reconfigure(spec: MachineSpec): Promise<void> {

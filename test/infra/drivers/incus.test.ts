@@ -111,6 +111,42 @@ describe('incus driver: a device for real', { skip: why ?? false }, () => {
     assert.equal(await driver.state(name), null);
   });
 
+  it('a guest that does not shut down in time fails the graceful stop readably, retryable, and stays ONLINE', async () => {
+    // A unit whose stop takes 30 s holds the guest's shutdown past the driver's 2 s.
+    const holdShutdown = [
+      '#!/bin/sh',
+      "cat > /etc/systemd/system/keel-slow-stop.service <<'UNIT'",
+      '[Service]',
+      'Type=oneshot',
+      'RemainAfterExit=yes',
+      'ExecStart=/bin/true',
+      'ExecStop=/bin/sleep 30',
+      'TimeoutStopSec=60',
+      'UNIT',
+      'systemctl daemon-reload',
+      'systemctl start keel-slow-stop.service',
+      'echo ready > /var/tmp/keel-slow-ready',
+      '',
+    ].join('\n');
+    const impatient = new IncusDriver({ socketPath, gracefulStopS: 2 });
+    const slow = `${name}-slow`;
+    try {
+      await impatient.create(conformanceSpec(slow, { image: IMAGE }, { postInstallScript: holdShutdown }));
+      await impatient.start(slow);
+      for (const deadline = Date.now() + 90_000; !(await impatient.readFile(slow, '/var/tmp/keel-slow-ready')); ) {
+        assert.ok(Date.now() < deadline, 'the post-install script did not run');
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      await assert.rejects(impatient.stop(slow, 'graceful'), (err: unknown) => err instanceof DriverError && err.retryable && /did not shut down within 2 s/.test(err.message));
+      assert.equal((await impatient.state(slow))?.power, 'ONLINE');
+      await impatient.stop(slow, 'force');
+      assert.equal((await impatient.state(slow))?.power, 'OFFLINE');
+    } finally {
+      await impatient.destroy(slow).catch(() => {});
+      await impatient.close();
+    }
+  });
+
   it('a missing image is a DriverError naming it, and nothing is made', async () => {
     const spec = conformanceSpec(`${name}-noimg`, { image: 'keel/no-such-image' });
     await assert.rejects(driver.create(spec), (err: unknown) => err instanceof DriverError && /keel\/no-such-image/.test(err.message));
