@@ -380,6 +380,7 @@ export class ProvisioningWorker {
           const parsed = parseStartupData(t.data);
           const cloudInit = 'ok' in parsed && Object.keys(parsed.ok.cloudInit).length ? parsed.ok.cloudInit : undefined;
           await driver.start(device.machine_name, cloudInit);
+          await this.adoptAddress(device);
           return this.finish(t, 'COMPLETED', STATUS_TEXT.completed.STARTUP, 'ONLINE');
         }
         case 'SHUTDOWN':
@@ -440,6 +441,29 @@ export class ProvisioningWorker {
    * Ends a transaction, with its effect on the device in the same store transaction: the power
    * status, or (CANCEL) the device and contract CANCELLED and the device's addresses free.
    */
+  /**
+   * A driver whose machines have addresses of their own (incus: the instance's eth0) makes that the
+   * device's primary IPv4, in place of the one the pool lent it, and the device is published again.
+   * The sim's machines have none: the pool's address stays.
+   */
+  private async adoptAddress(device: Device): Promise<void> {
+    const own = (await this.driver.state(device.machine_name))?.ipv4[0];
+    if (!own) return;
+    const seconds = Math.floor(this.deps.clock.now() / 1000);
+    const changed = await this.deps.db.transaction(async (trx) => {
+      const primary = await trx.selectFrom('device_ips').select(['id', 'address']).where('device_id', '=', device.id).where('is_primary', '=', 1).where('family', '=', 4).executeTakeFirst();
+      if (primary?.address === own) return false;
+      // Held by another device's row (a leftover): keep the pool's address rather than show one twice.
+      if (await trx.selectFrom('device_ips').select('id').where('address', '=', own).executeTakeFirst()) return false;
+      if (primary) await trx.updateTable('device_ips').set({ address: own }).where('id', '=', primary.id).execute();
+      else await trx.insertInto('device_ips').values({ device_id: device.id, address: own, family: 4, is_primary: 1, network_id: null, date_created: seconds }).execute();
+      return true;
+    });
+    if (changed && this.hooks.publish) {
+      await this.hooks.publish(device.id).catch((err) => this.deps.log.warn('device could not be published in DNS', { deviceId: device.id, error: (err as Error).message }));
+    }
+  }
+
   private async finish(t: Txn, status: 'COMPLETED' | 'FAILED', info: string, power?: 'ONLINE' | 'OFFLINE', cancelled?: Device): Promise<number> {
     const seconds = Math.floor(this.deps.clock.now() / 1000);
     await this.deps.db.transaction(async (trx) => {

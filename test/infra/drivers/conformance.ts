@@ -1,7 +1,7 @@
 // The machine driver conformance suite: what every MachineDriver (sim, incus) must do for the
 // provisioning worker, as node:test cases. A driver's test file calls driverConformance with a factory;
 // what only some drivers can show (a guest's files, addresses of their own) is behind an option, and a
-// check without its option skips with a printed reason.
+// check without its option is left out, with a printed line saying so.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
@@ -120,10 +120,14 @@ export function driverConformance(label: string, makeDriver: () => Promise<Machi
       assert.equal((await driver.state(life))?.power, 'ONLINE');
     });
 
-    it('a started machine gets an IPv4 address of its own', { skip: opts.expectAddresses ? false : 'the driver allocates no addresses (the store does)' }, async () => {
-      const ip = await waitFor('an IPv4 address', bootMs, async () => (await driver.state(life))?.ipv4[0]);
-      assert.match(ip, /^\d+\.\d+\.\d+\.\d+$/);
-    });
+    // Checks a driver cannot take part in are left out, saying so (not registered as skipped tests).
+    if (!opts.expectAddresses) console.log(`# ${label} driver conformance: no address check (the driver allocates no addresses; the store does)`);
+    if (!opts.readGuestFile) console.log(`# ${label} driver conformance: no guest-file check (the driver has no guest to read files from)`);
+    if (opts.expectAddresses)
+      it('a started machine gets an IPv4 address of its own', async () => {
+        const ip = await waitFor('an IPv4 address', bootMs, async () => (await driver.state(life))?.ipv4[0]);
+        assert.match(ip, /^\d+\.\d+\.\d+\.\d+$/);
+      });
 
     it('a graceful stop takes it OFFLINE', async () => {
       await driver.stop(life, 'graceful');
@@ -172,20 +176,21 @@ export function driverConformance(label: string, makeDriver: () => Promise<Machi
       await rejectsWithDriverError(driver.reconfigure(conformanceSpec(missing, opts)), 'reconfigure');
     });
 
-    it('the post-install script and a STARTUP’s cloud-init user data run in the guest', { skip: opts.readGuestFile ? false : 'the driver has no guest to read files from' }, async () => {
-      const read = opts.readGuestFile;
-      assert.ok(read);
-      const token = randomBytes(8).toString('hex');
-      await driver.create(conformanceSpec(guest, opts, { postInstallScript: `#!/bin/sh\necho "post-install ${token}" > /var/tmp/keel-post-install\n` }));
-      await driver.start(guest, {
-        userData: `#cloud-config\nwrite_files:\n  - path: /var/tmp/keel-user-data\n    content: "user-data ${token}\\n"\n`,
+    if (opts.readGuestFile)
+      it('the post-install script and a STARTUP’s cloud-init user data run in the guest', async () => {
+        const read = opts.readGuestFile;
+        assert.ok(read);
+        const token = randomBytes(8).toString('hex');
+        await driver.create(conformanceSpec(guest, opts, { postInstallScript: `#!/bin/sh\necho "post-install ${token}" > /var/tmp/keel-post-install\n` }));
+        await driver.start(guest, {
+          userData: `#cloud-config\nwrite_files:\n  - path: /var/tmp/keel-user-data\n    content: "user-data ${token}\\n"\n`,
+        });
+        const post = await waitFor('the post-install script’s file', bootMs, () => read(driver, guest, '/var/tmp/keel-post-install'));
+        assert.equal(post.trim(), `post-install ${token}`);
+        const user = await waitFor('the user data’s file', bootMs, () => read(driver, guest, '/var/tmp/keel-user-data'));
+        assert.equal(user.trim(), `user-data ${token}`);
+        await driver.destroy(guest);
+        assert.equal(await driver.state(guest), null);
       });
-      const post = await waitFor('the post-install script’s file', bootMs, () => read(driver, guest, '/var/tmp/keel-post-install'));
-      assert.equal(post.trim(), `post-install ${token}`);
-      const user = await waitFor('the user data’s file', bootMs, () => read(driver, guest, '/var/tmp/keel-user-data'));
-      assert.equal(user.trim(), `user-data ${token}`);
-      await driver.destroy(guest);
-      assert.equal(await driver.state(guest), null);
-    });
   });
 }

@@ -9,6 +9,7 @@ import { openStore } from '../../../src/app.js';
 import { ManualClock } from '../../../src/platform/clock.js';
 import { SimDriver } from '../../../src/infra/drivers/sim.js';
 import { DriverError, type MachineSpec } from '../../../src/infra/drivers/driver.js';
+import { driverConformance } from './conformance.js';
 import type { Database } from '../../../src/platform/db/database.js';
 import type { InfraTables } from '../../../src/infra/tables.js';
 
@@ -80,3 +81,32 @@ await forEachEngine('sim driver', (engine) => {
     assert.ok(d.stepMs('create') > 0);
   });
 });
+
+// The conformance suite every driver passes (test/infra/drivers/conformance.ts), at two speeds: the
+// sim keeps its machines in the store, so its sizes are read from there.
+for (const speed of ['instant', 'realistic'] as const) {
+  let confDb: Database<InfraTables> | undefined;
+  driverConformance(
+    `sim ${speed}`,
+    async () => {
+      const confStorage = await createStorage('sqlite');
+      const opened = await openStore<InfraTables>({ dataDir: confStorage.dataDir, databaseUrl: confStorage.databaseUrl });
+      confDb = opened;
+      const driver = new SimDriver(opened, new ManualClock(Date.UTC(2026, 0, 1)), { speed });
+      const close = driver.close.bind(driver);
+      driver.close = async () => {
+        await close();
+        await opened.close();
+        await confStorage.dispose();
+      };
+      return driver;
+    },
+    {
+      readSizes: async (_driver, name) => {
+        const row = await confDb!.kysely.selectFrom('sim_machines').select('spec').where('name', '=', name).executeTakeFirstOrThrow();
+        const s = JSON.parse(row.spec) as { cpu: number; memoryGB: number };
+        return { cpu: s.cpu, memoryGB: s.memoryGB };
+      },
+    },
+  );
+}
