@@ -33,6 +33,7 @@ import type { MachineDriver } from './infra/drivers/driver.js';
 import type { SimOptions } from './infra/drivers/sim.js';
 import { customerSshKeys } from './infra/commands/sshkey.js';
 import { publishDevice, unpublishDevice } from './infra/devices/dns.js';
+import { DeviceViews } from './infra/devices/view-cache.js';
 import type { InfraServices } from './infra/command.js';
 import { ProvisioningWorker, type WorkerHooks, type WorkerOptions } from './infra/provisioning/worker.js';
 import { CHAT_MIGRATIONS } from './chat/migrations/index.js';
@@ -207,7 +208,17 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     throw err;
   }
   const { hooks, sim: _sim, ...workerOptions } = options.worker ?? {};
-  const infraServices: InfraServices = { db: core.db, jwt: core.jwt, clock, log, zoneWriter: core.zoneWriter, nameserverDomain: config.nameserverDomain, limits: limits.infra, catalogue };
+  const infraServices: InfraServices = {
+    db: core.db,
+    jwt: core.jwt,
+    clock,
+    log,
+    zoneWriter: core.zoneWriter,
+    nameserverDomain: config.nameserverDomain,
+    limits: limits.infra,
+    catalogue,
+    deviceViews: new DeviceViews(core.db, clock, catalogue),
+  };
   // The worker installs the customer's SSH keys (sshkey.*) on the machines it builds, and publishes
   // an active device's name and addresses in the customer's zones (devices/dns.ts).
   const worker = new ProvisioningWorker({ db: core.db, clock, log, driver, catalogue }, workerOptions, {

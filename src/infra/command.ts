@@ -9,6 +9,7 @@ import type { InfraTables } from './tables.js';
 import type { ZoneWriter } from './dns-batches.js';
 import type { InfraLimits } from './rate-limit.js';
 import type { CatalogueIndex } from './catalogue.js';
+import type { DeviceViews } from './devices/view-cache.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -39,6 +40,8 @@ export interface InfraServices {
   limits: InfraLimits;
   /** What can be ordered, where and at what price (catalogue.ts): the default or the operator's file. */
   catalogue: CatalogueIndex;
+  /** device.get's answers per device, kept while nothing they are made from is written (devices/view-cache.ts). */
+  deviceViews: DeviceViews;
 }
 
 export interface Call {

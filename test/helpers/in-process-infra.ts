@@ -8,6 +8,7 @@ import { InfraLimits } from '../../src/infra/rate-limit.js';
 import { parseRateLimits } from '../../src/config/rate-limits.js';
 import { allCommands } from '../../src/infra/commands/index.js';
 import { CatalogueIndex, DEFAULT_CATALOGUE } from '../../src/infra/catalogue.js';
+import { DeviceViews } from '../../src/infra/devices/view-cache.js';
 import { buildConfig, type Config } from '../../src/config/config.js';
 import { readOptions } from '../../src/config/env.js';
 import type { Clock } from '../../src/platform/clock.js';
@@ -55,6 +56,7 @@ export async function inProcessInfra(engine: EngineName, opts: InProcessInfraOpt
       nameserverDomain: ctx.config.nameserverDomain,
       limits: new InfraLimits(ctx.clock, parseRateLimits('off')),
       catalogue,
+      deviceViews: new DeviceViews(ctx.db, ctx.clock, catalogue),
     },
     allCommands(),
   );

@@ -18,6 +18,7 @@ import { publishDevice, reverseName, unpublishDevice } from '../../src/infra/dev
 import { MAX_FIREWALL_POLICIES } from '../../src/infra/orders-details.js';
 import { addOrderedPolicies } from '../../src/infra/devices/firewall.js';
 import type { InfraServices } from '../../src/infra/command.js';
+import { DeviceViews } from '../../src/infra/devices/view-cache.js';
 
 /** The keys of `extra` in the Go client's fixture (testdata/device.get.responseBody.json). */
 const FIXTURE_EXTRA_KEYS = [
@@ -87,6 +88,7 @@ await forEachEngine('device commands', (engine) => {
       nameserverDomain: ctx.config.nameserverDomain,
       limits: ctx.limits.infra,
       catalogue: new CatalogueIndex(DEFAULT_CATALOGUE),
+      deviceViews: new DeviceViews(ctx.db, ctx.clock, new CatalogueIndex(DEFAULT_CATALOGUE)),
     };
     dns = await startDnsServer({ catalog: ctx.zones, listen: { host: '127.0.0.1', port: 0 }, nameserverDomain: 'ns.keel.test', nameserverAddresses: ['192.0.2.53'], log: ctx.log });
   });

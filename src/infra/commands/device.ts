@@ -9,11 +9,11 @@ import { defineCommand, requirePrincipal, type Call, type Command, type Normalis
 import { infraErrors, infraProblems as P } from '../errors.js';
 import { pagingParams } from '../params.js';
 import { unixSeconds } from '../../platform/clock.js';
-import { canActFor, visibleCustomers } from '../customer-scope.js';
+import { visibleCustomers } from '../customer-scope.js';
 import { FirewallPolicyInput, MAX_FIREWALL_POLICIES } from '../orders-details.js';
 import { applyFirewall } from '../devices/firewall.js';
 import { inTransaction } from '../dns-batches.js';
-import { liveDevice, loadOne, loadParts, presentDevice, type DeviceRecord } from '../devices/view.js';
+import { loadOne, presentDevice, type DeviceRecord } from '../devices/view.js';
 import { publishDevice, unpublishDevice } from '../devices/dns.js';
 import type { InfraTables } from '../tables.js';
 
@@ -68,13 +68,10 @@ export const deviceCommands: Command[] = [
     rest: { method: 'GET', path: '/devices/{deviceId}' },
     params: Type.Object({ deviceId: Type.Optional(DeviceId), id: Type.Optional(DeviceId) }),
     async handler(call, p) {
-      const { db, catalogue } = call.services;
-      const caller = requirePrincipal(call).customerId;
-      const row = await liveDevice(db.kysely, deviceIdOf(p));
-      // The caller's own device needs no walk of its sub-customers; anything else is looked up in them.
-      if (!row || (row.customer_id !== caller && !(await canActFor(db.kysely, caller, row.customer_id)))) throw infraErrors.deviceNotFound();
-      const device = presentDevice(await loadOne(db.kysely, row), catalogue, 'get');
-      return { message: 'Device looked up successfully', data: device, top: { device } };
+      const { deviceViews } = call.services;
+      const view = await deviceViews.get(deviceIdOf(p));
+      if (!view || !(await deviceViews.visibleTo(requirePrincipal(call).customerId, view.customerId))) throw infraErrors.deviceNotFound();
+      return { message: 'Device looked up successfully', data: view.json, top: { device: view.json } };
     },
   }),
   defineCommand({
@@ -113,13 +110,14 @@ export const deviceCommands: Command[] = [
       if (p.name) q = q.where(sql<boolean>`lower(name) like ${like(p.name)} escape '\\'`);
       if (p.stdName) q = q.where(sql<boolean>`lower(std_name) like ${like(p.stdName)} escape '\\'`);
       const total = await q.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
-      const rows = await q
-        .selectAll()
+      const ids = await q
+        .select('id')
         .orderBy('id')
         .limit(p.resWindow ?? WINDOW_DEFAULT)
         .offset(p.resStart ?? 0)
         .execute();
-      const devices = (await loadParts(db.kysely, rows)).map((d) => presentDevice(d, catalogue, 'list'));
+      // Each device's element is kept between requests (devices/view-cache.ts), the page spliced from them.
+      const devices = await call.services.deviceViews.page(ids.map((r) => r.id));
       return { message: 'Devices Retrieved Successfully', data: devices, matches: Number(total.n), top: { devices } };
     },
   }),

@@ -2,6 +2,7 @@
 // literal text "code":"OK"). REST answers carry the payload in `data`; command style also puts it
 // under the provider's resource-named top-level keys.
 import type { Result } from '../command.js';
+import { JsonText } from '../../platform/db/fast/json-text.js';
 import { InfraError, RateLimited } from '../errors.js';
 
 /**
@@ -18,12 +19,17 @@ export function okText(result: Result, style: 'cmd' | 'rest'): string {
       if (key === 'code' || key === 'message' || (key === 'matches' && result.matches !== undefined) || (key === 'data' && result.data !== undefined)) continue;
       const value = result.top[key];
       if (value === undefined) continue;
-      const json = value === result.data ? (dataText ??= JSON.stringify(value)) : JSON.stringify(value);
+      const json = value === result.data ? (dataText ??= json_(value)) : json_(value);
       text += `,${quote(key)}:${json}`;
     }
   }
-  if (result.data !== undefined) text += `,"data":${dataText ?? JSON.stringify(result.data)}`;
+  if (result.data !== undefined) text += `,"data":${dataText ?? json_(result.data)}`;
   return text + '}';
+}
+
+/** A value as JSON text: a JsonText (an answer kept already serialized, devices/view-cache.ts) as it is. */
+function json_(value: unknown): string {
+  return value instanceof JsonText ? value.text : JSON.stringify(value);
 }
 
 // Characters JSON must escape, and lone surrogates (written as \u escapes by JSON.stringify).

@@ -16,11 +16,16 @@ export class JsonText {
   readonly shared: boolean;
   constructor(json: string | readonly Buffer[], options?: { shared?: boolean }) {
     this.parts = typeof json === 'string' ? [Buffer.from(json)] : json;
+    if (typeof json === 'string') this.joined = json;
     this.shared = options?.shared === true;
   }
 
+  private joined: string | undefined;
+
+  /** The JSON as one string (made once: the parts never change). */
   get text(): string {
-    return Buffer.concat(this.parts).toString();
+    this.joined ??= Buffer.concat(this.parts).toString();
+    return this.joined;
   }
 
   toJSON(): unknown {
