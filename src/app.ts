@@ -245,7 +245,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const events = new EventHub(clock, log, options.events, () => chatDb.synced());
   const presence = new PresenceStore(chatDb, clock, log, options.presence);
   const caches = new ReaderCaches(chatDb, clock);
-  const fulltext = new FulltextUpkeep(chatDb, options.fulltext);
+  const fulltext = new FulltextUpkeep(chatDb, options.fulltext, log);
   const chatServer = createChatServer(
     {
       db: chatDb,

@@ -15,6 +15,7 @@
 // under 5% of one core however large the index grows.
 import { sql } from 'kysely';
 import type { Database } from './database.js';
+import type { Logger } from '../log.js';
 
 export interface FulltextUpkeepOptions {
   /** The least time between two runs (tests: 0, nothing runs by itself; they call run()). */
@@ -45,8 +46,11 @@ export class FulltextUpkeep<S> {
   private mergedAt = -1;
   private lastMs = 0;
 
-  constructor(db: Database<S>, options: Partial<FulltextUpkeepOptions> = {}) {
+  private readonly log: Logger | undefined;
+
+  constructor(db: Database<S>, options: Partial<FulltextUpkeepOptions> = {}, log?: Logger) {
     this.db = db;
+    this.log = log;
     this.options = { ...DEFAULTS, ...options };
   }
 
@@ -67,7 +71,12 @@ export class FulltextUpkeep<S> {
     if (this.db.writeGeneration('messages') !== this.mergedAt) {
       // A failed slice (a full disk, say) leaves the index as it was: searches stay right, only
       // slower, and the next run tries again.
-      await this.run().catch(() => {});
+      try {
+        const run = await this.run();
+        if (run.merged) this.log?.debug('full-text index merged', { slices: run.slices, ms: Math.round(run.ms) });
+      } catch (err) {
+        this.log?.warn('full-text index merge failed', { error: (err as Error).message });
+      }
     }
     if (!this.stopped) this.schedule(Math.max(this.options.everyMs, 20 * this.lastMs));
   }
