@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../helpers/engines.js';
 import { inProcessInfra, type InProcessInfra } from '../helpers/in-process-infra.js';
-import { contractRow, deviceIps, seedContracts } from '../helpers/infra-contracts.js';
+import { contractRow, deviceIps, SAMPLE_DETAILS, seedContracts } from '../helpers/infra-contracts.js';
 import { ManualClock } from '../../src/platform/clock.js';
 
 await forEachEngine('the machine’s own address', (engine) => {
@@ -54,5 +54,24 @@ await forEachEngine('the machine’s own address', (engine) => {
     } finally {
       driver.state = real;
     }
+  });
+
+  it('gives a device as many IPv4 addresses as its order’s NICs ask for, one of them primary', async () => {
+    const details = {
+      ...SAMPLE_DETAILS,
+      nics: [
+        { name: 'eth0', vlan: 0, speed: 1000, ipv4: 2, poolIPv4: 0, ipv6: 0, poolIPv6: 0 },
+        { name: 'eth1', vlan: 0, speed: 1000, ipv4: 1, poolIPv4: 0, ipv6: 0, poolIPv6: 0 },
+      ],
+    };
+    const [contractId] = await seedContracts(infra.ctx.db, infra.ctx.created!.customerId, clock.now(), 1, details);
+    await infra.worker.runDue();
+    const deviceId = Number((await contractRow(infra.ctx.db, contractId)).device_id);
+    const rows = await deviceIps(infra.ctx.db, deviceId);
+    assert.equal(rows.length, 3);
+    assert.equal(rows.filter((r) => Number(r.is_primary) === 1).length, 1);
+    const device = (await infra.call('device.get', { deviceId })).device;
+    assert.equal(device.ips.length, 3);
+    assert.equal(device.primaryIP.replace(/\/\d+$/, ''), rows.find((r) => Number(r.is_primary) === 1)!.address);
   });
 });

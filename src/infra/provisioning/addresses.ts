@@ -38,27 +38,31 @@ export function parsePool(cidr: string): AddressPool | undefined {
 const PROBE = 64;
 
 /**
- * Takes a free address of the pool for the device: tries from a place that depends on the device id
- * (so successive devices rarely probe the same addresses), 64 candidates per query, and inserts the
- * row with ON CONFLICT DO NOTHING (a race loses nothing but a candidate). Undefined when the pool is full.
+ * Takes `count` free addresses of the pool for the device, the first its primary: tries from a place
+ * that depends on the device id (so successive devices rarely probe the same addresses), 64
+ * candidates per query, and inserts each row with ON CONFLICT DO NOTHING (a race loses nothing but a
+ * candidate). Returns the primary address; undefined when the pool has fewer free addresses left
+ * (the caller's transaction then writes none of them).
  */
-export async function allocatePrimary(trx: Transaction<InfraTables>, pool: AddressPool, deviceId: number, now: number): Promise<string | undefined> {
+export async function allocatePrimary(trx: Transaction<InfraTables>, pool: AddressPool, deviceId: number, now: number, count = 1): Promise<string | undefined> {
   let offset = (deviceId - 1) % pool.size;
-  for (let probed = 0; probed < pool.size; probed += PROBE) {
+  const got: string[] = [];
+  for (let probed = 0; probed < pool.size && got.length < count; probed += PROBE) {
     const candidates: string[] = [];
     for (let i = 0; i < Math.min(PROBE, pool.size - probed); i++) candidates.push(toText(pool.base + ((offset + i) % pool.size)));
     const taken = new Set((await trx.selectFrom('device_ips').select('address').where('address', 'in', candidates).execute()).map((r) => r.address));
     for (const address of candidates) {
+      if (got.length >= count) break;
       if (taken.has(address)) continue;
       const row = await trx
         .insertInto('device_ips')
-        .values({ device_id: deviceId, address, family: 4, is_primary: 1, network_id: null, date_created: now })
+        .values({ device_id: deviceId, address, family: 4, is_primary: got.length === 0 ? 1 : 0, network_id: null, date_created: now })
         .onConflict((oc) => oc.column('address').doNothing())
         .returning('id')
         .executeTakeFirst();
-      if (row) return address;
+      if (row) got.push(address);
     }
     offset = (offset + PROBE) % pool.size;
   }
-  return undefined;
+  return got.length === count ? got[0] : undefined;
 }

@@ -238,7 +238,12 @@ export class ProvisioningWorker {
         .execute();
       // The order's firewall policies are the device's first ones (device.firewall.update changes them later).
       await addOrderedPolicies(trx, deviceId, { firewallPolicies: details.firewallPolicies ?? [] }, seconds);
-      const address = await allocatePrimary(trx, this.pool, deviceId, seconds);
+      // As many IPv4 addresses as the order's NICs ask for (at least the primary one).
+      const wanted = Math.max(
+        1,
+        (details.nics ?? []).reduce((n, nic) => n + (nic.ipv4 ?? 0), 0),
+      );
+      const address = await allocatePrimary(trx, this.pool, deviceId, seconds, wanted);
       if (address === undefined) return { failed: STATUS_TEXT.createFailed(STATUS_TEXT.poolExhausted(this.pool.cidr)), deviceId };
       const moved = await trx
         .updateTable('contracts')
