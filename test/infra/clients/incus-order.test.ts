@@ -12,26 +12,12 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { startInfra } from '../../helpers/server.js';
-import { defaultIncusSocket, IncusDriver } from '../../../src/infra/drivers/incus.js';
+import { IncusDriver } from '../../../src/infra/drivers/incus.js';
+import { incusSocket, incusUnavailable } from '../../helpers/incus.js';
 
-const IMAGE = 'debian/12';
-const socketPath = process.env.KEEL_INCUS_SOCKET || defaultIncusSocket();
+const socketPath = incusSocket;
 
-async function unavailable(): Promise<string | null> {
-  if (spawnSync('ssh-keygen', ['-?'], { stdio: 'ignore' }).error) return 'no ssh-keygen/ssh client on this host';
-  const probe = new IncusDriver({ socketPath, requestTimeoutMs: 5000 });
-  try {
-    const d = await probe.describe();
-    if (!(await probe.imageExists(IMAGE))) return `the ${d.server} daemon at ${socketPath} has no image ${IMAGE} (run scripts/lxd-setup.sh)`;
-    return null;
-  } catch (err) {
-    return `${(err as Error).message} (run scripts/lxd-setup.sh as root)`;
-  } finally {
-    await probe.close();
-  }
-}
-
-const why = await unavailable();
+const why = await incusUnavailable({ needSsh: true });
 if (why) console.log(`# skipping the order-to-container test: ${why}`);
 
 describe('an order through the API on the incus driver', { skip: why ?? false }, () => {

@@ -12,26 +12,14 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { DriverError, type MachineDriver } from '../../../src/infra/drivers/driver.js';
-import { defaultIncusSocket, IncusDriver } from '../../../src/infra/drivers/incus.js';
+import { IncusDriver } from '../../../src/infra/drivers/incus.js';
+import { INCUS_IMAGE, incusSocket, incusUnavailable } from '../../helpers/incus.js';
 import { conformanceSpec, driverConformance } from './conformance.js';
 
-const IMAGE = process.env.KEEL_TEST_INCUS_IMAGE ?? 'debian/12';
-const socketPath = process.env.KEEL_INCUS_SOCKET || defaultIncusSocket();
+const IMAGE = INCUS_IMAGE;
+const socketPath = incusSocket;
 
-async function unavailable(): Promise<string | null> {
-  const probe = new IncusDriver({ socketPath, requestTimeoutMs: 5000 });
-  try {
-    const d = await probe.describe();
-    if (!(await probe.imageExists(IMAGE))) return `the ${d.server} daemon at ${socketPath} has no image ${IMAGE} (run scripts/lxd-setup.sh)`;
-    return null;
-  } catch (err) {
-    return `${(err as Error).message} (run scripts/lxd-setup.sh as root)`;
-  } finally {
-    await probe.close();
-  }
-}
-
-const why = await unavailable();
+const why = await incusUnavailable();
 const make = async (): Promise<MachineDriver> => new IncusDriver({ socketPath });
 
 driverConformance('incus', make, {
