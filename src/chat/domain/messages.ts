@@ -14,7 +14,7 @@ import { checkCanPost } from './channel-access.js';
 import { subscriberIds } from './channels.js';
 import { escapeHtml, highlightHtml } from './search.js';
 import { searchDriver, searchText } from '../../platform/db/fulltext.js';
-import { flagsSql, historyStreamIds, NOTHING_RECEIVED, receivedSql, receivedSqlWith, spanRows, spansOf, type Received } from './receipt.js';
+import { flagsSql, historyStreamIds, NOTHING_RECEIVED, receivedSql, spansOf, type Received } from './receipt.js';
 import type { ReaderCaches, SerializedMessage } from './reader-cache.js';
 import { reactionsOf } from './reactions.js';
 import { editFields } from './edit-history.js';
@@ -185,10 +185,7 @@ async function matchingRows(db: Queryable<ChatTables>, realmId: number, me: Chat
   // Confined to one channel of the realm whose whole history the reader may read, every message
   // matching is readable: no access test per row, and the topic index alone finds the page.
   const everyoneReadable = narrow.channelId !== undefined && history.includes(narrow.channelId);
-  // The reader's spans inline (receipt.ts): no subquery per candidate row. Not needed when the one
-  // channel's whole history is readable (no access test at all).
-  const received = everyoneReadable ? receivedSql(me.id) : receivedSqlWith(me.id, await spanRows(db, me.id));
-  const access = history.length ? sql`(m.stream_id in (${sql.join(history)}) or ${received})` : received;
+  const access = history.length ? sql`(m.stream_id in (${sql.join(history)}) or ${receivedSql(me.id)})` : receivedSql(me.id);
   // A search reads its page from the full-text index in id order (platform/db/fulltext.ts).
   const driver = searchDriver(narrow.conditions);
   const id = driver?.id ?? sql`m.id`;

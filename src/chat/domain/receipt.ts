@@ -19,44 +19,6 @@ export function inSpan(userId: number, m = 'm'): RawBuilder<boolean> {
     and ss.after_message_id < ${id} and (ss.until_message_id is null or ${id} <= ss.until_message_id)))`;
 }
 
-/** One of a user's subscription spans: the channel messages with ids in (after, until] reached them. */
-export interface SpanRow {
-  stream_id: number;
-  after_message_id: number;
-  until_message_id: number | null;
-}
-
-/** Spans beyond this many stay the correlated subquery of inSpan: the inline form grows with them. */
-export const INLINE_SPANS = 64;
-
-/** A user's subscription spans (one per subscription, and one per past subscription). */
-export function spanRows(db: Queryable<ChatTables>, userId: number): Promise<SpanRow[]> {
-  return db.selectFrom('subscription_spans').select(['stream_id', 'after_message_id', 'until_message_id']).where('user_id', '=', userId).execute();
-}
-
-/**
- * inSpan with the user's spans written into the query as id ranges: the same rows, without a
- * subquery per candidate message (a search's page tested one for each of its 50-odd rows: half
- * of the page query's time).
- */
-export function inSpansInline(spans: readonly SpanRow[], m = 'm'): RawBuilder<boolean> {
-  if (!spans.length) return sql<boolean>`(1 = 0)`;
-  const id = sql.ref(`${m}.id`);
-  const streamId = sql.ref(`${m}.stream_id`);
-  const ranges = spans.map((s) =>
-    s.until_message_id === null
-      ? sql`(${streamId} = ${s.stream_id} and ${id} > ${s.after_message_id})`
-      : sql`(${streamId} = ${s.stream_id} and ${id} > ${s.after_message_id} and ${id} <= ${s.until_message_id})`,
-  );
-  return sql<boolean>`(${sql.join(ranges, sql` or `)})`;
-}
-
-/** receivedSql, with the spans inline when the caller read them and they are few enough. */
-export function receivedSqlWith(userId: number, spans: readonly SpanRow[] | undefined): RawBuilder<boolean> {
-  if (spans === undefined || spans.length > INLINE_SPANS) return receivedSql(userId);
-  return sql<boolean>`(um.user_id is not null or ${inSpansInline(spans)})`;
-}
-
 /** Received: over messages `m` left-joined to the user's user_messages `um`. */
 export function receivedSql(userId: number): RawBuilder<boolean> {
   return sql<boolean>`(um.user_id is not null or ${inSpan(userId)})`;
