@@ -179,3 +179,50 @@ await forEachEngine('chat search', (engine) => {
     assert.deepEqual(idsOf(await search(owner, [['search', 'plans roadmap revise']])), [id]);
   });
 });
+
+// The reader's subscription spans decide what a search of a private channel without shared history
+// finds (receipt.ts, written into the page query as id ranges): messages sent while subscribed, not
+// those sent between an unsubscription and a resubscription.
+await forEachEngine('chat search over subscription spans', (engine) => {
+  let storage: Storage;
+  let server: RunningServer;
+  let owner: ChatClient;
+  let bo: ChatClient;
+  let boId: number;
+
+  before(async () => {
+    storage = await createStorage(engine);
+    server = await startServer(storage);
+    owner = new ChatClient(server.chatUrl, server.chatSecrets!.email, server.chatSecrets!.apiKey);
+    const r = await runKeel(['admin', 'create-user', '--email', 'bo@example.com', '--full-name', 'Bo', '--json', ...storageArgs(storage)]);
+    const made = JSON.parse(r.stdout);
+    bo = new ChatClient(server.chatUrl, made.email, made.apiKey);
+    boId = made.userId;
+  });
+  after(async () => {
+    await server?.stop();
+    await storage?.dispose();
+  });
+
+  it('finds what was sent while the reader was subscribed, and not what was sent between', async () => {
+    const sub = await owner.post('/users/me/subscriptions', { subscriptions: [{ name: 'vault' }], invite_only: true, history_public_to_subscribers: false });
+    assert.equal(sub.status, 200, JSON.stringify(sub.body));
+    assert.equal((await owner.post('/users/me/subscriptions', { subscriptions: [{ name: 'vault' }], principals: [boId] })).status, 200);
+    const send = async (content: string) => {
+      const r = await owner.post('/messages', { type: 'stream', to: 'vault', topic: 't', content });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      return r.body.id as number;
+    };
+    const first = await send('walnut one');
+    assert.equal((await owner.call('DELETE', '/users/me/subscriptions', { subscriptions: ['vault'], principals: [boId] })).status, 200);
+    await send('walnut two');
+    assert.equal((await owner.post('/users/me/subscriptions', { subscriptions: [{ name: 'vault' }], principals: [boId] })).status, 200);
+    const third = await send('walnut three');
+    const found = await bo.get('/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [{ operator: 'search', operand: 'walnut' }] });
+    assert.equal(found.status, 200, JSON.stringify(found.body));
+    assert.deepEqual(
+      found.body.messages.map((m: { id: number }) => m.id),
+      [first, third],
+    );
+  });
+});
