@@ -2,6 +2,7 @@
 // signer, zone catalog and writer, event hub, presence, limiters, caches and the three listeners, and
 // starts and stops them in order. `keel serve|init|migrate|admin` (main.ts) and the tests call it;
 // nothing else builds these, and no module keeps state of its own about a store or a catalog.
+import { LocalFileStore } from './platform/files/local-store.js';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Config, ListenAddress } from './config/config.js';
@@ -246,6 +247,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const presence = new PresenceStore(chatDb, clock, log, options.presence);
   const caches = new ReaderCaches(chatDb, clock);
   const fulltext = new FulltextUpkeep(chatDb, options.fulltext, log);
+  // Uploaded files stay out of the store, in the data dir (platform/files/local-store.ts).
+  const files = new LocalFileStore(path.join(config.dataDir, 'uploads'));
   const chatServer = createChatServer(
     {
       db: chatDb,
@@ -258,6 +261,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       presence,
       apiKeySeal: core.apiKeySeal,
       caches,
+      files,
     },
     allEndpoints(),
     http,

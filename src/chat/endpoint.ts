@@ -1,5 +1,6 @@
 // What a Chat endpoint is: one definition (method, path, parameter schema, who may call it, handler)
 // serves routing, parameter decoding and checking, and the OpenAPI document and docs (openapi.ts).
+import type { FileStore } from '../platform/files/file-store.js';
 import type { Static, TObject } from 'typebox';
 import type { Database } from '../platform/db/database.js';
 import type { Clock } from '../platform/clock.js';
@@ -33,6 +34,8 @@ export interface ChatServices {
   apiKeySeal: ApiKeySeal;
   /** What GET /messages keeps between requests: narrows, receipts, serialized messages (domain/reader-cache.ts). */
   caches: ReaderCaches;
+  /** Where uploaded files live (platform/files/): `uploads/` in the data dir by default. */
+  files: FileStore;
 }
 
 export interface ChatCall {

@@ -3,7 +3,10 @@
 // without), NUL bytes in text, integers beyond the safe integers. Client errors are logged at
 // debug at most; a real server fault is still logged at error level with its stack.
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { after, before, it } from 'node:test';
 import Type from 'typebox';
@@ -18,6 +21,7 @@ import { parseRateLimits } from '../../src/config/rate-limits.js';
 import { BAD_PATH_ESCAPE } from '../../src/chat/router.js';
 import { EventHub } from '../../src/chat/events/hub.js';
 import { PresenceStore } from '../../src/chat/domain/presence.js';
+import { LocalFileStore } from '../../src/platform/files/local-store.js';
 
 interface Answer {
   status: number;
@@ -157,6 +161,7 @@ await forEachEngine('chat malformed input', (engine) => {
         rootDomain: 'chat.keel.test',
         limits: new ChatLimits(chat.clock, parseRateLimits('off')),
         apiKeySeal: chat.ctx.apiKeySeal,
+        files: new LocalFileStore(path.join(mkdtempSync(path.join(os.tmpdir(), 'keel-files-')), 'uploads')),
         events: new EventHub(chat.clock, log, { sweepEveryMs: 0 }),
         presence: new PresenceStore(chat.ctx.chatDb, chat.clock, log, { flushEveryMs: 0 }),
         caches: chat.ctx.caches,
