@@ -266,6 +266,21 @@ export interface UserTopicRow {
   last_updated: number;
 }
 
+/** An uploaded file (migration 26); the bytes are in the file store under path_id. create_time in Unix seconds. */
+export interface AttachmentRow {
+  id: Generated<number>;
+  realm_id: number;
+  owner_id: number;
+  /** `<realm id>/<random>/<sanitised file name>`: the key in the file store and the tail of its URL. */
+  path_id: string;
+  file_name: string;
+  content_type: string | null;
+  size: number;
+  create_time: number;
+  is_realm_public: Generated<number>;
+  is_web_public: Generated<number>;
+}
+
 export interface ChatTables {
   server_secrets: { name: string; value: string };
   realms: RealmRow;
@@ -293,6 +308,8 @@ export interface ChatTables {
   /** Unix seconds. */
   muted_users: { user_id: number; muted_user_id: number; date_muted: number };
   user_topics: UserTopicRow;
+  attachments: AttachmentRow;
+  attachment_messages: { attachment_id: number; message_id: number };
 }
 
 export type ChatUser = Selectable<ChatUserRow>;

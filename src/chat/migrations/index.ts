@@ -20,6 +20,7 @@ import { chatRealmDeactivation } from './017_chat_realm_deactivation.js';
 import { chatRealmRules } from './018_chat_realm_rules.js';
 import { chatSearchStems } from './019_chat_search_stems.js';
 import { chatHiddenEmails } from './020_chat_hidden_emails.js';
+import { chatAttachments } from './026_chat_attachments.js';
 
 export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatCore,
@@ -40,4 +41,5 @@ export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatRealmRules,
   chatSearchStems,
   chatHiddenEmails,
+  chatAttachments,
 ];

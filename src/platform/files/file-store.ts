@@ -50,14 +50,20 @@ export class FileTooLargeError extends Error {
 /** A key that is not a relative path of safe segments: a bug in the caller, never client input. */
 export class BadFileKeyError extends Error {}
 
-const SEGMENT = /^[A-Za-z0-9._-][A-Za-z0-9._ ()+,=@-]{0,254}$/;
+// Any characters but '/', NUL and control characters (file names are Unicode, as Zulip keeps them);
+// at most 255 bytes, a segment's limit on common file systems.
+const SEGMENT = /^[^/\x00-\x1f\x7f]+$/u;
 
-/** Checks a key: 1 to 8 segments joined by '/', none '.' or '..', none empty, only safe characters. */
+/**
+ * Checks a key: 1 to 8 segments joined by '/', none empty, '.' or '..', none over 255 bytes, and
+ * the first not starting with a dot (the store's own `.partial` directory is there).
+ */
 export function checkFileKey(key: string): string[] {
   const segments = key.split('/');
   if (segments.length < 1 || segments.length > 8) throw new BadFileKeyError(`bad file key ${JSON.stringify(key)}`);
   for (const s of segments) {
-    if (s === '.' || s === '..' || !SEGMENT.test(s)) throw new BadFileKeyError(`bad file key ${JSON.stringify(key)}`);
+    if (!SEGMENT.test(s) || s === '.' || s === '..' || Buffer.byteLength(s) > 255) throw new BadFileKeyError(`bad file key ${JSON.stringify(key)}`);
   }
+  if (segments[0].startsWith('.')) throw new BadFileKeyError(`bad file key ${JSON.stringify(key)}`);
   return segments;
 }

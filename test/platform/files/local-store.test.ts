@@ -62,7 +62,7 @@ describe('the local file store', () => {
 
   it('refuses keys that could leave its directory', async () => {
     const s = store();
-    for (const key of ['../x', 'a/../../x', '/etc/passwd', 'a//b', '.', 'a/.partial/../b', '']) {
+    for (const key of ['.partial/x', '../x', 'a/../../x', '/etc/passwd', 'a//b', '.', 'a/.partial/../b', '']) {
       await assert.rejects(s.put(key, Buffer.from('x')), BadFileKeyError);
     }
   });
