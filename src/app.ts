@@ -159,6 +159,8 @@ export interface App extends Core {
   caches: ReaderCaches;
   /** Merges SQLite's full-text index after messages were written (platform/db/fulltext-upkeep.ts); runs from start() to stop(). */
   fulltext: FulltextUpkeep<ChatTables>;
+  /** What every Infra command is given (the store, clock, zone writer, limits, catalogue, device views). */
+  infraServices: InfraServices;
   infraServer: InfraServer;
   chatServer: ChatServer;
   /** The machines behind Infra devices (--infra-driver). */
@@ -284,6 +286,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     presence,
     caches,
     fulltext,
+    infraServices,
     infraServer,
     chatServer,
     driver,

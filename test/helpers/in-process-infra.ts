@@ -2,22 +2,17 @@
 // tests that look inside the core (its zone catalog, its database) while calling the API.
 import type { EngineName } from './engines.js';
 import { createStorage, storageArgs, type Storage } from './server.js';
-import { openCore, type Core } from '../../src/app.js';
-import { createInfraServer, type InfraServer } from '../../src/infra/transport/server.js';
-import { InfraLimits } from '../../src/infra/rate-limit.js';
-import { parseRateLimits } from '../../src/config/rate-limits.js';
-import { allCommands } from '../../src/infra/commands/index.js';
-import { CatalogueIndex, DEFAULT_CATALOGUE } from '../../src/infra/catalogue.js';
-import { DeviceViews } from '../../src/infra/devices/view-cache.js';
+import { type App, createApp } from '../../src/app.js';
+import type { InfraServer } from '../../src/infra/transport/server.js';
 import { buildConfig, type Config } from '../../src/config/config.js';
 import { readOptions } from '../../src/config/env.js';
 import type { Clock } from '../../src/platform/clock.js';
 import { SimDriver, type SimOptions } from '../../src/infra/drivers/sim.js';
-import { ProvisioningWorker, type WorkerHooks, type WorkerOptions } from '../../src/infra/provisioning/worker.js';
+import type { ProvisioningWorker, WorkerHooks, WorkerOptions } from '../../src/infra/provisioning/worker.js';
 
 export interface InProcessInfra {
   storage: Storage;
-  ctx: Core;
+  ctx: App;
   app: InfraServer;
   /** The config the core was opened with, to open a second core over the same store. */
   config: Config;
@@ -41,25 +36,19 @@ export interface InProcessInfraOptions {
 
 export async function inProcessInfra(engine: EngineName, opts: InProcessInfraOptions = {}): Promise<InProcessInfra> {
   const storage = await createStorage(engine);
-  const config = buildConfig(readOptions([...storageArgs(storage), '--log-level', 'error'], {}).options);
-  const ctx = await openCore(config, { clock: opts.clock });
-  const catalogue = new CatalogueIndex(DEFAULT_CATALOGUE);
-  const driver = new SimDriver(ctx.db, ctx.clock, { speed: 'instant', ...opts.sim });
-  const worker = new ProvisioningWorker({ db: ctx.db, clock: ctx.clock, log: ctx.log, driver, catalogue }, { tickMs: 0, ...opts.worker }, opts.hooks);
-  const app = createInfraServer(
-    {
-      db: ctx.db,
-      jwt: ctx.jwt,
-      clock: ctx.clock,
-      log: ctx.log,
-      zoneWriter: ctx.zoneWriter,
-      nameserverDomain: ctx.config.nameserverDomain,
-      limits: new InfraLimits(ctx.clock, parseRateLimits('off')),
-      catalogue,
-      deviceViews: new DeviceViews(ctx.db, ctx.clock, catalogue),
-    },
-    allCommands(),
-  );
+  const config = buildConfig(readOptions([...storageArgs(storage), '--log-level', 'error', '--rate-limits', 'off'], {}).options);
+  // Built by the composition root as `keel serve` builds it, with an instant sim driver and a worker
+  // without its timer; the Infra listener is driven through inject().
+  const ctx = await createApp(config, {
+    clock: opts.clock,
+    events: { sweepEveryMs: 0 },
+    presence: { flushEveryMs: 0 },
+    worker: { tickMs: 0, ...opts.worker, hooks: opts.hooks, sim: { speed: 'instant', ...opts.sim } },
+  });
+  const app = ctx.infraServer;
+  if (!(ctx.driver instanceof SimDriver)) throw new Error('in-process Infra expects the sim driver');
+  const driver = ctx.driver;
+  const worker = ctx.worker;
   const auth = 'Basic ' + Buffer.from(`${ctx.created!.apiUuid}:${ctx.created!.apiSecret}`).toString('base64');
   return {
     storage,
@@ -79,6 +68,8 @@ export async function inProcessInfra(engine: EngineName, opts: InProcessInfraOpt
     async close() {
       await worker.stop();
       await app.close();
+      // The chat listener (never opened here) closes the event hub and writes presence.
+      await ctx.chatServer.close();
       await ctx.close();
       await storage.dispose();
     },

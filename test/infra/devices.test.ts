@@ -13,12 +13,10 @@ import { DEVICE, LISTED, POLICY } from '../helpers/go-shapes.js';
 import { rcodeOf, rdataOf, udpQuery } from '../helpers/dns-client.js';
 import { createCustomer } from '../../src/infra/accounts.js';
 import { startDnsServer, type DnsServer } from '../../src/dns/server.js';
-import { CatalogueIndex, DEFAULT_CATALOGUE } from '../../src/infra/catalogue.js';
 import { publishDevice, reverseName, unpublishDevice } from '../../src/infra/devices/dns.js';
 import { MAX_FIREWALL_POLICIES } from '../../src/infra/orders-details.js';
 import { addOrderedPolicies } from '../../src/infra/devices/firewall.js';
 import type { InfraServices } from '../../src/infra/command.js';
-import { DeviceViews } from '../../src/infra/devices/view-cache.js';
 
 /** The keys of `extra` in the Go client's fixture (testdata/device.get.responseBody.json). */
 const FIXTURE_EXTRA_KEYS = [
@@ -79,17 +77,7 @@ await forEachEngine('device commands', (engine) => {
     const made = await createCustomer(infra.ctx.db.kysely, { companyName: 'Other', username: 'other', password: 'x', passwordHash: 'x' }, 1);
     other = { authorization: 'Basic ' + Buffer.from(`${made.apiUuid}:${made.apiSecret}`).toString('base64'), customerId: made.customerId };
     const ctx = infra.ctx;
-    services = {
-      db: ctx.db,
-      jwt: ctx.jwt,
-      clock: ctx.clock,
-      log: ctx.log,
-      zoneWriter: ctx.zoneWriter,
-      nameserverDomain: ctx.config.nameserverDomain,
-      limits: ctx.limits.infra,
-      catalogue: new CatalogueIndex(DEFAULT_CATALOGUE),
-      deviceViews: new DeviceViews(ctx.db, ctx.clock, new CatalogueIndex(DEFAULT_CATALOGUE)),
-    };
+    services = ctx.infraServices;
     dns = await startDnsServer({ catalog: ctx.zones, listen: { host: '127.0.0.1', port: 0 }, nameserverDomain: 'ns.keel.test', nameserverAddresses: ['192.0.2.53'], log: ctx.log });
   });
   after(async () => {
