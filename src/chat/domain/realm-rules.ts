@@ -128,6 +128,7 @@ export const ENFORCED_REALM_KEYS: Readonly<Record<string, string>> = {
   realm_name_changes_disabled: "members' own name changes skipped by PATCH /settings (this module)",
   realm_email_changes_disabled: "members' own email changes refused by PATCH /settings (this module)",
   realm_enable_read_receipts: 'GET /messages/{id}/read_receipts refused when off (endpoints/read-receipts.ts)',
+  realm_default_external_accounts: 'external account profile fields of a default subtype take their label and hint from it (profile-fields.ts)',
   realm_can_add_subscribers_group: 'subscribing others (endpoints/channels.ts)',
   realm_can_create_groups: 'POST /user_groups/create (user-groups.ts)',
   realm_can_create_private_channel_group: 'creating private channels (endpoints/channels.ts)',
