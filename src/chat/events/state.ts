@@ -145,12 +145,12 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
   if (fetch.has('realm_user')) {
     const users = await db.selectFrom('chat_users').selectAll().where('realm_id', '=', r.realm.id).orderBy('id').execute();
     const viewer = { id: me.id, role: me.role };
-    // Every user's custom profile field values (Zulip's register includes them for people).
-    const profileData = await profileDataOf(db, r.realm.id);
+    // Every user's custom profile field values (Zulip's register includes them for people), never for spectators.
+    const profileData = spectator ? undefined : await profileDataOf(db, r.realm.id);
     // user_avatar_url_field_optional lets a server leave avatar_url out "at its sole discretion" (Zulip
     // does for long-idle users of huge realms, whose clients then ask GET /avatar/{user_id}); Keel
     // serves no such route, so it always sends the URL.
-    const shown = (u: ChatUser) => userObject(u, { clientGravatar: r.clientGravatar, includeProfileFields: true, viewer, profileData });
+    const shown = (u: ChatUser) => userObject(u, { clientGravatar: r.clientGravatar, includeProfileFields: !spectator, viewer, profileData });
     const may = await realmPermissions(db, r.realm.id, me, ['can_create_public_channel_group', 'can_create_private_channel_group', 'can_add_subscribers_group']);
     Object.assign(out, {
       realm_users: users.filter((u) => u.is_active === 1).map(shown),
@@ -256,7 +256,8 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
       (x) => Number(x.id),
     );
   }
-  if (fetch.has('custom_profile_fields')) Object.assign(out, { custom_profile_fields: await fieldObjects(db, r.realm.id), custom_profile_field_types: customProfileFieldTypes() });
+  // Spectators see no profiles, so no fields either (as Zulip); the types are for everyone.
+  if (fetch.has('custom_profile_fields')) Object.assign(out, { custom_profile_fields: spectator ? [] : await fieldObjects(db, r.realm.id), custom_profile_field_types: customProfileFieldTypes() });
   if (fetch.has('realm_playgrounds')) out.realm_playgrounds = await playgroundObjects(db, r.realm.id);
   // A spectator has no snippets of its own.
   if (fetch.has('saved_snippets')) out.saved_snippets = spectator ? [] : await snippetsOf(db, me.id);

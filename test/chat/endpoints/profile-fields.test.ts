@@ -205,6 +205,15 @@ await forEachEngine('chat custom profile fields, black-box', (engine) => {
     const q = await register(owner, { fetch_event_types: ['realm_user', 'custom_profile_fields'] });
     assert.deepEqual(q.realm_users.find((u: Ev) => u.user_id === annId).profile_data, data);
     assert.equal(q.custom_profile_fields.length, Object.keys(ids).length);
+    // A spectator sees neither the fields nor anyone's values (as Zulip).
+    assert.equal((await owner.call('PATCH', '/realm', { enable_spectator_access: true })).status, 200);
+    assert.equal((await owner.post('/users/me/subscriptions', { subscriptions: [{ name: 'lobby' }], is_web_public: true })).status, 200);
+    const s = await owner.call('POST', '/register', { fetch_event_types: ['realm_user', 'custom_profile_fields', 'saved_snippets'] }, null);
+    assert.equal(s.status, 200, JSON.stringify(s.body));
+    assert.deepEqual([s.body.custom_profile_fields, s.body.saved_snippets], [[], []]);
+    assert.equal(s.body.custom_profile_field_types.USER.id, 6);
+    assert.ok(s.body.realm_users.every((u: Ev) => !('profile_data' in u)));
+    assert.equal((await owner.call('PATCH', '/realm', { enable_spectator_access: false })).status, 200);
     const js = await zulip({ realm: realm.server.chatUrl, username: ann.email, apiKey: ann.apiKey });
     const listed = await js.users.retrieve({ include_custom_profile_fields: true });
     assert.equal(listed.result, 'success', JSON.stringify(listed));
