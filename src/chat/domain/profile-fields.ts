@@ -102,6 +102,17 @@ export async function fieldObjects(db: Queryable<ChatTables>, realmId: number): 
   return (await realmFields(db, realmId)).map(fieldObject);
 }
 
+/** The realm's fields by id, for a request that names many (each looked up here, not in the store). */
+export async function fieldsById(db: Queryable<ChatTables>, realmId: number): Promise<Map<number, ProfileField>> {
+  return new Map((await realmFields(db, realmId)).map((f) => [Number(f.id), f]));
+}
+
+export function fieldIn(fields: ReadonlyMap<number, ProfileField>, id: number): ProfileField {
+  const f = fields.get(id);
+  if (!f) throw profileFieldNotFound({ id });
+  return f;
+}
+
 export async function fieldById(db: Queryable<ChatTables>, realmId: number, id: number): Promise<ProfileField> {
   const f = await db.selectFrom('custom_profile_fields').selectAll().where('realm_id', '=', realmId).where('id', '=', id).executeTakeFirst();
   if (!f) throw profileFieldNotFound({ id });
@@ -252,7 +263,7 @@ function isIsoDate(s: string): boolean {
  * A user's new value for a field, checked by the field's type (Zulip's validate_user_custom_profile_field,
  * the field's name naming the value in errors); answers the text stored.
  */
-export async function checkProfileValue(db: Queryable<ChatTables>, realmId: number, field: ProfileField, value: unknown): Promise<string> {
+export async function checkProfileValue(db: Queryable<ChatTables>, realmId: number, field: ProfileField, value: unknown, users: UserFacts = new Map()): Promise<string> {
   const name = field.name;
   const text = (limit: number) => {
     if (typeof value !== 'string') throw valueNotString({ name });
@@ -278,14 +289,17 @@ export async function checkProfileValue(db: Queryable<ChatTables>, realmId: numb
       return value;
     }
     case FIELD_TYPE.USER:
-      return JSON.stringify(await checkUserIds(db, realmId, value));
+      return JSON.stringify(await checkUserIds(db, realmId, value, users));
     default:
       throw profileFieldInvalidType();
   }
 }
 
+/** Users a request's values name, looked up once per request (null: not in the realm). */
+export type UserFacts = Map<number, { is_active: number; is_bot: number } | null>;
+
 /** Zulip's check_valid_user_ids: people of the realm, active, not bots. */
-async function checkUserIds(db: Queryable<ChatTables>, realmId: number, value: unknown): Promise<number[]> {
+async function checkUserIds(db: Queryable<ChatTables>, realmId: number, value: unknown, known: UserFacts): Promise<number[]> {
   const name = 'User IDs';
   if (!Array.isArray(value)) throw valueNotList({ name });
   value.forEach((v, i) => {
@@ -293,8 +307,14 @@ async function checkUserIds(db: Queryable<ChatTables>, realmId: number, value: u
   });
   const ids = value as number[];
   if (!ids.length) return ids;
-  const users = await db.selectFrom('chat_users').select(['id', 'is_active', 'is_bot']).where('realm_id', '=', realmId).where('id', 'in', ids).execute();
-  const found = new Map(users.map((u) => [Number(u.id), u]));
+  const unknown = [...new Set(ids.filter((id) => !known.has(id)))];
+  for (let i = 0; i < unknown.length; i += 500) {
+    const part = unknown.slice(i, i + 500);
+    const users = await db.selectFrom('chat_users').select(['id', 'is_active', 'is_bot']).where('realm_id', '=', realmId).where('id', 'in', part).execute();
+    for (const id of part) known.set(id, null);
+    for (const u of users) known.set(Number(u.id), { is_active: u.is_active, is_bot: u.is_bot });
+  }
+  const found = new Map([...new Set(ids)].flatMap((id) => (known.get(id) ? [[id, known.get(id)!] as const] : [])));
   const invalid = ids.filter((id) => !found.has(id));
   if (invalid.length) throw profileInvalidUserIds({ ids: invalid.join(', ') });
   for (const id of ids) {

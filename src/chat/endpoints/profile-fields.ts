@@ -16,7 +16,9 @@ import {
   DEFAULT_EXTERNAL_ACCOUNTS,
   FIELD_TYPE,
   fieldById,
+  fieldIn,
   fieldObjects,
+  fieldsById,
   isDefaultExternal,
   parseFieldData,
   profileFieldsNotice,
@@ -26,6 +28,7 @@ import {
   type FieldData,
   type ProfileChange,
   type ProfileField,
+  type UserFacts,
 } from '../domain/profile-fields.js';
 import { realmUserUpdateNotice } from '../events/notices.js';
 import type { Notice } from '../events/hub.js';
@@ -255,20 +258,20 @@ export interface ProfileDataEntry {
  * Answers the changes, one realm_user update each.
  */
 export async function applyProfileData(trx: Queryable<ChatTables>, realmId: number, actor: ChatUser, targetId: number, entries: ProfileDataEntry[]): Promise<ProfileChange[]> {
-  const changes: ProfileChange[] = [];
-  const kept: { field: ProfileField; value: string }[] = [];
+  const fields = await fieldsById(trx, realmId);
+  const users: UserFacts = new Map();
+  // Every entry is checked; a field named again takes its last value.
+  const last = new Map<number, { field: ProfileField; value: string | null }>();
   for (const e of entries) {
-    const field = await fieldById(trx, realmId, e.id);
+    const field = fieldIn(fields, e.id);
     checkMayEdit(actor, field);
-    if (e.value === null || e.value === '' || (Array.isArray(e.value) && e.value.length === 0)) {
-      const c = await removeProfileValue(trx, targetId, Number(field.id));
-      if (c) changes.push(c);
-    } else {
-      kept.push({ field, value: await checkProfileValue(trx, realmId, field, e.value) });
-    }
+    const removes = e.value === null || e.value === '' || (Array.isArray(e.value) && e.value.length === 0);
+    last.delete(e.id);
+    last.set(e.id, { field, value: removes ? null : await checkProfileValue(trx, realmId, field, e.value, users) });
   }
-  for (const k of kept) {
-    const c = await storeProfileValue(trx, targetId, k.field, k.value);
+  const changes: ProfileChange[] = [];
+  for (const [id, k] of last) {
+    const c = k.value === null ? await removeProfileValue(trx, targetId, id) : await storeProfileValue(trx, targetId, k.field, k.value);
     if (c) changes.push(c);
   }
   return changes;
@@ -295,14 +298,18 @@ export const updateOwnProfileData = defineEndpoint({
       () =>
         db.transaction(async (trx) => {
           // Here an empty value is a value like any other (Zulip removes values only through DELETE).
-          const checked: { field: ProfileField; value: string }[] = [];
+          // Every entry is checked; a field named again takes its last value.
+          const fields = await fieldsById(trx, realmId);
+          const users: UserFacts = new Map();
+          const checked = new Map<number, { field: ProfileField; value: string }>();
           for (const e of p.data) {
-            const field = await fieldById(trx, realmId, e.id);
+            const field = fieldIn(fields, e.id);
             checkMayEdit(me, field);
-            checked.push({ field, value: await checkProfileValue(trx, realmId, field, e.value) });
+            checked.delete(e.id);
+            checked.set(e.id, { field, value: await checkProfileValue(trx, realmId, field, e.value, users) });
           }
           const changes: ProfileChange[] = [];
-          for (const c of checked) {
+          for (const c of checked.values()) {
             const change = await storeProfileValue(trx, me.id, c.field, c.value);
             if (change) changes.push(change);
           }
@@ -328,11 +335,11 @@ export const removeOwnProfileData = defineEndpoint({
     await events.write(
       () =>
         db.transaction(async (trx) => {
+          const fields = await fieldsById(trx, realmId);
+          for (const id of p.data) checkMayEdit(me, fieldIn(fields, id));
           const changes: ProfileChange[] = [];
-          for (const id of p.data) {
-            const field = await fieldById(trx, realmId, id);
-            checkMayEdit(me, field);
-            const c = await removeProfileValue(trx, me.id, Number(field.id));
+          for (const id of new Set(p.data)) {
+            const c = await removeProfileValue(trx, me.id, id);
             if (c) changes.push(c);
           }
           return changes;

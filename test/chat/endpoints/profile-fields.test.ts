@@ -188,6 +188,16 @@ await forEachEngine('chat custom profile fields, black-box', (engine) => {
     assert.deepEqual(mentor.person.custom_profile_field, { id: ids.mentor, value: JSON.stringify([bobId]) });
     // The same value again changes nothing and announces nothing.
     assert.equal((await set([{ id: ids.phone, value: '+1 555 0100' }])).status, 200);
+    // A field named twice takes its last value: here the one it has, so nothing changes either.
+    assert.equal(
+      (
+        await set([
+          { id: ids.pronouns, value: 'they/them' },
+          { id: ids.pronouns, value: 'she/her' },
+        ])
+      ).status,
+      200,
+    );
     assert.deepEqual(await drain(owner, q.queue_id, events.at(-1)!.id), []);
   });
 
