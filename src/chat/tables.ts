@@ -45,6 +45,8 @@ export interface RealmRow {
   require_unique_names: Generated<number>;
   direct_message_initiator_group: Generated<string | null>;
   direct_message_permission_group: Generated<string | null>;
+  // Migration 27: whether GET /messages/{id}/read_receipts answers (domain/read-receipts.ts).
+  enable_read_receipts: Generated<number>;
 }
 
 export interface ChatUserRow {
@@ -281,6 +283,20 @@ export interface AttachmentRow {
   is_web_public: Generated<number>;
 }
 
+/** Migration 27: a realm's custom profile field; field_data is the JSON text Zulip sends ('' for none). */
+export interface CustomProfileFieldRow {
+  id: Generated<number>;
+  realm_id: number;
+  name: string;
+  hint: string;
+  field_type: number;
+  field_data: string;
+  sort_order: number;
+  display_in_profile_summary: number;
+  required: number;
+  editable_by_user: number;
+}
+
 export interface ChatTables {
   server_secrets: { name: string; value: string };
   realms: RealmRow;
@@ -310,6 +326,11 @@ export interface ChatTables {
   user_topics: UserTopicRow;
   attachments: AttachmentRow;
   attachment_messages: { attachment_id: number; message_id: number };
+  custom_profile_fields: CustomProfileFieldRow;
+  custom_profile_field_values: { user_id: number; field_id: number; value: string; rendered_value: string | null };
+  realm_playgrounds: { id: Generated<number>; realm_id: number; name: string; pygments_language: string; url_template: string };
+  /** date_created in Unix seconds. */
+  saved_snippets: { id: Generated<number>; realm_id: number; user_id: number; title: string; content: string; date_created: number };
 }
 
 export type ChatUser = Selectable<ChatUserRow>;

@@ -57,6 +57,10 @@ export const UNDOCUMENTED: Record<string, string> = {
   'POST /realm/deactivate': "Zulip's deactivate_realm (the web app's organization deactivation) is real but absent from its OpenAPI document",
   'PATCH /settings/notifications':
     "Zulip 10.2 routes it to PATCH /settings's view as a legacy alias (zproject/urls.py, intentionally_undocumented); the Python client's update_notification_settings calls it",
+  'PATCH /realm/profile_fields/{field_id}': "Zulip 10.2's update_realm_custom_profile_field is routed (zproject/urls.py; the web app's settings use it) but absent from its OpenAPI document",
+  'DELETE /realm/profile_fields/{field_id}': "Zulip 10.2's delete_realm_custom_profile_field is routed (zproject/urls.py) but absent from its OpenAPI document",
+  'PATCH /users/me/profile_data': "Zulip 10.2's update_user_custom_profile_data is routed (zproject/urls.py; the web app's profile settings use it) but absent from its OpenAPI document",
+  'DELETE /users/me/profile_data': "Zulip 10.2's remove_user_custom_profile_data is routed (zproject/urls.py) but absent from its OpenAPI document",
   'PATCH /settings/display': "Zulip 10.2 routes it to PATCH /settings's view as a legacy alias (zproject/urls.py, intentionally_undocumented)",
   'PATCH /users/me/subscriptions/{stream_id}':
     "Zulip 10.2's update_subscriptions_property, the one-property form of POST /users/me/subscriptions/properties, is routed but absent from its OpenAPI document",

@@ -17,6 +17,10 @@ export const BOUNDS = {
   alertWordsPerUser: 1_000,
   /** Zulip sends at most 1,000 drafts in register (MAX_DRAFTS_IN_REGISTER); more could never be seen. */
   draftsPerUser: 1_000,
+  /** Custom profile fields of a realm (Zulip sets no count; every user object carries their values). */
+  profileFieldsPerRealm: 250,
+  playgroundsPerRealm: 1_000,
+  savedSnippetsPerUser: 1_000,
 } as const;
 
 const WHERE = {
@@ -26,6 +30,9 @@ const WHERE = {
   linkifiersPerRealm: { table: 'realm_linkifiers', column: 'realm_id', scope: 'an organization', things: 'linkifiers' },
   alertWordsPerUser: { table: 'alert_words', column: 'user_id', scope: 'a user', things: 'alert words' },
   draftsPerUser: { table: 'drafts', column: 'user_id', scope: 'a user', things: 'drafts' },
+  profileFieldsPerRealm: { table: 'custom_profile_fields', column: 'realm_id', scope: 'an organization', things: 'custom profile fields' },
+  playgroundsPerRealm: { table: 'realm_playgrounds', column: 'realm_id', scope: 'an organization', things: 'code playgrounds' },
+  savedSnippetsPerUser: { table: 'saved_snippets', column: 'user_id', scope: 'a user', things: 'saved snippets' },
 } as const;
 
 /**

@@ -55,7 +55,7 @@ const timeLimit = (
 const HISTORY_POLICIES = ['all', 'moves', 'none'] as const;
 
 /** A yes/no setting stored as 0/1. */
-const flag = (column: 'enable_spectator_access' | 'mandatory_topics' | 'name_changes_disabled' | 'email_changes_disabled' | 'require_unique_names'): SimpleSetting => ({
+const flag = (column: 'enable_spectator_access' | 'mandatory_topics' | 'name_changes_disabled' | 'email_changes_disabled' | 'require_unique_names' | 'enable_read_receipts'): SimpleSetting => ({
   param: Type.Boolean(),
   check: (value) => value as boolean,
   read: (row) => row[column] === 1,
@@ -118,6 +118,8 @@ export const SIMPLE_SETTINGS = {
   email_changes_disabled: flag('email_changes_disabled'),
   // Names of users and bots must differ (realm-rules.ts checkNameUnique).
   require_unique_names: flag('require_unique_names'),
+  // Whether GET /messages/{id}/read_receipts answers (endpoints/read-receipts.ts); on for a new realm.
+  enable_read_receipts: flag('enable_read_receipts'),
 } satisfies Record<string, SimpleSetting>;
 
 export type SimpleSettingName = keyof typeof SIMPLE_SETTINGS;

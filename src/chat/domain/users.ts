@@ -61,6 +61,8 @@ export interface UserObjectOptions {
   clientGravatar: boolean;
   includeProfileFields: boolean;
   viewer?: Viewer;
+  /** The users' custom profile field values (profile-fields.ts profileDataOf); none where absent. */
+  profileData?: ReadonlyMap<number, Record<string, unknown>>;
 }
 
 export function userObject(user: ChatUser, opts: UserObjectOptions): Record<string, unknown> {
@@ -86,7 +88,7 @@ export function userObject(user: ChatUser, opts: UserObjectOptions): Record<stri
   };
   // Zulip gives bot_owner_id only for bots, and profile data only for people when asked.
   if (user.is_bot === 1) out.bot_owner_id = user.bot_owner_id;
-  else if (opts.includeProfileFields) out.profile_data = {};
+  else if (opts.includeProfileFields) out.profile_data = opts.profileData?.get(user.id) ?? {};
   return out;
 }
 

@@ -58,6 +58,10 @@ import { updateDisplaySettingsLegacy, updateNotificationSettingsLegacy, updateRe
 import { createDrafts, deleteDraft, editDraft, getDrafts } from './drafts.js';
 import { muteUser, unmuteUser, updateMutedTopic, updateUserTopic } from './muting.js';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './flags.js';
+import { createProfileField, deleteProfileField, getProfileFields, removeOwnProfileData, reorderProfileFields, updateOwnProfileData, updateProfileField } from './profile-fields.js';
+import { addPlayground, removePlayground } from './playgrounds.js';
+import { createSavedSnippet, deleteSavedSnippet, editSavedSnippet, getSavedSnippets } from './saved-snippets.js';
+import { getReadReceipts } from './read-receipts.js';
 
 /** GET /openapi.json: this API's OpenAPI 3.1 document, made from the areas below (chat/openapi.ts). */
 export const getOpenApiDocument = defineEndpoint({
@@ -153,6 +157,14 @@ export const ENDPOINT_AREAS: readonly EndpointArea[] = [
   },
   { name: 'drafts', description: "Drafts synchronised between a user's clients.", endpoints: [getDrafts, createDrafts, editDraft, deleteDraft] },
   { name: 'muting', description: "Muting users, and topics' visibility policies.", endpoints: [muteUser, unmuteUser, updateUserTopic, updateMutedTopic] },
+  {
+    name: 'profile-fields',
+    description: "Custom profile fields: the organization's fields (administrators define, change, reorder and delete them) and users' own values.",
+    endpoints: [getProfileFields, createProfileField, reorderProfileFields, updateProfileField, deleteProfileField, updateOwnProfileData, removeOwnProfileData],
+  },
+  { name: 'playgrounds', description: 'Code playgrounds: links that open a code block of a language elsewhere (administrators).', endpoints: [addPlayground, removePlayground] },
+  { name: 'saved-snippets', description: "A user's saved snippets of message text.", endpoints: [getSavedSnippets, createSavedSnippet, editSavedSnippet, deleteSavedSnippet] },
+  { name: 'read-receipts', description: 'Who has read a message, where the organization and the readers allow it.', endpoints: [getReadReceipts] },
 ];
 
 export function allEndpoints(): Endpoint[] {

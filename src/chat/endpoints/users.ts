@@ -4,7 +4,7 @@ import Type from 'typebox';
 import { sql } from 'kysely';
 import { receivedSql } from '../domain/receipt.js';
 import { defineEndpoint, requireUser, type ChatCall } from '../endpoint.js';
-import { adminRequired, botOwnerDeactivated, botsNotAccepted, cannotChangeUserEmails, noSuchUser, ownerRequired, profileFieldNotFound } from '../errors.js';
+import { adminRequired, botOwnerDeactivated, botsNotAccepted, cannotChangeUserEmails, noSuchUser, ownerRequired } from '../errors.js';
 import type { ChatTables, ChatUser } from '../tables.js';
 import type { Queryable } from '../../platform/db/database.js';
 import { isAdmin, ROLE } from '../domain/roles.js';
@@ -18,6 +18,8 @@ import { joinedNotices, userMembershipNotices } from '../events/realm-notices.js
 import { directGroupIdsOf } from '../domain/user-groups.js';
 import type { Notice } from '../events/hub.js';
 import { regenerateApiKey } from '../domain/api-keys.js';
+import { profileDataOf } from '../domain/profile-fields.js';
+import { applyProfileData } from './profile-fields.js';
 
 export const getOwnUser = defineEndpoint({
   method: 'GET',
@@ -47,7 +49,7 @@ export const getOwnUser = defineEndpoint({
       date_joined: isoWithOffset(me.date_joined),
       max_message_id: max?.max === null || max?.max === undefined ? -1 : Number(max.max),
       user_id: me.id,
-      profile_data: {},
+      profile_data: (await profileDataOf(call.services.db.kysely, call.realm.id, [me.id])).get(me.id) ?? {},
     };
   },
 });
@@ -66,7 +68,8 @@ export const getUsers = defineEndpoint({
   async handler(call, p) {
     const viewer = requireUser(call);
     const rows = await call.services.db.kysely.selectFrom('chat_users').selectAll().where('realm_id', '=', call.realm.id).orderBy('id').execute();
-    const opts = { clientGravatar: p.client_gravatar, includeProfileFields: p.include_custom_profile_fields, viewer };
+    const profileData = p.include_custom_profile_fields ? await profileDataOf(call.services.db.kysely, call.realm.id) : undefined;
+    const opts = { clientGravatar: p.client_gravatar, includeProfileFields: p.include_custom_profile_fields, viewer, profileData };
     return { members: rows.map((u) => userObject(u, opts)) };
   },
 });
@@ -80,9 +83,15 @@ export const getUser = defineEndpoint({
   async handler(call, p) {
     const user = await userById(call.services.db.kysely, call.realm.id, p.user_id);
     if (!user) throw noSuchUser();
-    return { user: userObject(user, { clientGravatar: p.client_gravatar, includeProfileFields: p.include_custom_profile_fields, viewer: requireUser(call) }) };
+    return { user: await shownUser(call, user, p) };
   },
 });
+
+/** One user as GET /users/{user_id} and /users/{email} show them, with their profile values when asked. */
+async function shownUser(call: ChatCall, user: ChatUser, p: { client_gravatar: boolean; include_custom_profile_fields: boolean }): Promise<Record<string, unknown>> {
+  const profileData = p.include_custom_profile_fields ? await profileDataOf(call.services.db.kysely, call.realm.id, [user.id]) : undefined;
+  return userObject(user, { clientGravatar: p.client_gravatar, includeProfileFields: p.include_custom_profile_fields, viewer: requireUser(call), profileData });
+}
 
 /** {user_id} is an integer; anything else under /users/ is an email address (GET/PATCH /users/{email}). */
 async function targetByEmail(call: ChatCall, email: string): Promise<ChatUser> {
@@ -99,7 +108,7 @@ export const getUserByEmail = defineEndpoint({
   params: Type.Object({ email: Type.String(), ...directoryParams }),
   async handler(call, p) {
     const user = await targetByEmail(call, p.email);
-    return { user: userObject(user, { clientGravatar: p.client_gravatar, includeProfileFields: p.include_custom_profile_fields, viewer: requireUser(call) }) };
+    return { user: await shownUser(call, user, p) };
   },
 });
 
@@ -156,8 +165,8 @@ async function updateUser(call: ChatCall, targetId: number, p: UpdateUser): Prom
       const fullName = p.full_name === undefined ? undefined : checkFullName(p.full_name);
       if (fullName !== undefined) await checkNameUnique(trx, call.realm, fullName, target.id);
       const roleChanges = p.role !== undefined && checkRoleChange(me, target, p.role, await activeOwnerCount(trx, call.realm.id));
-      // Keel has no custom profile fields yet, so every field id is unknown.
-      for (const entry of p.profile_data ?? []) throw profileFieldNotFound({ id: entry.id });
+      // Custom profile field values: an empty or null value removes it (profile-fields.ts applyProfileData).
+      const profileChanges = p.profile_data ? await applyProfileData(trx, call.realm.id, me, target.id, p.profile_data) : [];
       // Changing emails needs the can_change_user_emails server permission, which no Keel user has.
       if (p.new_email !== undefined) throw cannotChangeUserEmails();
       if (fullName !== undefined && fullName !== target.full_name) {
@@ -172,6 +181,7 @@ async function updateUser(call: ChatCall, targetId: number, p: UpdateUser): Prom
         changes.push({ role: p.role! });
         sight = { before, after: await visibleChannelIds(trx, { ...target, role: p.role! }) };
       }
+      for (const c of profileChanges) changes.push({ custom_profile_field: c });
     });
   await call.services.events.write(work, async () => {
     const out = await updatesNotices(call, targetId, changes);

@@ -369,3 +369,52 @@ export const namesNotUnique = defineError({ code: 'BAD_REQUEST', message: 'Uniqu
 export const directMessagesDisabled = defineError({ code: 'BAD_REQUEST', message: 'Direct messages are disabled in this organization.' });
 export const directMessageUnauthorized = defineError({ code: 'BAD_REQUEST', message: 'This conversation does not include any users who can authorize it.' });
 export const directMessageInitiationRefused = defineError({ code: 'BAD_REQUEST', message: 'You do not have permission to initiate direct message conversations.' });
+
+// ---- Custom profile fields, code playgrounds, saved snippets, read receipts (issue 16) ----------
+// Zulip's custom_profile_fields views and actions, and the validators (zerver/lib/validator.py)
+// whose ValidationError texts they answer as they are, without var_name.
+export const profileFieldLabelBlank = defineError({ code: 'BAD_REQUEST', message: 'Label cannot be blank.' });
+export const profileFieldLabelExists = defineError({ code: 'BAD_REQUEST', message: 'A field with that label already exists.' });
+export const profileFieldInvalidType = defineError({ code: 'BAD_REQUEST', message: 'Invalid field type.' });
+export const profileFieldSummaryLimit = defineError({ code: 'BAD_REQUEST', message: 'Only {limit} custom profile fields can be displayed in the profile summary.' });
+export const profileFieldSummaryUnsupported = defineError({ code: 'BAD_REQUEST', message: 'Field type not supported for display in profile summary.' });
+export const profileFieldNoChoices = defineError({ code: 'BAD_REQUEST', message: 'Field must have at least one choice.' });
+export const profileFieldDuplicateChoices = defineError({ code: 'BAD_REQUEST', message: 'Field must not have duplicate choices.' });
+export const profileFieldDefaultExternal = defineError({ code: 'BAD_REQUEST', message: 'Default custom field cannot be updated.' });
+export const profileFieldOrderInvalid = defineError({ code: 'BAD_REQUEST', message: 'Invalid order mapping.' });
+export const profileFieldNotEditable = defineError({ code: 'BAD_REQUEST', message: 'You are not allowed to change this field. Contact an administrator to update it.' });
+export const externalAccountInvalidType = defineError({ code: 'BAD_REQUEST', message: 'Invalid external account type' });
+export const externalAccountNeedsPattern = defineError({ code: 'BAD_REQUEST', message: 'Custom external account must define URL pattern' });
+export const externalAccountPatternUsername = defineError({ code: 'BAD_REQUEST', message: "URL pattern must contain '%(username)s'." });
+export const valueNotString = defineError({ code: 'BAD_REQUEST', message: '{name} is not a string' });
+export const valueNotList = defineError({ code: 'BAD_REQUEST', message: '{name} is not a list' });
+export const valueNotInteger = defineError({ code: 'BAD_REQUEST', message: '{name} is not an integer' });
+export const valueNotDict = defineError({ code: 'BAD_REQUEST', message: '{name} is not a dict' });
+export const valueNotDate = defineError({ code: 'BAD_REQUEST', message: '{name} is not a date' });
+export const valueNotUrl = defineError({ code: 'BAD_REQUEST', message: '{name} is not a URL' });
+export const valueTooLong = defineError({ code: 'BAD_REQUEST', message: '{name} is too long (limit: {limit} characters)' });
+export const valueBlank = defineError({ code: 'BAD_REQUEST', message: '{name} cannot be blank.' });
+export const valueKeyMissing = defineError({ code: 'BAD_REQUEST', message: '{key} key is missing from {name}' });
+export const valueUnexpectedKeys = defineError({ code: 'BAD_REQUEST', message: 'Unexpected arguments: {keys}' });
+export const choiceKeyBlank = defineError({ code: 'BAD_REQUEST', message: "'value' cannot be blank." });
+export const invalidChoice = defineError({ code: 'BAD_REQUEST', message: "'{value}' is not a valid choice for '{field}'." });
+export const profileInvalidUserIds = defineError({ code: 'BAD_REQUEST', message: 'Invalid user IDs: {ids}' });
+export const profileUserDeactivated = defineError({ code: 'BAD_REQUEST', message: 'User with ID {id} is deactivated' });
+export const profileUserIsBot = defineError({ code: 'BAD_REQUEST', message: 'User with ID {id} is a bot' });
+// Code playgrounds (zerver/views/realm_playgrounds.py; the model's full_clean answers as Django form
+// errors: the first message, and every one in `errors` by field).
+export const playgroundNotFound = defineError({ code: 'BAD_REQUEST', message: 'Invalid playground' });
+export const playgroundBadLanguage = defineError({ code: 'BAD_REQUEST', message: 'Invalid characters in pygments language' });
+export const playgroundBadTemplate = defineError({ code: 'BAD_REQUEST', message: 'Invalid URL template.', extra: formError('url_template') });
+export const playgroundBlankName = defineError({ code: 'BAD_REQUEST', message: 'This field cannot be blank.', extra: formError('name') });
+export const playgroundBlankLanguage = defineError({ code: 'BAD_REQUEST', message: 'This field cannot be blank.', extra: formError('pygments_language') });
+export const playgroundBlankTemplate = defineError({ code: 'BAD_REQUEST', message: 'This field cannot be blank.', extra: formError('url_template') });
+export const playgroundCodeMissing = defineError({ code: 'BAD_REQUEST', message: 'Missing the required variable "code" in the URL template', extra: formError('__all__') });
+export const playgroundCodeNotAlone = defineError({ code: 'BAD_REQUEST', message: '"code" should be the only variable present in the URL template', extra: formError('__all__') });
+export const playgroundExists = defineError({ code: 'BAD_REQUEST', message: 'Realm playground with this Realm, Pygments language and Name already exists.', extra: formError('__all__') });
+// Saved snippets (zerver/actions/saved_snippets.py: ResourceNotFoundError, 404).
+export const savedSnippetMissing = defineError({ code: 'BAD_REQUEST', status: 404, message: 'Saved snippet does not exist.' });
+export const savedSnippetTitleEmpty = defineError({ code: 'BAD_REQUEST', message: 'Title cannot be empty.' });
+export const savedSnippetContentEmpty = defineError({ code: 'BAD_REQUEST', message: 'Content cannot be empty.' });
+// Read receipts (zerver/views/read_receipts.py).
+export const readReceiptsDisabled = defineError({ code: 'BAD_REQUEST', message: 'Read receipts are disabled in this organization.' });

@@ -4,6 +4,7 @@
 // key of the `realm` section; a key left out is worse than an honest "off".
 import { createHash } from 'node:crypto';
 import type { Realm } from '../tables.js';
+import { DEFAULT_EXTERNAL_ACCOUNTS } from '../domain/profile-fields.js';
 
 /** When this process started (Zulip's SERVER_GENERATION): clients put it in error reports. */
 const SERVER_GENERATION = Math.floor(Date.now() / 1000);
@@ -58,7 +59,6 @@ export function fixedRealmState(realm: Realm, groups: Map<string, number>, setti
     realm_avatar_changes_disabled: false,
     realm_waiting_period_threshold: 0,
     realm_presence_disabled: false,
-    realm_enable_read_receipts: false,
     realm_enable_guest_user_indicator: true,
     realm_enable_guest_user_dm_warning: true,
     realm_default_code_block_language: '',
@@ -111,10 +111,7 @@ export function fixedRealmState(realm: Realm, groups: Map<string, number>, setti
     realm_signup_announcements_stream_id: -1,
     realm_zulip_update_announcements_stream_id: -1,
     // Zulip's default external account types for custom profile fields.
-    realm_default_external_accounts: {
-      x: { text: 'X', url_pattern: 'https://x.com/%(username)s', name: 'X', hint: 'Enter your X username' },
-      github: { text: 'GitHub', url_pattern: 'https://github.com/%(username)s', name: 'GitHub', hint: 'Enter your GitHub username' },
-    },
+    realm_default_external_accounts: structuredClone(DEFAULT_EXTERNAL_ACCOUNTS),
     development_environment: false,
     server_generation: SERVER_GENERATION,
     server_needs_upgrade: false,
@@ -128,8 +125,6 @@ export function fixedRealmState(realm: Realm, groups: Map<string, number>, setti
 /** The fetch_event_types of features Keel does not serve, each with its empty state. */
 export const EMPTY_FEATURE_STATE: Record<string, Record<string, unknown>> = {
   realm_domains: { realm_domains: [] },
-  realm_playgrounds: { realm_playgrounds: [] },
-  saved_snippets: { saved_snippets: [] },
   default_stream_groups: { realm_default_stream_groups: [] },
   onboarding_steps: { onboarding_steps: [], navigation_tour_video_url: null },
   stop_words: { stop_words: [] },

@@ -28,6 +28,9 @@ import { alertWords } from '../domain/alert-words.js';
 import { legacySettingsFields, realmDefaultsObject, userSettingsObject } from '../domain/user-settings.js';
 import { draftsOf, MAX_DRAFTS_IN_REGISTER } from '../domain/drafts.js';
 import { mutedTopicsOf, mutedUsersOf, userTopicsOf } from '../domain/muting.js';
+import { customProfileFieldTypes, fieldObjects, profileDataOf } from '../domain/profile-fields.js';
+import { playgroundObjects } from '../domain/playgrounds.js';
+import { snippetsOf } from '../domain/saved-snippets.js';
 
 /** The fetch_event_types this slice fills in; others are ignored, as Zulip ignores unknown ones. */
 export const SUPPORTED_STATE = [
@@ -60,20 +63,10 @@ export const SUPPORTED_STATE = [
   'realm_linkifiers',
   'realm_filters',
   'realm_emoji',
+  'realm_playgrounds',
+  'saved_snippets',
   ...Object.keys(EMPTY_FEATURE_STATE),
 ] as const;
-
-/** Zulip's custom profile field types, by name: what an organization could configure. */
-const CUSTOM_PROFILE_FIELD_TYPES = {
-  SHORT_TEXT: { id: 1, name: 'Text (short)' },
-  LONG_TEXT: { id: 2, name: 'Text (long)' },
-  SELECT: { id: 3, name: 'List of options' },
-  DATE: { id: 4, name: 'Date picker' },
-  URL: { id: 5, name: 'Link' },
-  USER: { id: 6, name: 'Users' },
-  EXTERNAL_ACCOUNT: { id: 7, name: 'External account' },
-  PRONOUNS: { id: 8, name: 'Pronouns' },
-};
 
 /** Long-poll client timeout: above the heartbeat interval, as Zulip promises. */
 export const LONGPOLL_TIMEOUT_SECONDS = 90;
@@ -152,10 +145,12 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
   if (fetch.has('realm_user')) {
     const users = await db.selectFrom('chat_users').selectAll().where('realm_id', '=', r.realm.id).orderBy('id').execute();
     const viewer = { id: me.id, role: me.role };
+    // Every user's custom profile field values (Zulip's register includes them for people), never for spectators.
+    const profileData = spectator ? undefined : await profileDataOf(db, r.realm.id);
     // user_avatar_url_field_optional lets a server leave avatar_url out "at its sole discretion" (Zulip
     // does for long-idle users of huge realms, whose clients then ask GET /avatar/{user_id}); Keel
     // serves no such route, so it always sends the URL.
-    const shown = (u: ChatUser) => userObject(u, { clientGravatar: r.clientGravatar, includeProfileFields: true, viewer });
+    const shown = (u: ChatUser) => userObject(u, { clientGravatar: r.clientGravatar, includeProfileFields: !spectator, viewer, profileData });
     const may = await realmPermissions(db, r.realm.id, me, ['can_create_public_channel_group', 'can_create_private_channel_group', 'can_add_subscribers_group']);
     Object.assign(out, {
       realm_users: users.filter((u) => u.is_active === 1).map(shown),
@@ -261,8 +256,11 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
       (x) => Number(x.id),
     );
   }
-  // No organization defines custom profile fields yet (no endpoint creates them): the types exist.
-  if (fetch.has('custom_profile_fields')) Object.assign(out, { custom_profile_fields: [], custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES });
+  // Spectators see no profiles, so no fields either (as Zulip); the types are for everyone.
+  if (fetch.has('custom_profile_fields')) Object.assign(out, { custom_profile_fields: spectator ? [] : await fieldObjects(db, r.realm.id), custom_profile_field_types: customProfileFieldTypes() });
+  if (fetch.has('realm_playgrounds')) out.realm_playgrounds = await playgroundObjects(db, r.realm.id);
+  // A spectator has no snippets of its own.
+  if (fetch.has('saved_snippets')) out.saved_snippets = spectator ? [] : await snippetsOf(db, me.id);
   // Scheduling messages is not built yet, so nobody has any.
   if (fetch.has('scheduled_messages')) out.scheduled_messages = [];
   for (const [key, empty] of Object.entries(EMPTY_FEATURE_STATE)) if (fetch.has(key)) Object.assign(out, structuredClone(empty));
