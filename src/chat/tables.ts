@@ -310,6 +310,7 @@ export interface ChatTables {
   user_topics: UserTopicRow;
   attachments: AttachmentRow;
   attachment_messages: { attachment_id: number; message_id: number };
+  push_devices: PushDeviceRow;
 }
 
 export type ChatUser = Selectable<ChatUserRow>;
@@ -317,3 +318,15 @@ export type Realm = Selectable<RealmRow>;
 export type Stream = Selectable<StreamRow>;
 export type Message = Selectable<MessageRow>;
 export type UserGroup = Selectable<UserGroupRow>;
+
+/** A device registered for push notifications (migration 32); kind 1 is APNs, 2 FCM. */
+export interface PushDeviceRow {
+  id: Generated<number>;
+  user_id: number;
+  kind: number;
+  token: string;
+  token_hash: string;
+  ios_app_id: string | null;
+  /** Unix seconds. */
+  last_updated: number;
+}

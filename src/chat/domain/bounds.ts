@@ -17,6 +17,8 @@ export const BOUNDS = {
   alertWordsPerUser: 1_000,
   /** Zulip sends at most 1,000 drafts in register (MAX_DRAFTS_IN_REGISTER); more could never be seen. */
   draftsPerUser: 1_000,
+  /** Devices registered for push notifications; a person has a handful, Zulip sets no count. */
+  pushDevicesPerUser: 100,
 } as const;
 
 const WHERE = {
@@ -26,6 +28,7 @@ const WHERE = {
   linkifiersPerRealm: { table: 'realm_linkifiers', column: 'realm_id', scope: 'an organization', things: 'linkifiers' },
   alertWordsPerUser: { table: 'alert_words', column: 'user_id', scope: 'a user', things: 'alert words' },
   draftsPerUser: { table: 'drafts', column: 'user_id', scope: 'a user', things: 'drafts' },
+  pushDevicesPerUser: { table: 'push_devices', column: 'user_id', scope: 'a user', things: 'push devices' },
 } as const;
 
 /**

@@ -57,6 +57,10 @@ import { addAlertWordsEndpoint, getAlertWords, removeAlertWordsEndpoint } from '
 import { updateDisplaySettingsLegacy, updateNotificationSettingsLegacy, updateRealmUserSettingsDefaults, updateSettings } from './settings.js';
 import { createDrafts, deleteDraft, editDraft, getDrafts } from './drafts.js';
 import { muteUser, unmuteUser, updateMutedTopic, updateUserTopic } from './muting.js';
+import { deleteTopic } from './topic-deletion.js';
+import { addApnsToken, addFcmToken, removeApnsToken, removeFcmToken, sendTestNotification } from './push.js';
+import { createBigBlueButtonCall } from './calls.js';
+import { devFetchApiKey } from './dev-login.js';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './flags.js';
 
 /** GET /openapi.json: this API's OpenAPI 3.1 document, made from the areas below (chat/openapi.ts). */
@@ -114,8 +118,8 @@ export const ENDPOINT_AREAS: readonly EndpointArea[] = [
   },
   {
     name: 'message-edits',
-    description: 'Changes to sent messages: editing and moving, edit history, deletion and emoji reactions.',
-    endpoints: [updateMessage, deleteMessageEndpoint, getMessageHistory, addReaction, removeReaction],
+    description: 'Changes to sent messages: editing and moving, edit history, deletion (one message, or a whole topic by an administrator) and emoji reactions.',
+    endpoints: [updateMessage, deleteMessageEndpoint, getMessageHistory, addReaction, removeReaction, deleteTopic],
   },
   {
     name: 'flags',
@@ -153,6 +157,13 @@ export const ENDPOINT_AREAS: readonly EndpointArea[] = [
   },
   { name: 'drafts', description: "Drafts synchronised between a user's clients.", endpoints: [getDrafts, createDrafts, editDraft, deleteDraft] },
   { name: 'muting', description: "Muting users, and topics' visibility policies.", endpoints: [muteUser, unmuteUser, updateUserTopic, updateMutedTopic] },
+  {
+    name: 'mobile-push',
+    description: "Mobile devices' push notification tokens (APNs, FCM) and a test notification through the push notification service (--push-url).",
+    endpoints: [addApnsToken, removeApnsToken, addFcmToken, removeFcmToken, sendTestNotification],
+  },
+  { name: 'video-calls', description: 'BigBlueButton video call links (--bigbluebutton-url, --bigbluebutton-secret).', endpoints: [createBigBlueButtonCall] },
+  { name: 'development', description: 'Password-less API keys for developing clients, only with --dev-mode on.', endpoints: [devFetchApiKey] },
 ];
 
 export function allEndpoints(): Endpoint[] {
