@@ -21,7 +21,7 @@ import { chatRealmRules } from './018_chat_realm_rules.js';
 import { chatSearchStems } from './019_chat_search_stems.js';
 import { chatHiddenEmails } from './020_chat_hidden_emails.js';
 import { chatAttachments } from './026_chat_attachments.js';
-import { placeholders27to31 } from './placeholders-27-31.js';
+import { placeholders27to31 } from './placeholders_27_31.js';
 import { chatPushDevices } from './032_chat_push_devices.js';
 
 export const CHAT_MIGRATIONS: readonly Migration[] = [
