@@ -149,6 +149,7 @@ await forEachEngine('chat push devices', (engine) => {
   it('refuses a test notification plainly when no push service is configured', async () => {
     await refused(alice, 'POST', '/mobile_push/test_notification', {}, 'Push notifications are not configured on this server.');
     assert.equal((await ok(alice, 'GET', '/server_settings')).push_notifications_enabled, false);
+    assert.equal((await ok(alice, 'POST', '/register', { fetch_event_types: ['realm'] })).realm_push_notifications_enabled, false);
   });
 
   it('registers and unregisters devices with the push service, with its credentials', async () => {
@@ -189,6 +190,7 @@ await forEachEngine('chat push devices', (engine) => {
     assert.deepEqual(unregister, { server_uuid: 'org-id', realm_uuid: apns.realm_uuid, user_uuid: apns.user_uuid, user_id: String(bobId), token: 'fcm-token', token_kind: '2' });
     assert.deepEqual(await devices(pushed, bobId), [{ kind: 1, token: 'c2VjcmV0', ios_app_id: 'org.zulip.Zulip' }]);
     assert.equal((await ok(bob, 'GET', '/server_settings')).push_notifications_enabled, true);
+    assert.equal((await ok(bob, 'POST', '/register', { fetch_event_types: ['realm'] })).realm_push_notifications_enabled, true);
   });
 
   it('sends a test notification to one device or to all, through the push service', async () => {
