@@ -28,7 +28,11 @@ function topicMessages(db: Queryable<ChatTables>, me: ChatUser, stream: Stream, 
 /** Deletes the newest `batchSize` messages of the topic in one transaction; null when none is left. */
 export async function deleteTopicBatch(database: Database<ChatTables>, me: ChatUser, stream: Stream, topic: string, batchSize: number): Promise<TopicBatch | null> {
   return database.transaction(async (trx) => {
-    const rows = await topicMessages(trx, me, stream, topic).orderBy('messages.id', 'desc').limit(batchSize).execute();
+    let q = topicMessages(trx, me, stream, topic).orderBy('messages.id', 'desc').limit(batchSize);
+    // Two requests deleting the same topic on PostgreSQL: the second waits for the first's batch and
+    // then finds the rows left (SQLite runs one writing transaction at a time).
+    if (database.engine === 'postgres') q = q.forUpdate();
+    const rows = await q.execute();
     if (!rows.length) return null;
     const ids = rows.map((r) => Number(r.id));
     const holders = new Set<number>([me.id]);

@@ -122,4 +122,22 @@ await forEachEngine('chat delete_topic', (engine) => {
     assert.deepEqual((await ok(owner, 'POST', `/streams/${channelId}/delete_topic`, { topic_name: 'nothing here' })).complete, true);
     assert.deepEqual(await topicIds(alice, 'stays'), [id]);
   });
+
+  it('deletes each message once when requests for the same topic run together', async () => {
+    const sent: number[] = [];
+    for (let i = 0; i < 7; i++) sent.push(await send(alice, 'race', `m${i}`));
+    const q = await queue(alice, { bulk_message_deletion: true });
+    const path = `/streams/${channelId}/delete_topic`;
+    for (let round = 0; round < 10; round++) {
+      const answers = await Promise.all([ok(owner, 'POST', path, { topic_name: 'race' }), ok(owner, 'POST', path, { topic_name: 'race' })]);
+      if (answers.every((a) => a.complete)) break;
+    }
+    assert.deepEqual(await topicIds(alice, 'race'), []);
+    const announced = (await drain(alice, q)).filter((e) => e.type === 'delete_message').flatMap((e) => e.message_ids as number[]);
+    assert.deepEqual(
+      [...announced].sort((a, b) => a - b),
+      sent,
+      'every message announced, none twice',
+    );
+  });
 });
