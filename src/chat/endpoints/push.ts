@@ -3,7 +3,7 @@
 // A device is stored first, then registered with the push service when there is one (Zulip's order).
 import Type from 'typebox';
 import { defineEndpoint, requireUser, type ChatCall } from '../endpoint.js';
-import { botsNotAccepted, paramInvalid, pushDeviceUnknown, pushNotConfigured, pushTokenMissing } from '../errors.js';
+import { botsNotAccepted, paramBadFormat, pushDeviceUnknown, pushNotConfigured, pushTokenMissing } from '../errors.js';
 import type { ChatUser } from '../tables.js';
 import { PUSH_KIND } from '../push.js';
 import { addPushDevice, checkToken, pushBasePayload, pushDevicesOf, pushIdentity, removePushDevice } from '../domain/push-devices.js';
@@ -47,7 +47,7 @@ export const addApnsToken = defineEndpoint({
   params: Type.Object({ token: Type.String(), appid: Type.String() }),
   async handler(call, p) {
     human(call);
-    if (!APP_ID.test(p.appid)) throw paramInvalid({ name: 'appid', var_name: 'appid' });
+    if (!APP_ID.test(p.appid)) throw paramBadFormat({ name: 'appid', var_name: 'appid' });
     return addDevice(call, PUSH_KIND.apns, p.token, p.appid);
   },
 });

@@ -372,6 +372,8 @@ export const directMessageInitiationRefused = defineError({ code: 'BAD_REQUEST',
 
 // Push notification devices and the push notification service (zerver/views/push_notifications.py,
 // zerver/lib/push_notifications.py, zerver/lib/remote_server.py).
+/** A text outside its pattern (typed_endpoint's string_pattern_mismatch): an APNs app id. */
+export const paramBadFormat = defineError({ code: 'BAD_REQUEST', message: '{name} has invalid format', extra: param });
 export const pushTokenInvalidLength = defineError({ code: 'BAD_REQUEST', message: 'Empty or invalid length token' });
 export const apnsTokenInvalid = defineError({ code: 'BAD_REQUEST', message: 'Invalid APNS token' });
 export const pushTokenMissing = defineError({ code: 'BAD_REQUEST', message: 'Token does not exist' });

@@ -112,7 +112,7 @@ await forEachEngine('chat push devices', (engine) => {
     await refused(alice, 'POST', apns, { token: 'a'.repeat(4097), appid: 'org.zulip.Zulip' }, 'Empty or invalid length token');
     await refused(alice, 'POST', apns, { token: 'abc', appid: 'org.zulip.Zulip' }, 'Invalid APNS token');
     await refused(alice, 'POST', apns, { token: 'apple-tokenbb' }, "Missing 'appid' argument", 'REQUEST_VARIABLE_MISSING');
-    await refused(alice, 'POST', apns, { token: 'apple-tokenbb', appid: 'not an app' }, 'Invalid appid');
+    await refused(alice, 'POST', apns, { token: 'apple-tokenbb', appid: 'not an app' }, 'appid has invalid format');
     await refused(alice, 'POST', fcm, { token: '' }, 'Empty or invalid length token');
     await refused(alice, 'DELETE', apns, { token: '' }, 'Empty or invalid length token');
     await refused(alice, 'DELETE', apns, { token: 'abc' }, 'Invalid APNS token');
