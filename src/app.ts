@@ -50,6 +50,7 @@ import { EventHub, type HubLimits, type HubTimings } from './chat/events/hub.js'
 import { restoreQueues, saveQueues } from './chat/events/persist.js';
 import { createChatServer } from './chat/http.js';
 import { allEndpoints } from './chat/endpoints/index.js';
+import { BouncerPushService, type PushService } from './chat/push.js';
 
 /** Both services' migrations: one sequence of versions over one schema table (platform/db/migrate.ts). */
 export const MIGRATIONS: readonly Migration[] = [...INFRA_MIGRATIONS, ...CHAT_MIGRATIONS].sort((a, b) => a.version - b.version);
@@ -136,6 +137,10 @@ export interface AppOptions {
   chatSite?: { url: string; rootDomain: string };
   /** The provisioning worker (tests: tickMs 0, steps run when they call runDue()) and the sim driver's failure rules. */
   worker?: Partial<WorkerOptions> & { hooks?: WorkerHooks; sim?: SimOptions };
+  /** The push notification service instead of the one --push-url names (tests). */
+  push?: PushService;
+  /** POST /streams/{id}/delete_topic's batch size and time budget (Zulip's: 100 messages, 50 s). */
+  topicDeletion?: Partial<{ batchSize: number; budgetMs: number }>;
 }
 
 /** Where the listeners listen once started, and the connection budget they share. */
@@ -251,6 +256,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const fulltext = new FulltextUpkeep(chatDb, options.fulltext, log);
   // Uploaded files stay out of the store, in the data dir (platform/files/local-store.ts).
   const files = new LocalFileStore(path.join(config.dataDir, 'uploads'));
+  const push = options.push ?? (config.push ? new BouncerPushService(config.push, log) : undefined);
+  if (config.devMode) {
+    log.warn('DEVELOPMENT MODE IS ON (--dev-mode on): POST /api/v1/dev_fetch_api_key gives anyone the API key of any user, without a password. Never run a server others can reach this way.');
+  }
   const chatServer = createChatServer(
     {
       db: chatDb,
@@ -264,6 +273,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       apiKeySeal: core.apiKeySeal,
       caches,
       files,
+      push,
+      bigBlueButton: config.bigBlueButton,
+      devMode: config.devMode,
+      topicDeletion: { batchSize: 100, budgetMs: 50_000, ...options.topicDeletion },
     },
     allEndpoints(),
     http,

@@ -12,6 +12,7 @@ import type { PresenceStore } from './domain/presence.js';
 import type { ApiKeySeal } from './domain/api-keys.js';
 import type { ReaderCaches } from './domain/reader-cache.js';
 import type { ChatError } from './errors.js';
+import type { PushService } from './push.js';
 
 export type ChatMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -36,6 +37,14 @@ export interface ChatServices {
   caches: ReaderCaches;
   /** Where uploaded files live (platform/files/): `uploads/` in the data dir by default. */
   files: FileStore;
+  /** The push notification service (--push-url); absent: push notifications are off. */
+  push?: PushService;
+  /** The BigBlueButton server of video calls (--bigbluebutton-url, --bigbluebutton-secret). */
+  bigBlueButton?: { url: string; secret: string };
+  /** --dev-mode on: POST /dev_fetch_api_key hands out API keys without a password. */
+  devMode?: boolean;
+  /** How POST /streams/{id}/delete_topic works through a topic: messages per batch, and how long one request goes on. */
+  topicDeletion?: { batchSize: number; budgetMs: number };
 }
 
 export interface ChatCall {

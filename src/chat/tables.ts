@@ -331,6 +331,7 @@ export interface ChatTables {
   realm_playgrounds: { id: Generated<number>; realm_id: number; name: string; pygments_language: string; url_template: string };
   /** date_created in Unix seconds. */
   saved_snippets: { id: Generated<number>; realm_id: number; user_id: number; title: string; content: string; date_created: number };
+  push_devices: PushDeviceRow;
 }
 
 export type ChatUser = Selectable<ChatUserRow>;
@@ -338,3 +339,15 @@ export type Realm = Selectable<RealmRow>;
 export type Stream = Selectable<StreamRow>;
 export type Message = Selectable<MessageRow>;
 export type UserGroup = Selectable<UserGroupRow>;
+
+/** A device registered for push notifications (migration 28); kind 1 is APNs, 2 FCM. */
+export interface PushDeviceRow {
+  id: Generated<number>;
+  user_id: number;
+  kind: number;
+  token: string;
+  token_hash: string;
+  ios_app_id: string | null;
+  /** Unix seconds. */
+  last_updated: number;
+}

@@ -46,6 +46,60 @@ export interface Config {
   infraSimSpeed: 'instant' | 'fast' | 'realistic';
   /** The Incus/LXD daemon's unix socket (the incus driver). */
   incusSocket: string;
+  /** The push notification service (--push-url): its base URL and the server's credentials there. */
+  push?: PushConfig;
+  /** The BigBlueButton server of video calls (--bigbluebutton-url and --bigbluebutton-secret). */
+  bigBlueButton?: { url: string; secret: string };
+  /** --dev-mode on: POST /dev_fetch_api_key works (development servers only). */
+  devMode: boolean;
+}
+
+export interface PushConfig {
+  /** Origin and path the bouncer API lives under, ending in a slash, without credentials. */
+  url: string;
+  orgId: string;
+  orgKey: string;
+}
+
+/** --push-url: http(s)://ORG_ID:ORG_KEY@host[/path], the credentials Zulip's server sends the bouncer. */
+export function parsePushUrl(value: string | undefined): PushConfig | undefined {
+  if (value === undefined) return undefined;
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    throw new UsageError('--push-url must be a URL such as https://ORG_ID:ORG_KEY@push.example.com');
+  }
+  if ((u.protocol !== 'https:' && u.protocol !== 'http:') || !u.username || !u.password || u.search || u.hash) {
+    throw new UsageError('--push-url must be an http(s) URL with the organization id and key as its user and password: https://ORG_ID:ORG_KEY@push.example.com');
+  }
+  const orgId = decodeURIComponent(u.username);
+  const orgKey = decodeURIComponent(u.password);
+  u.username = '';
+  u.password = '';
+  return { url: u.href.endsWith('/') ? u.href : `${u.href}/`, orgId, orgKey };
+}
+
+/** --bigbluebutton-url and --bigbluebutton-secret: both or neither. */
+export function parseBigBlueButton(url: string | undefined, secret: string | undefined): Config['bigBlueButton'] {
+  if (url === undefined && secret === undefined) return undefined;
+  if (url === undefined || secret === undefined) throw new UsageError('--bigbluebutton-url and --bigbluebutton-secret go together: give both or neither');
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new UsageError(`--bigbluebutton-url must be a URL such as https://bbb.example.com/bigbluebutton/, got "${url}"`);
+  }
+  if ((u.protocol !== 'https:' && u.protocol !== 'http:') || u.search || u.hash || u.username) {
+    throw new UsageError(`--bigbluebutton-url must be an http(s) URL without query or credentials, got "${url}"`);
+  }
+  return { url: u.href.endsWith('/') ? u.href : `${u.href}/`, secret };
+}
+
+function parseDevMode(value: string | undefined): boolean {
+  const v = value ?? 'off';
+  if (v !== 'on' && v !== 'off') throw new UsageError(`--dev-mode must be on or off, got "${v}"`);
+  return v === 'on';
 }
 
 function secretKeyOptions(o: RawOptions): Pick<Config, 'secretKeyFile' | 'secretKey'> {
@@ -168,5 +222,8 @@ export function buildConfig(o: RawOptions): Config {
     trustedProxies,
     infraCatalogue: o['infra-catalogue'] === undefined ? undefined : path.resolve(o['infra-catalogue']),
     ...machineOptions(o),
+    push: parsePushUrl(o['push-url']),
+    bigBlueButton: parseBigBlueButton(o['bigbluebutton-url'], o['bigbluebutton-secret']),
+    devMode: parseDevMode(o['dev-mode']),
   };
 }

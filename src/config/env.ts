@@ -36,6 +36,14 @@ export const OPTIONS = {
     env: 'KEEL_SECRET_KEY_FILE',
     help: 'file holding the secret key (64 hex characters) that signs tokens and seals chat API keys (default: <data-dir>/secret.key, made on first start)',
   },
+  // ---- chat: push notifications, video calls, development login (issue 16) ----
+  'push-url': {
+    env: 'KEEL_PUSH_URL',
+    help: "https://ORG_ID:ORG_KEY@host of a push notification service speaking Zulip's bouncer API (/api/v1/remotes/push/...); absent: push off (prefer the environment variable: the key is a secret)",
+  },
+  'bigbluebutton-url': { env: 'KEEL_BIGBLUEBUTTON_URL', help: 'base URL of a BigBlueButton server (https://bbb.example.com/bigbluebutton/) for video calls; needs --bigbluebutton-secret' },
+  'bigbluebutton-secret': { env: 'KEEL_BIGBLUEBUTTON_SECRET', help: "that BigBlueButton server's shared secret (prefer the environment variable)" },
+  'dev-mode': { env: 'KEEL_DEV_MODE', help: "on: POST /dev_fetch_api_key hands out any user's API key without a password (development only, never in production)", default: 'off' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

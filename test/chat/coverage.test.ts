@@ -17,7 +17,6 @@ const DOCUMENTATION_ONLY: Record<string, string> = {
 
 /** Operations Keel does not serve yet, with the reason. */
 const NOT_YET: Record<string, string> = {
-  'POST /dev_fetch_api_key': 'issue 16: development-mode login',
   'GET /attachments': 'issue 16: uploads',
   'DELETE /attachments/{attachment_id}': 'issue 16: uploads',
   'GET /scheduled_messages': 'issue 16: scheduled messages',
@@ -26,11 +25,6 @@ const NOT_YET: Record<string, string> = {
   'DELETE /scheduled_messages/{scheduled_message_id}': 'issue 16: scheduled messages',
   'POST /user_uploads': 'issue 16: uploads',
   'GET /user_uploads/{realm_id_str}/{filename}': 'issue 16: uploads',
-  'POST /mobile_push/test_notification': 'issue 16: push notifications',
-  'POST /users/me/apns_device_token': 'issue 16: push notifications',
-  'DELETE /users/me/apns_device_token': 'issue 16: push notifications',
-  'POST /users/me/android_gcm_reg_id': 'issue 16: push notifications',
-  'DELETE /users/me/android_gcm_reg_id': 'issue 16: push notifications',
   'POST /realm/emoji/{emoji_name}': 'issue 16: custom emoji upload',
   'GET /export/realm': 'issue 16: realm exports',
   'POST /export/realm': 'issue 16: realm exports',
@@ -42,8 +36,6 @@ const NOT_YET: Record<string, string> = {
   'DELETE /invites/multiuse/{invite_id}': 'issue 16: invitations',
   'POST /invites/{invite_id}/resend': 'issue 16: invitations',
   'GET /streams/{stream_id}/email_address': 'issue 16: channel e-mail addresses',
-  'POST /streams/{stream_id}/delete_topic': 'issue 16: topic deletion',
-  'GET /calls/bigbluebutton/create': 'issue 16: video calls',
 };
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { buildConfig } from '../../src/config/config.js';
 import { readOptions } from '../../src/config/env.js';
-import { createApp } from '../../src/app.js';
+import { createApp, type AppOptions } from '../../src/app.js';
 import type { ChatHttpOptions } from '../../src/chat/http.js';
 import { saveQueues } from '../../src/chat/events/persist.js';
 import { ManualClock } from '../../src/platform/clock.js';
@@ -35,12 +35,13 @@ export interface InProcessClient {
  * `http` sets the listener's connection cap and timeouts (tests that listen on a real socket);
  * `rateLimits` is the --rate-limits value: off unless a test is about them (the manual clock stands
  * still, so budgets never refill); `log` is where the server logs (default: errors to stderr), for
- * tests that look at what it logs.
+ * tests that look at what it logs; `args` are more command-line options (--push-url ...), `app`
+ * the app options a test injects (a push service, delete_topic's batch size and time budget).
  */
-export async function inProcessChat(storage: Storage, options: ChatHttpOptions & { rateLimits?: string; log?: Logger } = {}) {
-  const { rateLimits, log, ...http } = options;
+export async function inProcessChat(storage: Storage, options: ChatHttpOptions & { rateLimits?: string; log?: Logger; args?: string[]; app?: Pick<AppOptions, 'push' | 'topicDeletion'> } = {}) {
+  const { rateLimits, log, args, app: appOptions, ...http } = options;
   const clock = new ManualClock(Date.UTC(2025, 0, 1));
-  const config = buildConfig(readOptions([...storageArgs(storage), '--rate-limits', rateLimits ?? 'off'], {}).options);
+  const config = buildConfig(readOptions([...storageArgs(storage), '--rate-limits', rateLimits ?? 'off', ...(args ?? [])], {}).options);
   const ctx = await createApp(config, {
     clock,
     log: log ?? createLogger('error'),
@@ -50,6 +51,7 @@ export async function inProcessChat(storage: Storage, options: ChatHttpOptions &
     presence: { flushEveryMs: 0 },
     http,
     chatSite: { url: 'http://chat.keel.test', rootDomain: 'chat.keel.test' },
+    ...appOptions,
   });
   const { events, presence } = ctx;
   const app = ctx.chatServer;

@@ -68,6 +68,8 @@ export interface RunningServer {
   stop(): Promise<number | null>;
   /** SIGKILL: no clean shutdown at all. */
   kill9(): Promise<void>;
+  /** What the server wrote to stderr so far (its log lines at KEEL_LOG_LEVEL). */
+  stderr(): string;
 }
 
 /** Every listener `keel serve` opens, by its flag (each defaults to a fixed port: 8080, 9991, 5353). */
@@ -144,6 +146,7 @@ export async function startServer(storage: Storage, extra: string[] = [], env: N
       child.kill('SIGKILL');
       await exited;
     },
+    stderr: () => stderr,
   };
 }
 

@@ -21,6 +21,8 @@ export const BOUNDS = {
   profileFieldsPerRealm: 250,
   playgroundsPerRealm: 1_000,
   savedSnippetsPerUser: 1_000,
+  /** Devices registered for push notifications; a person has a handful, Zulip sets no count. */
+  pushDevicesPerUser: 100,
 } as const;
 
 const WHERE = {
@@ -33,6 +35,7 @@ const WHERE = {
   profileFieldsPerRealm: { table: 'custom_profile_fields', column: 'realm_id', scope: 'an organization', things: 'custom profile fields' },
   playgroundsPerRealm: { table: 'realm_playgrounds', column: 'realm_id', scope: 'an organization', things: 'code playgrounds' },
   savedSnippetsPerUser: { table: 'saved_snippets', column: 'user_id', scope: 'a user', things: 'saved snippets' },
+  pushDevicesPerUser: { table: 'push_devices', column: 'user_id', scope: 'a user', things: 'push devices' },
 } as const;
 
 /**

@@ -306,7 +306,7 @@ async function firstIds(db: Queryable<ChatTables>, streamIds: number[]): Promise
 }
 
 /** Runs a change and reports which of these channels' oldest message it changed. */
-async function trackingFirstIds<T>(db: Queryable<ChatTables>, streamIds: number[], work: () => Promise<T>): Promise<{ result: T; firstIds: FirstIds }> {
+export async function trackingFirstIds<T>(db: Queryable<ChatTables>, streamIds: number[], work: () => Promise<T>): Promise<{ result: T; firstIds: FirstIds }> {
   const before = await firstIds(db, streamIds);
   const result = await work();
   const after = await firstIds(db, streamIds);

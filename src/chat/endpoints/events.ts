@@ -87,6 +87,7 @@ export const registerQueue = defineEndpoint({
         nowMs: clock.now(),
         presence: call.services.presence,
         apiKeySeal: call.services.apiKeySeal,
+        pushEnabled: call.services.push !== undefined,
         slimPresence: p.slim_presence,
         presenceHistoryLimitDays: p.presence_history_limit_days,
         userSettingsObject: capabilities.user_settings_object === true,

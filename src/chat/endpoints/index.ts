@@ -57,6 +57,10 @@ import { addAlertWordsEndpoint, getAlertWords, removeAlertWordsEndpoint } from '
 import { updateDisplaySettingsLegacy, updateNotificationSettingsLegacy, updateRealmUserSettingsDefaults, updateSettings } from './settings.js';
 import { createDrafts, deleteDraft, editDraft, getDrafts } from './drafts.js';
 import { muteUser, unmuteUser, updateMutedTopic, updateUserTopic } from './muting.js';
+import { deleteTopic } from './topic-deletion.js';
+import { addApnsToken, addFcmToken, removeApnsToken, removeFcmToken, sendTestNotification } from './push.js';
+import { createBigBlueButtonCall } from './calls.js';
+import { devFetchApiKey } from './dev-login.js';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './flags.js';
 import { createProfileField, deleteProfileField, getProfileFields, removeOwnProfileData, reorderProfileFields, updateOwnProfileData, updateProfileField } from './profile-fields.js';
 import { addPlayground, removePlayground } from './playgrounds.js';
@@ -118,8 +122,8 @@ export const ENDPOINT_AREAS: readonly EndpointArea[] = [
   },
   {
     name: 'message-edits',
-    description: 'Changes to sent messages: editing and moving, edit history, deletion and emoji reactions.',
-    endpoints: [updateMessage, deleteMessageEndpoint, getMessageHistory, addReaction, removeReaction],
+    description: 'Changes to sent messages: editing and moving, edit history, deletion (one message, or a whole topic by an administrator) and emoji reactions.',
+    endpoints: [updateMessage, deleteMessageEndpoint, getMessageHistory, addReaction, removeReaction, deleteTopic],
   },
   {
     name: 'flags',
@@ -165,6 +169,13 @@ export const ENDPOINT_AREAS: readonly EndpointArea[] = [
   { name: 'playgrounds', description: 'Code playgrounds: links that open a code block of a language elsewhere (administrators).', endpoints: [addPlayground, removePlayground] },
   { name: 'saved-snippets', description: "A user's saved snippets of message text.", endpoints: [getSavedSnippets, createSavedSnippet, editSavedSnippet, deleteSavedSnippet] },
   { name: 'read-receipts', description: 'Who has read a message, where the organization and the readers allow it.', endpoints: [getReadReceipts] },
+  {
+    name: 'mobile-push',
+    description: "Mobile devices' push notification tokens (APNs, FCM) and a test notification through the push notification service (--push-url).",
+    endpoints: [addApnsToken, removeApnsToken, addFcmToken, removeFcmToken, sendTestNotification],
+  },
+  { name: 'video-calls', description: 'BigBlueButton video call links (--bigbluebutton-url, --bigbluebutton-secret).', endpoints: [createBigBlueButtonCall] },
+  { name: 'development', description: 'Password-less API keys for developing clients, only with --dev-mode on.', endpoints: [devFetchApiKey] },
 ];
 
 export function allEndpoints(): Endpoint[] {

@@ -20,7 +20,7 @@ export const getServerSettings = defineEndpoint({
     return {
       authentication_methods: {
         password: true,
-        dev: false,
+        dev: call.services.devMode === true,
         email: true,
         ldap: false,
         remoteuser: false,
@@ -36,7 +36,7 @@ export const getServerSettings = defineEndpoint({
       zulip_feature_level: ZULIP_FEATURE_LEVEL,
       zulip_version: ZULIP_VERSION,
       zulip_merge_base: '',
-      push_notifications_enabled: false,
+      push_notifications_enabled: call.services.push !== undefined,
       is_incompatible: false,
       email_auth_enabled: true,
       require_email_format_usernames: true,

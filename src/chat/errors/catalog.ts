@@ -418,3 +418,24 @@ export const savedSnippetTitleEmpty = defineError({ code: 'BAD_REQUEST', message
 export const savedSnippetContentEmpty = defineError({ code: 'BAD_REQUEST', message: 'Content cannot be empty.' });
 // Read receipts (zerver/views/read_receipts.py).
 export const readReceiptsDisabled = defineError({ code: 'BAD_REQUEST', message: 'Read receipts are disabled in this organization.' });
+// Push notification devices and the push notification service (zerver/views/push_notifications.py,
+// zerver/lib/push_notifications.py, zerver/lib/remote_server.py).
+/** A text outside its pattern (typed_endpoint's string_pattern_mismatch): an APNs app id. */
+export const paramBadFormat = defineError({ code: 'BAD_REQUEST', message: '{name} has invalid format', extra: param });
+export const pushTokenInvalidLength = defineError({ code: 'BAD_REQUEST', message: 'Empty or invalid length token' });
+export const apnsTokenInvalid = defineError({ code: 'BAD_REQUEST', message: 'Invalid APNS token' });
+export const pushTokenMissing = defineError({ code: 'BAD_REQUEST', message: 'Token does not exist' });
+export const pushDeviceUnknown = defineError({ code: 'INVALID_PUSH_DEVICE_TOKEN', message: 'Device not recognized' });
+export const pushDeviceUnknownToBouncer = defineError({ code: 'INVALID_REMOTE_PUSH_DEVICE_TOKEN', message: 'Device not recognized by the push bouncer' });
+/** Keel's: Zulip without a push service logs and answers success; Keel says why nothing was sent. */
+export const pushNotConfigured = defineError({ code: 'BAD_REQUEST', message: 'Push notifications are not configured on this server.' });
+/** Zulip's PushNotificationBouncerRetryLaterError (502). */
+export const pushBouncerUnreachable = defineError({ code: 'BAD_REQUEST', status: 502, message: '{reason} while trying to connect to push notification bouncer' });
+export const pushBouncerServerError = defineError({ code: 'BAD_REQUEST', status: 502, message: 'Received {status} from push notification bouncer' });
+export const pushBouncerUnexpected = defineError({ code: 'BAD_REQUEST', status: 502, message: 'Push notification bouncer returned unexpected status code {status}' });
+/** A 4xx of the bouncer: its own message, passed on as Zulip does (a never-registered token and the like). */
+export const pushBouncerRefused = defineError({ code: 'BAD_REQUEST', message: '{msg}' });
+
+// Video calls (zerver/views/video_calls.py) and the development login (zerver/views/development/dev_login.py).
+export const bigBlueButtonNotConfigured = defineError({ code: 'BAD_REQUEST', message: 'BigBlueButton is not configured.' });
+export const devLoginUnavailable = defineError({ code: 'BAD_REQUEST', message: 'Endpoint not available in production.' });

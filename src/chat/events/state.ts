@@ -87,6 +87,8 @@ export interface StateRequest {
   presence: PresenceStore;
   /** Shows bots' API keys to those who administer them (realm_bots). */
   apiKeySeal: ApiKeySeal;
+  /** A push notification service is configured (--push-url): realm_push_notifications_enabled. */
+  pushEnabled?: boolean;
   slimPresence: boolean;
   presenceHistoryLimitDays?: number;
   /** The client_capabilities flag: without it, settings also come as the legacy top-level fields. */
@@ -135,6 +137,7 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
       // messages, create channels, subscribe others, create and manage groups (domain/realm-settings.ts).
       ...settings,
       ...fixedRealmState(r.realm, groups, settings),
+      ...(r.pushEnabled === true && { realm_push_notifications_enabled: true }),
       server_typing_started_expiry_period_milliseconds: 45_000,
       server_typing_stopped_wait_period_milliseconds: 5_000,
       server_typing_started_wait_period_milliseconds: 10_000,

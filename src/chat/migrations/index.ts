@@ -22,6 +22,7 @@ import { chatSearchStems } from './019_chat_search_stems.js';
 import { chatHiddenEmails } from './020_chat_hidden_emails.js';
 import { chatAttachments } from './026_chat_attachments.js';
 import { chatOrgData } from './027_chat_org_data.js';
+import { chatPushDevices } from './028_chat_push_devices.js';
 
 export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatCore,
@@ -44,4 +45,5 @@ export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatHiddenEmails,
   chatAttachments,
   chatOrgData,
+  chatPushDevices,
 ];
