@@ -45,6 +45,10 @@ export interface RealmRow {
   require_unique_names: Generated<number>;
   direct_message_initiator_group: Generated<string | null>;
   direct_message_permission_group: Generated<string | null>;
+  // Migration 30: who may invite by e-mail and make reusable links; whether joining needs an invitation.
+  can_invite_users_group: Generated<string | null>;
+  create_multiuse_invite_group: Generated<string | null>;
+  invite_required: Generated<number>;
 }
 
 export interface ChatUserRow {
@@ -310,6 +314,9 @@ export interface ChatTables {
   user_topics: UserTopicRow;
   attachments: AttachmentRow;
   attachment_messages: { attachment_id: number; message_id: number };
+  invites: InviteRow;
+  invite_sends: { id: Generated<number>; realm_id: number; sent_at: number };
+  channel_email_addresses: ChannelEmailAddressRow;
 }
 
 export type ChatUser = Selectable<ChatUserRow>;
@@ -317,3 +324,39 @@ export type Realm = Selectable<RealmRow>;
 export type Stream = Selectable<StreamRow>;
 export type Message = Selectable<MessageRow>;
 export type UserGroup = Selectable<UserGroupRow>;
+
+/** An e-mail invitation or reusable link (migration 30; domain/invites.ts). Times in Unix seconds. */
+export interface InviteRow {
+  id: Generated<number>;
+  realm_id: number;
+  referred_by: number;
+  is_multiuse: number;
+  /** E-mail invitations only. */
+  email: string | null;
+  email_lower: string | null;
+  invited_as: number;
+  /** JSON arrays of ids. */
+  stream_ids: string;
+  group_ids: string;
+  include_realm_default_subscriptions: number;
+  notify_referrer_on_join: number;
+  confirmation_key: string;
+  invited_at: number;
+  /** Null: never expires. */
+  expires_at: number | null;
+  /** 0 active, 1 used, 2 revoked (Zulip's confirmation statuses). */
+  status: Generated<number>;
+  created_user_id: number | null;
+}
+export type Invite = Selectable<InviteRow>;
+
+/** A channel's e-mail token for one creator and sender (migration 30; Zulip's ChannelEmailAddress). */
+export interface ChannelEmailAddressRow {
+  id: Generated<number>;
+  realm_id: number;
+  stream_id: number;
+  creator_id: number;
+  sender_id: number;
+  email_token: string;
+  date_created: number;
+}

@@ -46,6 +46,8 @@ export interface Config {
   infraSimSpeed: 'instant' | 'fast' | 'realistic';
   /** The Incus/LXD daemon's unix socket (the incus driver). */
   incusSocket: string;
+  /** The SMTP server chat mail goes through (--smtp-url); absent: the outbox in the data dir (platform/mail/). */
+  smtpUrl?: string;
 }
 
 function secretKeyOptions(o: RawOptions): Pick<Config, 'secretKeyFile' | 'secretKey'> {
@@ -168,5 +170,20 @@ export function buildConfig(o: RawOptions): Config {
     trustedProxies,
     infraCatalogue: o['infra-catalogue'] === undefined ? undefined : path.resolve(o['infra-catalogue']),
     ...machineOptions(o),
+    smtpUrl: parseSmtpUrl(o['smtp-url']),
   };
+}
+
+function parseSmtpUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  let u: URL | undefined;
+  try {
+    u = new URL(raw);
+  } catch {
+    u = undefined;
+  }
+  if (!u || (u.protocol !== 'smtp:' && u.protocol !== 'smtps:') || !u.hostname) {
+    throw new UsageError(`--smtp-url must be smtp://[user:pass@]host[:port] or smtps://..., got "${raw.replace(/\/\/[^@/]*@/, '//…@')}"`);
+  }
+  return raw;
 }
