@@ -141,10 +141,7 @@ await forEachEngine('chat invitations (SMTP)', (engine) => {
     assert.deepEqual([nobody.body.code, nobody.body.msg, nobody.body.errors], ['INVITATION_FAILED', "We weren't able to invite anyone.", [['BOB@example.com', 'Already has an account.', false]]]);
     assert.equal(sink.received.length, before);
     const some = await alice.post('/invites', { invitee_emails: 'bob@example.com, erin@example.org', stream_ids: [] });
-    assert.deepEqual(
-      [some.body.code, some.body.sent_invitations, some.body.errors],
-      ['INVITATION_FAILED', true, [['bob@example.com', 'Already has an account.', false]]],
-    );
+    assert.deepEqual([some.body.code, some.body.sent_invitations, some.body.errors], ['INVITATION_FAILED', true, [['bob@example.com', 'Already has an account.', false]]]);
     assert.equal(some.body.msg, "Some of those addresses are already using Zulip, so we didn't send them an invitation. We did send invitations to everyone else!");
     assert.equal(sink.received.length, before + 1, 'erin was invited');
   });
@@ -207,7 +204,10 @@ await forEachEngine('chat invitations (SMTP)', (engine) => {
     const grace = new ChatClient(realm.server.chatUrl, key.body.email, key.body.api_key);
     const me = (await grace.get('/users/me')).body;
     assert.deepEqual([me.full_name, me.role], ['Grace Hopper', 400]);
-    assert.deepEqual(((await grace.get('/users/me/subscriptions')).body.subscriptions as Ev[]).map((s) => s.name), ['garden']);
+    assert.deepEqual(
+      ((await grace.get('/users/me/subscriptions')).body.subscriptions as Ev[]).map((s) => s.name),
+      ['garden'],
+    );
     const events = await drain(owner, q.queue_id);
     const added = events.find((e) => e.type === 'realm_user' && e.op === 'add');
     assert.equal(added?.person.full_name, 'Grace Hopper');
@@ -217,7 +217,10 @@ await forEachEngine('chat invitations (SMTP)', (engine) => {
     assert.equal(notes.length, 1);
     assert.equal(notes[0].message.sender_full_name, 'Notification Bot');
     assert.equal(notes[0].message.type, 'private');
-    assert.match(notes[0].message.content, /Grace Hopper &lt;<code>grace@example\.org<\/code>&gt; accepted your invitation to join Zulip!|Grace Hopper <.*grace@example\.org.*> accepted your invitation to join Zulip!/);
+    assert.match(
+      notes[0].message.content,
+      /Grace Hopper &lt;<code>grace@example\.org<\/code>&gt; accepted your invitation to join Zulip!|Grace Hopper <.*grace@example\.org.*> accepted your invitation to join Zulip!/,
+    );
     const again = await getPage(link);
     assert.equal(again.status, 404);
     assert.match(again.html, /already been used/);
