@@ -19,6 +19,7 @@ import { directRecipient, storeMessage } from './domain/messages.js';
 import { realmAlertWords } from './domain/alert-words.js';
 import { messageNotice, realmUserAddNotice } from './events/notices.js';
 import type { Notice } from './events/hub.js';
+import { rerunAfterRace } from './store-races.js';
 
 export interface RegistrationRoute {
   kind: 'link' | 'email';
@@ -146,9 +147,8 @@ export async function registrationPage(services: ChatServices, realm: Realm, rou
   const taken = await existingUserErrors(db.kysely, realm.id, [email]);
   if (taken.length) return retry(`${email}: ${taken[0][1] === SKIP_REASON.member ? 'This address already has an account here. Log in instead.' : 'The account of this address has been deactivated.'}`);
 
-  let outcome: Awaited<ReturnType<typeof acceptInvite>>;
-  try {
-    outcome = await events.write(
+  const accept = () =>
+    events.write(
       () => db.transaction((trx) => acceptInvite(trx, realm, invite.id, { email, fullName, password }, nowMs, services.apiKeySeal)),
       async (done): Promise<Notice[]> => {
         if (typeof done === 'string') return [];
@@ -159,6 +159,11 @@ export async function registrationPage(services: ChatServices, realm: Realm, rou
         ];
       },
     );
+  let outcome: Awaited<ReturnType<typeof acceptInvite>>;
+  try {
+    // Two posts of one form at once: the one that loses the unique-key race runs again and finds the
+    // invitation used (or the address taken), as if it had come second (store-races.ts).
+    outcome = await accept().catch((err: unknown) => rerunAfterRace(err, accept));
   } catch (err) {
     // A check of the new account that failed (a name not unique, an address taken meanwhile).
     if (err instanceof ChatError && err.status === 400) return retry(err.message);

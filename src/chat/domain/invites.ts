@@ -27,6 +27,7 @@ import { groupForUpdate } from './user-groups.js';
 import { createUser, type NewUser } from './users.js';
 import { checkNameUnique } from './realm-rules.js';
 import type { ApiKeySeal } from './api-keys.js';
+import { checkBatchSize } from './bounds.js';
 
 /** Zulip's confirmation statuses. */
 export const INVITE_STATUS = { active: 0, used: 1, revoked: 2 } as const;
@@ -118,6 +119,8 @@ export async function checkMayInvite(db: Queryable<ChatTables>, realmId: number,
  * subscribers to unless it is a default channel (Zulip 10, feature level 342).
  */
 export async function checkInviteChannels(db: Queryable<ChatTables>, realmId: number, user: ChatUser, ids: number[]): Promise<Stream[]> {
+  // No realm has more channels than this: a longer list costs no query.
+  checkBatchSize('channelsPerRealm', new Set(ids).size);
   const streams: Stream[] = [];
   for (const id of new Set(ids)) {
     const s = await streamById(db, realmId, id);
@@ -136,6 +139,7 @@ export async function checkInviteChannels(db: Queryable<ChatTables>, realmId: nu
 
 /** access_user_groups_for_invite: groups the inviter may add members to (can_add_members_group, or managing them). */
 export async function checkInviteGroups(db: Queryable<ChatTables>, realmId: number, user: ChatUser, ids: number[]): Promise<UserGroup[]> {
+  checkBatchSize('groupsPerRealm', new Set(ids).size);
   const groups: UserGroup[] = [];
   for (const id of new Set(ids)) groups.push(await groupForUpdate(db, realmId, user, id, ['can_add_members_group']));
   return groups;
