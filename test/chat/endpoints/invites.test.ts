@@ -217,7 +217,7 @@ await forEachEngine('chat invitations (SMTP)', (engine) => {
     assert.equal(notes.length, 1);
     assert.equal(notes[0].message.sender_full_name, 'Notification Bot');
     assert.equal(notes[0].message.type, 'private');
-    assert.match(notes[0].message.content, /^<p>Grace Hopper &lt;<code>grace@example\.org<\/code>&gt; accepted your invitation to join Zulip!<\/p>$/);
+    assert.equal(notes[0].message.content, 'Grace Hopper <`grace@example.org`> accepted your invitation to join Zulip!');
     const again = await getPage(link);
     assert.equal(again.status, 404);
     assert.match(again.html, /already been used/);
@@ -225,7 +225,11 @@ await forEachEngine('chat invitations (SMTP)', (engine) => {
   });
 
   it('registers through a reusable link with the address typed, as the role asked, without telling a referrer who said no', async () => {
-    const made = await owner.post('/invites/multiuse', { invite_as: 600, stream_ids: [realm.channelId] });
+    const group = await owner.post('/user_groups/create', { name: 'newcomers', description: 'new people', members: [realm.ownerId] });
+    assert.equal(group.status, 200, JSON.stringify(group.body));
+    const groupId = group.body.group_id as number;
+    refused(await alice.post('/invites', { invitee_emails: 'x@example.org', stream_ids: [], group_ids: [groupId] }), 'BAD_REQUEST', 'Insufficient permission');
+    const made = await owner.post('/invites/multiuse', { invite_as: 600, stream_ids: [realm.channelId], group_ids: [groupId] });
     const link = made.body.invite_link as string;
     const page = await getPage(link);
     assert.match(page.html, /name="email"/);
@@ -236,7 +240,9 @@ await forEachEngine('chat invitations (SMTP)', (engine) => {
     assert.equal(done.status, 200, done.html);
     const key = await owner.call('POST', '/fetch_api_key', { username: 'heidi@example.org', password: 'long enough' }, null);
     const heidi = new ChatClient(realm.server.chatUrl, key.body.email, key.body.api_key);
+    const heidiId = (await heidi.get('/users/me')).body.user_id as number;
     assert.equal((await heidi.get('/users/me')).body.role, 600);
+    assert.ok(((await owner.get(`/user_groups/${groupId}/members`)).body.members as number[]).includes(heidiId), 'in the invitation group');
     assert.equal((await getPage(link)).status, 200, 'a link stays usable');
     // notify_referrer_on_join false: no note.
     const r = await alice.post('/invites', { invitee_emails: 'ivan@example.org', stream_ids: [], notify_referrer_on_join: false });
