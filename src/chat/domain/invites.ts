@@ -262,7 +262,7 @@ export function invitationMail(realm: Realm, referrer: ChatUser, link: string, t
     `${until} If you did not expect this mail, ignore it: nothing happens unless the link is opened.`,
     '',
   ].join('\n');
-  return { from: `${realm.name} <noreply@${realm.email_host}>`, to, subject: `${referrer.full_name} has invited you to join ${realm.name}`, text };
+  return { from: { name: realm.name, address: `noreply@${realm.email_host}` }, to, subject: `${referrer.full_name} has invited you to join ${realm.name}`, text };
 }
 
 /** Why an invitation cannot be accepted now, or null when it can. */

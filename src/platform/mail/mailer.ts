@@ -4,8 +4,8 @@
 import MailComposer from 'nodemailer/lib/mail-composer';
 
 export interface Mail {
-  /** The From header: an address, or `Name <address>`. */
-  from: string;
+  /** The From header: a display name (any text: it is encoded, never parsed) and an address. */
+  from: { name: string; address: string };
   to: string;
   subject: string;
   text: string;
@@ -22,5 +22,16 @@ export interface Mailer {
 
 /** The message as RFC 5322 bytes (headers encoded as mail needs them), as SMTP carries it and the outbox keeps it. */
 export function composeMail(mail: Mail, date: Date): Promise<Buffer> {
-  return new MailComposer({ from: mail.from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html, date }).compile().build();
+  // Line breaks in a header value could start a header of their own: a name or subject is one line.
+  const line = (text: string) => text.replace(/[\r\n]+/g, ' ');
+  return new MailComposer({
+    from: { name: line(mail.from.name), address: mail.from.address },
+    to: mail.to,
+    subject: line(mail.subject),
+    text: mail.text,
+    html: mail.html,
+    date,
+  })
+    .compile()
+    .build();
 }

@@ -28,7 +28,7 @@ export class SmtpMailer implements Mailer {
   }
 
   async send(mail: Mail): Promise<void> {
-    const envelope = { from: addressOf(mail.from), to: [mail.to] };
+    const envelope = { from: mail.from.address, to: [mail.to] };
     try {
       await this.transport.sendMail({ envelope, raw: await composeMail(mail, new Date(this.clock.now())) });
     } catch (err) {
@@ -40,10 +40,4 @@ export class SmtpMailer implements Mailer {
   async close(): Promise<void> {
     this.transport.close();
   }
-}
-
-/** The bare address of a From header (`Name <a@b>` gives a@b). */
-function addressOf(from: string): string {
-  const m = /<([^<>]+)>\s*$/.exec(from);
-  return m ? m[1] : from.trim();
 }

@@ -22,19 +22,26 @@ describe('the outbox', () => {
     try {
       const clock = new ManualClock(Date.UTC(2026, 0, 2));
       const outbox = new OutboxMailer(dir, clock);
-      await outbox.send({ from: 'Realm <noreply@example.org>', to: 'a@example.org', subject: 'Zoë has invited you to join Café', text: 'first' });
+      await outbox.send({
+        from: { name: 'Café, "Inc" <x>', address: 'noreply@example.org' },
+        to: 'a@example.org',
+        subject: 'Zoë has invited you to join Café\r\nBcc: evil@example.org',
+        text: 'first',
+      });
       clock.advance(1000);
-      await outbox.send({ from: 'noreply@example.org', to: 'b@example.org', subject: 'second', text: 'second' });
+      await outbox.send({ from: { name: '', address: 'noreply@example.org' }, to: 'b@example.org', subject: 'second', text: 'second' });
       const list = listOutbox(dir);
       assert.deepEqual(
         list.map((e) => [e.to, e.subject]),
         [
-          ['a@example.org', 'Zoë has invited you to join Café'],
+          ['a@example.org', 'Zoë has invited you to join Café Bcc: evil@example.org'],
           ['b@example.org', 'second'],
         ],
       );
       const parsed = await simpleParser((await readOutboxFile(dir, list[0].file))!);
-      assert.equal(parsed.subject, 'Zoë has invited you to join Café');
+      assert.equal(parsed.subject, 'Zoë has invited you to join Café Bcc: evil@example.org', 'one header line');
+      assert.equal(parsed.bcc, undefined);
+      assert.deepEqual((parsed.from as { value: { name: string; address: string }[] }).value, [{ name: 'Café, "Inc" <x>', address: 'noreply@example.org' }]);
       assert.equal(parsed.text?.trim(), 'first');
       assert.equal(await readOutboxFile(dir, '../secret.key'), undefined);
       assert.deepEqual(listOutbox(path.join(dir, 'none')), []);
