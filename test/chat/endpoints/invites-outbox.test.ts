@@ -15,6 +15,10 @@ import { ok, type InProcessClient } from '../../helpers/in-process-chat.js';
 import { createStorage, KEEL_BIN, runKeel, storageArgs, withFreePorts } from '../../helpers/server.js';
 import { listOutbox, OutboxMailer, readOutboxFile } from '../../../src/platform/mail/outbox.js';
 import { ManualClock } from '../../../src/platform/clock.js';
+import { SmtpMailer } from '../../../src/platform/mail/smtp.js';
+import { createLogger } from '../../../src/platform/log.js';
+import { SMTPServer } from 'smtp-server';
+import type { AddressInfo } from 'node:net';
 
 describe('the outbox', () => {
   it('keeps each message as one .eml file and lists them oldest first, headers decoded', async () => {
@@ -46,6 +50,43 @@ describe('the outbox', () => {
       assert.equal(await readOutboxFile(dir, '../secret.key'), undefined);
       assert.deepEqual(listOutbox(path.join(dir, 'none')), []);
     } finally {
+      rmSync(path.dirname(dir), { recursive: true, force: true });
+    }
+  });
+});
+
+describe('SMTP that refuses', () => {
+  it('keeps the message in the outbox and logs the failure', async () => {
+    const server = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['STARTTLS'],
+      logger: false,
+      onRcptTo(_address, _session, done) {
+        done(Object.assign(new Error('mailbox unavailable'), { responseCode: 550 }));
+      },
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const dir = path.join(mkdtempSync(path.join(os.tmpdir(), 'keel-outbox-')), 'outbox');
+    const logged: Record<string, unknown>[] = [];
+    const clock = new ManualClock(Date.UTC(2026, 0, 2));
+    const mailer = new SmtpMailer(
+      `smtp://127.0.0.1:${(server.server.address() as AddressInfo).port}`,
+      new OutboxMailer(dir, clock),
+      createLogger('error', (l) => logged.push(JSON.parse(l))),
+      clock,
+    );
+    try {
+      assert.match(mailer.description, /^mail is sent through smtp:\/\/127\.0\.0\.1:\d+ /);
+      await mailer.send({ from: { name: 'R', address: 'noreply@example.org' }, to: 'gone@example.org', subject: 'kept', text: 'kept' });
+      assert.deepEqual(
+        listOutbox(dir).map((e) => [e.to, e.subject]),
+        [['gone@example.org', 'kept']],
+      );
+      assert.equal(logged.length, 1);
+      assert.match(JSON.stringify(logged[0]), /kept in the outbox/);
+    } finally {
+      await mailer.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
       rmSync(path.dirname(dir), { recursive: true, force: true });
     }
   });
