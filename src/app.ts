@@ -3,6 +3,9 @@
 // starts and stops them in order. `keel serve|init|migrate|admin` (main.ts) and the tests call it;
 // nothing else builds these, and no module keeps state of its own about a store or a catalog.
 import { LocalFileStore } from './platform/files/local-store.js';
+import type { Mailer } from './platform/mail/mailer.js';
+import { OutboxMailer } from './platform/mail/outbox.js';
+import { SmtpMailer } from './platform/mail/smtp.js';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Config, ListenAddress } from './config/config.js';
@@ -162,6 +165,8 @@ export interface App extends Core {
   events: EventHub;
   presence: PresenceStore;
   caches: ReaderCaches;
+  /** Chat's outgoing mail (invitations): SMTP with --smtp-url, else the outbox in the data dir (platform/mail/). */
+  mailer: Mailer;
   /** Merges SQLite's full-text index after messages were written (platform/db/fulltext-upkeep.ts); runs from start() to stop(). */
   fulltext: FulltextUpkeep<ChatTables>;
   /** What every Infra command is given (the store, clock, zone writer, limits, catalogue, device views). */
@@ -260,6 +265,9 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   if (config.devMode) {
     log.warn('DEVELOPMENT MODE IS ON (--dev-mode on): POST /api/v1/dev_fetch_api_key gives anyone the API key of any user, without a password. Never run a server others can reach this way.');
   }
+  // Mail goes through --smtp-url, else into the outbox (which also keeps what the server refuses).
+  const outbox = new OutboxMailer(outboxDir(config), clock);
+  const mailer: Mailer = config.smtpUrl ? new SmtpMailer(config.smtpUrl, outbox, log, clock) : outbox;
   const chatServer = createChatServer(
     {
       db: chatDb,
@@ -277,6 +285,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       bigBlueButton: config.bigBlueButton,
       devMode: config.devMode,
       topicDeletion: { batchSize: 100, budgetMs: 50_000, ...options.topicDeletion },
+      mailer,
     },
     allEndpoints(),
     http,
@@ -300,6 +309,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     caches,
     fulltext,
     infraServices,
+    mailer,
     infraServer,
     chatServer,
     driver,
@@ -350,6 +360,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         throw listenFailure(err, 'dns (UDP and TCP)', config.dnsListen);
       }
       fulltext.start();
+      log.info(mailer.description);
       // After the listeners: a step resumed now is visible to pollers at once.
       worker.start();
       log.info('provisioning worker started', { driver: driver.kind, ...(driver.kind === 'sim' ? { speed: config.infraSimSpeed } : { socket: config.incusSocket }) });
@@ -361,7 +372,13 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       // connection (chat/http.ts), and presence not yet written reaches the store.
       await Promise.all([dns?.close(), infraServer.close(), chatServer.close(), fulltext.stop(), worker.stop()]);
       await saveQueuesNow();
+      await mailer.close();
       await closeCore();
     },
   };
+}
+
+/** Where chat mail is kept without --smtp-url (and when the SMTP server refuses it): `keel admin outbox` reads it. */
+export function outboxDir(config: Pick<Config, 'dataDir'>): string {
+  return path.join(config.dataDir, 'outbox');
 }

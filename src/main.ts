@@ -13,6 +13,7 @@ import { SecretKeyError } from './platform/auth/secret-key.js';
 import { ROTATE_USAGE, runRotateSecretKey } from './rotate-secret-key.js';
 import { keepTheKeyFile } from './server-keys.js';
 import { keelVersion } from './version.js';
+import { OUTBOX_USAGE, runOutboxAdmin } from './outbox-admin.js';
 
 const USAGE = `usage: keel <command> [options]
 
@@ -26,6 +27,7 @@ ${INFRA_ADMIN_USAGE}
 ${CATALOGUE_ADMIN_USAGE}
 ${ADMIN_USAGE}
 ${ROTATE_USAGE}
+${OUTBOX_USAGE}
   version   print Keel's version (also --version)
   help      show this text
 
@@ -117,10 +119,11 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (command === 'admin' && rest[0] === 'rotate-secret-key') return await runRotateSecretKey(rest.slice(1), out);
     if (command === 'admin' && rest[0] === 'catalogue') return await runCatalogueAdmin(rest.slice(1), out);
+    if (command === 'admin' && rest[0] === 'outbox') return await runOutboxAdmin(rest.slice(1), out);
     if (command === 'admin') {
       if (INFRA_ADMIN_COMMANDS.includes(rest[0])) return await runInfraAdmin(rest, out, openStore);
       if (CHAT_ADMIN_COMMANDS.includes(rest[0])) return await runAdmin(rest, out, openStore);
-      throw new UsageError(`unknown admin command "${rest[0] ?? ''}" (admin commands: ${[...INFRA_ADMIN_COMMANDS, 'catalogue', 'rotate-secret-key', ...CHAT_ADMIN_COMMANDS].join(', ')})`);
+      throw new UsageError(`unknown admin command "${rest[0] ?? ''}" (admin commands: ${[...INFRA_ADMIN_COMMANDS, 'catalogue', 'rotate-secret-key', 'outbox', ...CHAT_ADMIN_COMMANDS].join(', ')})`);
     }
     const { options, positionals } = readOptions(rest);
     if (options.help) {

@@ -1,6 +1,7 @@
 // What a Chat endpoint is: one definition (method, path, parameter schema, who may call it, handler)
 // serves routing, parameter decoding and checking, and the OpenAPI document and docs (openapi.ts).
 import type { FileStore } from '../platform/files/file-store.js';
+import type { Mailer } from '../platform/mail/mailer.js';
 import type { Static, TObject } from 'typebox';
 import type { Database } from '../platform/db/database.js';
 import type { Clock } from '../platform/clock.js';
@@ -45,6 +46,8 @@ export interface ChatServices {
   devMode?: boolean;
   /** How POST /streams/{id}/delete_topic works through a topic: messages per batch, and how long one request goes on. */
   topicDeletion?: { batchSize: number; budgetMs: number };
+  /** Outgoing mail (invitations): SMTP or the outbox in the data dir (platform/mail/). */
+  mailer: Mailer;
 }
 
 export interface ChatCall {

@@ -19,6 +19,7 @@ import { BodyTooLarge, ClientGone, hasBody, smallBody } from '../platform/http/b
 import { goneSignal, Listener, onClientGone, type HttpService } from '../platform/http/listener.js';
 import { splitTarget } from '../platform/http/target.js';
 import { emojiDataFile } from './domain/emoji.js';
+import { errorPage, registrationPage, registrationRoute, type Page, type RegistrationRoute } from './pages.js';
 
 const PREFIX = '/api/v1';
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -55,6 +56,7 @@ class Writer {
   private readonly listener: Listener;
   // Made once, not for every answer.
   private readonly notDurable: (err: unknown) => DurableFailure;
+  private readonly pageNotDurable: (err: unknown) => DurableFailure;
 
   constructor(listener: Listener, services: ChatServices) {
     this.listener = listener;
@@ -62,12 +64,30 @@ class Writer {
       services.log.error('chat answer not durable', { error: (err as Error).stack });
       return { status: 500, body: INTERNAL_ERROR };
     };
+    this.pageNotDurable = (err) => {
+      services.log.error('chat page not durable', { error: (err as Error).stack });
+      return { status: 500, body: errorPage(500, 'Internal server error').html };
+    };
   }
 
   /** Writes a JSON answer once the store is flushed (the durable-answer rule of durable.ts); undefined when written at once. Never rejects. */
   write(res: ServerResponse, status: number, body: AnswerBody, extra?: Record<string, string>): Promise<void> | undefined {
     const headers: OutgoingHttpHeaders = { ...extra, 'content-type': JSON_TYPE, 'content-length': bodyLength(body) };
     return this.listener.answer(res, status, headers, body, this.notDurable);
+  }
+
+  /** Writes an HTML page (chat/pages.ts) once the store is flushed: never framed, cached or followed by a Referer (its URL holds a key). */
+  page(res: ServerResponse, p: Page): Promise<void> | undefined {
+    const headers: OutgoingHttpHeaders = {
+      'content-type': 'text/html; charset=utf-8',
+      'content-length': Buffer.byteLength(p.html),
+      'cache-control': 'no-store',
+      'x-frame-options': 'DENY',
+      'referrer-policy': 'no-referrer',
+      'x-content-type-options': 'nosniff',
+      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+    };
+    return this.listener.answer(res, p.status, headers, p.html, this.pageNotDurable);
   }
 }
 
@@ -292,11 +312,56 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
     await writer.write(res, status, JSON.stringify(errorAnswer(refusal).body));
   }
 
+  /** A registration page: the realm by Host, the form's fields (a small urlencoded body), charged to the client's address. */
+  async function servePage(req: IncomingMessage, res: ServerResponse, route: RegistrationRoute): Promise<void> {
+    if (listener.closing) res.shouldKeepAlive = false;
+    const fields: Record<string, string> = {};
+    if (req.method === 'POST' && hasBody(req)) {
+      if (!smallBody(req)) {
+        closeAfterRefusal(res);
+        await writer.page(res, errorPage(413, 'The form is too large.'));
+        return;
+      }
+      try {
+        addTextParams(fields, (await readForm(req, OPEN_BODY_LIMIT)).params);
+      } catch (err) {
+        if (err instanceof ClientGone) return;
+        closeAfterUnreadBody(req, res);
+        await writer.page(res, errorPage(400, 'The form could not be read.'));
+        return;
+      }
+    }
+    let answer: Page;
+    try {
+      const realmOrRead = cache.realm(req.headers.host);
+      const realm = realmOrRead instanceof Promise ? await realmOrRead : realmOrRead;
+      const ip = services.limits.client(req.socket.remoteAddress ?? '', req.headers);
+      const limits = services.limits.charge(`/${route.kind === 'link' ? 'join' : 'accounts/do_confirm'}`, undefined, ip);
+      if (limits) for (const name in limits) res.setHeader(name, limits[name]);
+      answer = await registrationPage(services, realm, route, req.method!, fields);
+    } catch (err) {
+      if (err instanceof ChatError) {
+        if (err.headers) for (const name in err.headers) res.setHeader(name, err.headers[name]);
+        answer = errorPage(err.status, err.message);
+      } else {
+        services.log.error('chat page failed', { method: req.method, error: (err as Error).stack });
+        answer = errorPage(500, 'Internal server error');
+      }
+    }
+    await writer.page(res, answer);
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = req.method!;
     // The one static file Chat serves: the emoji name table register's server_emoji_data_url names.
     if ((method === 'GET' || method === 'HEAD') && req.url === emojiDataFile().path) {
       await writer.write(res, 200, emojiDataFile().body, { 'cache-control': 'public, max-age=31536000, immutable' });
+      return;
+    }
+    // The registration pages invitation links lead to (chat/pages.ts): HTML, outside the API.
+    const route = method === 'GET' || method === 'HEAD' || method === 'POST' ? registrationRoute(req.url!) : undefined;
+    if (route) {
+      await servePage(req, res, route);
       return;
     }
     if (!ROUTED.has(method) || !req.url!.startsWith(`${PREFIX}/`)) {

@@ -47,6 +47,10 @@ export interface RealmRow {
   direct_message_permission_group: Generated<string | null>;
   // Migration 27: whether GET /messages/{id}/read_receipts answers (domain/read-receipts.ts).
   enable_read_receipts: Generated<number>;
+  // Migration 29: who may invite by e-mail and make reusable links; whether joining needs an invitation.
+  can_invite_users_group: Generated<string | null>;
+  create_multiuse_invite_group: Generated<string | null>;
+  invite_required: Generated<number>;
 }
 
 export interface ChatUserRow {
@@ -332,6 +336,9 @@ export interface ChatTables {
   /** date_created in Unix seconds. */
   saved_snippets: { id: Generated<number>; realm_id: number; user_id: number; title: string; content: string; date_created: number };
   push_devices: PushDeviceRow;
+  invites: InviteRow;
+  invite_sends: { id: Generated<number>; realm_id: number; sent_at: number };
+  channel_email_addresses: ChannelEmailAddressRow;
 }
 
 export type ChatUser = Selectable<ChatUserRow>;
@@ -350,4 +357,40 @@ export interface PushDeviceRow {
   ios_app_id: string | null;
   /** Unix seconds. */
   last_updated: number;
+}
+
+/** An e-mail invitation or reusable link (migration 29; domain/invites.ts). Times in Unix seconds. */
+export interface InviteRow {
+  id: Generated<number>;
+  realm_id: number;
+  referred_by: number;
+  is_multiuse: number;
+  /** E-mail invitations only. */
+  email: string | null;
+  email_lower: string | null;
+  invited_as: number;
+  /** JSON arrays of ids. */
+  stream_ids: string;
+  group_ids: string;
+  include_realm_default_subscriptions: number;
+  notify_referrer_on_join: number;
+  confirmation_key: string;
+  invited_at: number;
+  /** Null: never expires. */
+  expires_at: number | null;
+  /** 0 active, 1 used, 2 revoked (Zulip's confirmation statuses). */
+  status: Generated<number>;
+  created_user_id: number | null;
+}
+export type Invite = Selectable<InviteRow>;
+
+/** A channel's e-mail token for one creator and sender (migration 29; Zulip's ChannelEmailAddress). */
+export interface ChannelEmailAddressRow {
+  id: Generated<number>;
+  realm_id: number;
+  stream_id: number;
+  creator_id: number;
+  sender_id: number;
+  email_token: string;
+  date_created: number;
 }

@@ -52,6 +52,8 @@ export interface Config {
   bigBlueButton?: { url: string; secret: string };
   /** --dev-mode on: POST /dev_fetch_api_key works (development servers only). */
   devMode: boolean;
+  /** The SMTP server chat mail goes through (--smtp-url); absent: the outbox in the data dir (platform/mail/). */
+  smtpUrl?: string;
 }
 
 export interface PushConfig {
@@ -225,5 +227,20 @@ export function buildConfig(o: RawOptions): Config {
     push: parsePushUrl(o['push-url']),
     bigBlueButton: parseBigBlueButton(o['bigbluebutton-url'], o['bigbluebutton-secret']),
     devMode: parseDevMode(o['dev-mode']),
+    smtpUrl: parseSmtpUrl(o['smtp-url']),
   };
+}
+
+function parseSmtpUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  let u: URL | undefined;
+  try {
+    u = new URL(raw);
+  } catch {
+    u = undefined;
+  }
+  if (!u || (u.protocol !== 'smtp:' && u.protocol !== 'smtps:') || !u.hostname) {
+    throw new UsageError(`--smtp-url must be smtp://[user:pass@]host[:port] or smtps://..., got "${raw.replace(/\/\/[^@/]*@/, '//…@')}"`);
+  }
+  return raw;
 }

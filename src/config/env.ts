@@ -32,6 +32,10 @@ export const OPTIONS = {
     env: 'KEEL_INCUS_SOCKET',
     help: 'unix socket of the Incus/LXD daemon (default: /var/lib/incus/unix.socket if it exists, else /var/lib/lxd/unix.socket)',
   },
+  'smtp-url': {
+    env: 'KEEL_SMTP_URL',
+    help: 'smtp://[user:pass@]host[:port] or smtps://... of the server chat mail (invitations) goes through (default: none, mail is kept in <data-dir>/outbox)',
+  },
   'secret-key-file': {
     env: 'KEEL_SECRET_KEY_FILE',
     help: 'file holding the secret key (64 hex characters) that signs tokens and seals chat API keys (default: <data-dir>/secret.key, made on first start)',

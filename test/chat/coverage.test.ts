@@ -29,13 +29,6 @@ const NOT_YET: Record<string, string> = {
   'GET /export/realm': 'issue 16: realm exports',
   'POST /export/realm': 'issue 16: realm exports',
   'GET /export/realm/consents': 'issue 16: realm exports',
-  'GET /invites': 'issue 16: invitations',
-  'POST /invites': 'issue 16: invitations',
-  'POST /invites/multiuse': 'issue 16: invitations',
-  'DELETE /invites/{invite_id}': 'issue 16: invitations',
-  'DELETE /invites/multiuse/{invite_id}': 'issue 16: invitations',
-  'POST /invites/{invite_id}/resend': 'issue 16: invitations',
-  'GET /streams/{stream_id}/email_address': 'issue 16: channel e-mail addresses',
 };
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];

@@ -22,6 +22,7 @@ import { BAD_PATH_ESCAPE } from '../../src/chat/router.js';
 import { EventHub } from '../../src/chat/events/hub.js';
 import { PresenceStore } from '../../src/chat/domain/presence.js';
 import { LocalFileStore } from '../../src/platform/files/local-store.js';
+import { OutboxMailer } from '../../src/platform/mail/outbox.js';
 
 interface Answer {
   status: number;
@@ -162,6 +163,7 @@ await forEachEngine('chat malformed input', (engine) => {
         limits: new ChatLimits(chat.clock, parseRateLimits('off')),
         apiKeySeal: chat.ctx.apiKeySeal,
         files: new LocalFileStore(path.join(mkdtempSync(path.join(os.tmpdir(), 'keel-files-')), 'uploads')),
+        mailer: new OutboxMailer(path.join(mkdtempSync(path.join(os.tmpdir(), 'keel-mail-')), 'outbox'), chat.clock),
         events: new EventHub(chat.clock, log, { sweepEveryMs: 0 }),
         presence: new PresenceStore(chat.ctx.chatDb, chat.clock, log, { flushEveryMs: 0 }),
         caches: chat.ctx.caches,

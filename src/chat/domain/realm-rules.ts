@@ -140,6 +140,9 @@ export const ENFORCED_REALM_KEYS: Readonly<Record<string, string>> = {
   realm_can_move_messages_between_channels_group: 'channel moves (message-edits.ts)',
   realm_can_move_messages_between_topics_group: 'topic moves (message-edits.ts)',
   realm_can_resolve_topics_group: 'resolving topics (message-edits.ts)',
+  realm_can_invite_users_group: 'POST /invites (invites.ts)',
+  realm_create_multiuse_invite_group: 'POST /invites/multiuse (invites.ts)',
+  realm_invite_required: 'off: members younger than three days may not invite (invites.ts)',
   // The deprecated policy numbers, derived from the group settings above (events/fixed-state.ts).
   realm_create_public_stream_policy: 'derived from realm_can_create_public_channel_group',
   realm_create_private_stream_policy: 'derived from realm_can_create_private_channel_group',

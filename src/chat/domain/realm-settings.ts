@@ -55,7 +55,9 @@ const timeLimit = (
 const HISTORY_POLICIES = ['all', 'moves', 'none'] as const;
 
 /** A yes/no setting stored as 0/1. */
-const flag = (column: 'enable_spectator_access' | 'mandatory_topics' | 'name_changes_disabled' | 'email_changes_disabled' | 'require_unique_names' | 'enable_read_receipts'): SimpleSetting => ({
+const flag = (
+  column: 'enable_spectator_access' | 'mandatory_topics' | 'name_changes_disabled' | 'email_changes_disabled' | 'require_unique_names' | 'enable_read_receipts' | 'invite_required',
+): SimpleSetting => ({
   param: Type.Boolean(),
   check: (value) => value as boolean,
   read: (row) => row[column] === 1,
@@ -120,6 +122,9 @@ export const SIMPLE_SETTINGS = {
   require_unique_names: flag('require_unique_names'),
   // Whether GET /messages/{id}/read_receipts answers (endpoints/read-receipts.ts); on for a new realm.
   enable_read_receipts: flag('enable_read_receipts'),
+  // Whether joining needs an invitation (on, as Zulip creates a realm); off, members whose accounts
+  // are under three days old may not invite (domain/invites.ts).
+  invite_required: flag('invite_required'),
 } satisfies Record<string, SimpleSetting>;
 
 export type SimpleSettingName = keyof typeof SIMPLE_SETTINGS;
@@ -159,6 +164,9 @@ export const REALM_GROUP_SETTINGS = {
   // Who may start direct message conversations, and whom one must include (realm-rules.ts).
   direct_message_initiator_group: { default: 'role:everyone', allowNobody: true, allowEveryone: true },
   direct_message_permission_group: { default: 'role:everyone', allowNobody: true, allowEveryone: true },
+  // Who may send e-mail invitations, and make reusable invitation links (domain/invites.ts).
+  can_invite_users_group: { default: 'role:members', allowNobody: true, allowEveryone: false },
+  create_multiuse_invite_group: { default: 'role:administrators', allowNobody: true, allowEveryone: false },
 } as const satisfies Record<string, GroupSettingRule>;
 
 export type RealmGroupSetting = keyof typeof REALM_GROUP_SETTINGS;

@@ -151,6 +151,8 @@ export interface NewUser {
   isBot?: boolean;
   botType?: number | null;
   botOwnerId?: number | null;
+  /** Whether a person joins the realm's default channels (default true; an invitation may say no). */
+  defaultChannels?: boolean;
 }
 
 /** Creates a user with its API key and role groups; the caller holds the transaction. */
@@ -202,7 +204,7 @@ export async function createUser(db: Queryable<ChatTables>, realmId: number, u: 
       .execute();
   }
   // New people join the realm's default channels, as in Zulip (bots subscribe themselves).
-  if (!u.isBot) {
+  if (!u.isBot && u.defaultChannels !== false) {
     const defaults = await db.selectFrom('default_streams').select('stream_id').where('realm_id', '=', realmId).execute();
     for (const d of defaults) await subscribe(db, user.id, d.stream_id);
   }

@@ -98,7 +98,7 @@ function botManager(call: ChatCall): ChatUser {
 }
 
 /** Zulip's access_bot_by_id: a bot of the realm (active or not) that the caller owns or, as an administrator, administers. */
-async function botFor(db: Queryable<ChatTables>, call: ChatCall, me: ChatUser, botId: number): Promise<ChatUser> {
+export async function botFor(db: Queryable<ChatTables>, call: ChatCall, me: ChatUser, botId: number): Promise<ChatUser> {
   const bot = await userById(db, call.realm.id, botId);
   if (!bot || bot.is_bot !== 1) throw noSuchBot();
   if (bot.bot_owner_id !== me.id && !isAdmin(me.role)) throw insufficientPermission();

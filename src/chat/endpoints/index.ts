@@ -38,6 +38,8 @@ import {
 } from './channels.js';
 import { getMessage, getMessages, matchesNarrow, renderMessageEndpoint, sendMessage } from './messages.js';
 import { deleteQueue, getEvents, registerQueue } from './events.js';
+import { createInviteLink, getInvites, resendEmailInvite, revokeEmailInvite, revokeInviteLink, sendInvites } from './invites.js';
+import { getStreamEmailAddress } from './channel-email.js';
 import { getRealmPresence, getUserPresence, getUserStatus, updatePresence, updateStatus } from './presence.js';
 import { setEditTypingStatus, setTypingStatus } from './typing.js';
 import { addReaction, deleteMessageEndpoint, getMessageHistory, removeReaction, updateMessage } from './message-edits.js';
@@ -176,6 +178,11 @@ export const ENDPOINT_AREAS: readonly EndpointArea[] = [
   },
   { name: 'video-calls', description: 'BigBlueButton video call links (--bigbluebutton-url, --bigbluebutton-secret).', endpoints: [createBigBlueButtonCall] },
   { name: 'development', description: 'Password-less API keys for developing clients, only with --dev-mode on.', endpoints: [devFetchApiKey] },
+  {
+    name: 'invites',
+    description: "Invitations by e-mail and reusable links (accepted on the server's registration page), and a channel's e-mail address.",
+    endpoints: [sendInvites, createInviteLink, getInvites, revokeEmailInvite, revokeInviteLink, resendEmailInvite, getStreamEmailAddress],
+  },
 ];
 
 export function allEndpoints(): Endpoint[] {

@@ -229,7 +229,7 @@ export async function activationNotices(call: ChatCall, userIds: number[], isAct
 }
 
 /** peer_add for every channel the user is subscribed to: they just joined (or came back to) its subscriber list. */
-async function subscriberPeerNotices(db: Queryable<ChatTables>, userId: number): Promise<Notice[]> {
+export async function subscriberPeerNotices(db: Queryable<ChatTables>, userId: number): Promise<Notice[]> {
   const streams = await db
     .selectFrom('subscriptions')
     .innerJoin('streams', 'streams.id', 'subscriptions.stream_id')

@@ -439,3 +439,33 @@ export const pushBouncerRefused = defineError({ code: 'BAD_REQUEST', message: '{
 // Video calls (zerver/views/video_calls.py) and the development login (zerver/views/development/dev_login.py).
 export const bigBlueButtonNotConfigured = defineError({ code: 'BAD_REQUEST', message: 'BigBlueButton is not configured.' });
 export const devLoginUnavailable = defineError({ code: 'BAD_REQUEST', message: 'Endpoint not available in production.' });
+// ---- Invitations (endpoints/invites.ts, domain/invites.ts), Zulip 10.2's zerver/views/invite.py ----
+export const inviteNoEmails = defineError({ code: 'BAD_REQUEST', message: 'You must specify at least one email address.' });
+export const inviteInvalidChannel = defineError({ code: 'BAD_REQUEST', message: 'Invalid channel ID {channel_id}. No invites were sent.' });
+export const inviteCannotSubscribeOthers = defineError({ code: 'BAD_REQUEST', message: 'You do not have permission to subscribe other users to channels.' });
+export const noSuchInvitation = defineError({ code: 'BAD_REQUEST', message: 'No such invitation' });
+export const invitationAlreadyRevoked = defineError({ code: 'BAD_REQUEST', message: 'Invitation has already been revoked' });
+/** Zulip's InvitationError: the skipped addresses as [email, reason, deactivated] beside the message. */
+type Skipped = { errors: [string, string, boolean][] };
+const invitationFields = (sent: boolean, daily: boolean) => (a: Skipped) => ({ errors: a.errors, sent_invitations: sent, license_limit_reached: false, daily_limit_reached: daily });
+export const invitesDailyLimit = defineError({
+  code: 'INVITATION_FAILED',
+  message: 'To protect users, Zulip limits the number of invitations you can send in one day. Because you have reached the limit, no invitations were sent.',
+  extra: invitationFields(false, true),
+});
+export const invitesAccountTooNew = defineError({
+  code: 'INVITATION_FAILED',
+  message: 'Your account is too new to send invites for this organization. Ask an organization admin, or a more experienced user.',
+  extra: invitationFields(false, false),
+});
+export const invitesNotValidated = defineError({
+  code: 'INVITATION_FAILED',
+  message: "Some emails did not validate, so we didn't send any invitations.",
+  extra: invitationFields(false, false),
+});
+export const invitesNobody = defineError({ code: 'INVITATION_FAILED', message: "We weren't able to invite anyone.", extra: invitationFields(false, false) });
+export const invitesSomeSkipped = defineError({
+  code: 'INVITATION_FAILED',
+  message: "Some of those addresses are already using Zulip, so we didn't send them an invitation. We did send invitations to everyone else!",
+  extra: invitationFields(true, false),
+});

@@ -39,9 +39,7 @@ export function fixedRealmState(realm: Realm, groups: Map<string, number>, setti
     realm_can_create_write_only_bots_group: group('role:members'),
     realm_can_mention_many_users_group: group('role:everyone'),
     realm_can_access_all_users_group: group('role:everyone'),
-    // Not served by Keel (invitations, custom emoji upload, billing, AI summaries): nobody may.
-    realm_can_invite_users_group: group('role:nobody'),
-    realm_create_multiuse_invite_group: group('role:nobody'),
+    // Not served by Keel (custom emoji upload, billing, AI summaries): nobody may.
     realm_can_add_custom_emoji_group: group('role:nobody'),
     realm_can_manage_billing_group: group('role:nobody'),
     realm_can_summarize_topics_group: group('role:nobody'),
@@ -50,10 +48,9 @@ export function fixedRealmState(realm: Realm, groups: Map<string, number>, setti
     realm_create_private_stream_policy: commonPolicy('realm_can_create_private_channel_group'),
     realm_create_web_public_stream_policy: CREATE_WEB_PUBLIC_POLICY[systemName('realm_can_create_web_public_channel_group') ?? 'role:owners'] ?? 7,
     realm_wildcard_mention_policy: 1,
-    // Accounts are made by administrators (`keel admin`, POST /users); Keel stores no avatars.
+    // Accounts are made by administrators (`keel admin`, POST /users) and by invitation (domain/invites.ts); Keel stores no avatars.
     // (Whether members change their own name and email, whether names are unique and whether topics
     // are required are realm settings: domain/realm-settings.ts.)
-    realm_invite_required: true,
     realm_emails_restricted_to_domains: false,
     realm_disallow_disposable_email_addresses: true,
     realm_avatar_changes_disabled: false,

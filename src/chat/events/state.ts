@@ -154,7 +154,7 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
     // does for long-idle users of huge realms, whose clients then ask GET /avatar/{user_id}); Keel
     // serves no such route, so it always sends the URL.
     const shown = (u: ChatUser) => userObject(u, { clientGravatar: r.clientGravatar, includeProfileFields: !spectator, viewer, profileData });
-    const may = await realmPermissions(db, r.realm.id, me, ['can_create_public_channel_group', 'can_create_private_channel_group', 'can_add_subscribers_group']);
+    const may = await realmPermissions(db, r.realm.id, me, ['can_create_public_channel_group', 'can_create_private_channel_group', 'can_add_subscribers_group', 'can_invite_users_group']);
     Object.assign(out, {
       realm_users: users.filter((u) => u.is_active === 1).map(shown),
       realm_non_active_users: users.filter((u) => u.is_active !== 1).map(shown),
@@ -169,13 +169,13 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
       is_moderator: me.role === ROLE.moderator,
       is_guest: isGuest(me.role),
       // What the caller may do, as Zulip computes it from the realm's permission settings (the ones
-      // endpoints/channels.ts checks); invitations are not served, so nobody may invite.
+      // endpoints/channels.ts and domain/invites.ts check).
       can_create_streams: may.can_create_public_channel_group || may.can_create_private_channel_group,
       can_create_public_streams: may.can_create_public_channel_group,
       can_create_private_streams: may.can_create_private_channel_group,
       can_create_web_public_streams: await mayCreateWebPublic(db, r.realm, me),
       can_subscribe_other_users: may.can_add_subscribers_group,
-      can_invite_others_to_realm: false,
+      can_invite_others_to_realm: may.can_invite_users_group,
       avatar_source: 'G',
       avatar_url: avatarUrlFor(me, false),
       avatar_url_medium: avatarUrlFor(me, false),

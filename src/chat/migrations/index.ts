@@ -23,6 +23,7 @@ import { chatHiddenEmails } from './020_chat_hidden_emails.js';
 import { chatAttachments } from './026_chat_attachments.js';
 import { chatOrgData } from './027_chat_org_data.js';
 import { chatPushDevices } from './028_chat_push_devices.js';
+import { chatInvites } from './029_chat_invites.js';
 
 export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatCore,
@@ -46,4 +47,5 @@ export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatAttachments,
   chatOrgData,
   chatPushDevices,
+  chatInvites,
 ];

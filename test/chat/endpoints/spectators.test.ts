@@ -76,13 +76,13 @@ await forEachEngine('chat spectators', (engine) => {
     assert.equal(state.server_web_public_streams_enabled, true);
     assert.equal(state.realm_can_create_web_public_channel_group, groups.get('role:owners'));
     assert.equal(await webPublicAccessEnabled(), false);
-    // What each may do, in register's realm_user state: nobody makes web-public channels yet.
+    // What each may do, in register's realm_user state: nobody makes web-public channels yet (members may invite).
     const mayDo = async (c: ChatClient) => {
       const u = await register(c, { fetch_event_types: ['realm_user'] });
       return [u.can_create_streams, u.can_create_public_streams, u.can_create_private_streams, u.can_create_web_public_streams, u.can_subscribe_other_users, u.can_invite_others_to_realm];
     };
-    assert.deepEqual(await mayDo(owner), [true, true, true, false, true, false]);
-    assert.deepEqual(await mayDo(ann), [true, true, true, false, true, false]);
+    assert.deepEqual(await mayDo(owner), [true, true, true, false, true, true]);
+    assert.deepEqual(await mayDo(ann), [true, true, true, false, true, true]);
     assert.deepEqual(await mayDo(gus), [false, false, false, false, false, false]);
     notLoggedIn(await anonymous('POST', '/register'));
     notLoggedIn(await fetchAnonymously([webPublic]));
