@@ -425,6 +425,8 @@ export async function messagesJson(store: Database<ChatTables>, caches: ReaderCa
   const variant = presentationKey(p);
   // A number, not a string to build and hash: a page looks up a hundred.
   const keyOf = (id: number) => id * 8 + variant;
+  // Taken before anything is read: highlights made from a page that a write outdates meanwhile are stale at once.
+  const highlightStamp = caches.highlights.stamp();
   const parts = cache.peekMany(matches.map((m) => keyOf(m.id)));
   const missing = matches.filter((_, i) => parts[i] === undefined).map((m) => m.id);
   if (missing.length) {
@@ -443,6 +445,11 @@ export async function messagesJson(store: Database<ChatTables>, caches: ReaderCa
   // A spectator holds no copies: Zulip shows every message to one as read, nothing more.
   const spectator = isSpectator(me);
   const received = !spectator && needsSpans(matches) ? await caches.received(realm.id, me) : NOTHING_RECEIVED;
+  // A search's highlights depend on the message and the searched lexemes alone: made once for every
+  // reader (ReaderCaches.highlights), under a key of the lexemes in order.
+  const search = p.search;
+  const words = search ? [...search].sort().join(' ') : '';
+  const highlights = caches.highlights;
   // UTF-8 pieces, copied once into the answer (json-text.ts).
   const out: Buffer[] = [OPEN_LIST];
   parts.forEach((part, i) => {
@@ -451,9 +458,16 @@ export async function messagesJson(store: Database<ChatTables>, caches: ReaderCa
     if (out.length > 1) out.push(COMMA);
     out.push(part.head);
     const bits = spectator ? FLAG.read : flagBits(matches[i], received);
-    if (p.search) {
-      const f = matchFields(part.rendered, part.subject, p.search);
-      out.push(Buffer.from(`,"flags":${flagNamesJson(bits)},"match_content":${JSON.stringify(f.match_content)},"match_subject":${JSON.stringify(f.match_subject)}}`));
+    if (search) {
+      out.push(flagsPiece(bits));
+      const key = `${keyOf(matches[i].id)} ${words}`;
+      let h = highlights.peek(key);
+      if (!h) {
+        const f = matchFields(part.rendered, part.subject, search);
+        h = { tail: Buffer.from(`,"match_content":${JSON.stringify(f.match_content)},"match_subject":${JSON.stringify(f.match_subject)}}`) };
+        highlights.set(key, h, highlightStamp);
+      }
+      out.push(h.tail);
     } else {
       out.push(flagsTail(bits));
     }
@@ -466,6 +480,14 @@ const OPEN_LIST = Buffer.from('[');
 const COMMA = Buffer.from(',');
 const CLOSE_LIST = Buffer.from(']');
 const flagsTails = new Map<number, Buffer>();
+const flagsPieces = new Map<number, Buffer>();
+
+/** `,"flags":[...]`, before a search's highlights, by flag bits. */
+function flagsPiece(bits: number): Buffer {
+  let piece = flagsPieces.get(bits);
+  if (!piece) flagsPieces.set(bits, (piece = Buffer.from(`,"flags":${flagNamesJson(bits)}`)));
+  return piece;
+}
 
 /** `,"flags":[...]}`, which ends a message object in an answer, by flag bits. */
 function flagsTail(bits: number): Buffer {
