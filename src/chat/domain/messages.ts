@@ -1,6 +1,6 @@
 // Messages: sending to a channel topic or a direct conversation (with each recipient's copy and
 // flags), fetching around an anchor within a narrow, and the message object of the API.
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type CompiledQuery, type RawBuilder } from 'kysely';
 import { runRead, type Database, type Queryable } from '../../platform/db/database.js';
 import { JsonText } from '../../platform/db/fast/json-text.js';
 import type { ChatTables, ChatUser, Message, Realm, Stream } from '../tables.js';
@@ -180,7 +180,56 @@ export interface Found {
 /** A bound on the message id, written over the id column the query reads by. */
 type IdBound = (id: RawBuilder<unknown>) => RawBuilder<unknown>;
 
-async function matchingRows(db: Queryable<ChatTables>, realmId: number, me: ChatUser, narrow: NarrowQuery, bound: IdBound, order: 'asc' | 'desc', limit: number | null): Promise<Match[]> {
+/** A page's query compiled once, with where its anchor goes among the parameters (-1: nowhere). */
+interface PageQuery {
+  query: CompiledQuery<Match>;
+  slot: number;
+  /** The narrow's one channel, when every row is in it (the query then reads no stream_id). */
+  channelId: number | undefined;
+}
+
+/** Where an anchor goes when a page's query is compiled: found among the parameters by identity. */
+const ANCHOR_SLOT = Object.freeze({ anchorSlot: true });
+/** Distinct page queries kept per narrow (bounds, orders and limits a client uses: a handful). */
+const PAGE_QUERIES_PER_NARROW = 16;
+
+// A memo of a pure function (design rule 7): a page's SQL depends on the narrow (a frozen object of
+// the reader caches, built for one reader of one store, whose channels with shared history it holds)
+// and the key's values alone. Keyed by the narrow object, so it dies with it. Building and compiling
+// the query through Kysely cost a search a twentieth of its CPU.
+const pageQueries = new WeakMap<NarrowQuery, Map<string, PageQuery>>();
+
+/** The anchor's bound of a page: `< anchor`, `> anchor`, `= anchor`, or the reader's unread messages. */
+type PageBound = { op: '<' | '>' | '='; anchor: number } | { op: 'unread' };
+
+async function pageRows(db: Queryable<ChatTables>, realmId: number, me: ChatUser, narrow: NarrowQuery, bound: PageBound, order: 'asc' | 'desc', limit: number): Promise<Match[]> {
+  const boundSql: IdBound = bound.op === 'unread' ? () => sql`(${flagsSql(me.id)} & ${FLAG.read}) = 0` : (id) => sql`${id} ${sql.raw(bound.op)} ${ANCHOR_SLOT}`;
+  // Only a narrow that knows its shared-history channels compiles to the same SQL every time.
+  const pure = !narrow.history || narrow.historyStreamIds !== undefined;
+  const key = `${realmId} ${me.id} ${bound.op} ${order} ${limit}`;
+  let byKey = pure ? pageQueries.get(narrow) : undefined;
+  let page = byKey?.get(key);
+  if (!page) {
+    page = await pageQuery(db, realmId, me, narrow, boundSql, order, limit);
+    if (pure) {
+      if (!byKey) pageQueries.set(narrow, (byKey = new Map()));
+      if (byKey.size >= PAGE_QUERIES_PER_NARROW) byKey.clear();
+      byKey.set(key, page);
+    }
+  }
+  let parameters = page.query.parameters;
+  if (page.slot >= 0 && bound.op !== 'unread') {
+    const p = [...parameters];
+    p[page.slot] = bound.anchor;
+    parameters = p;
+  }
+  const rows = await runRead(db, page.query, parameters);
+  if (page.channelId === undefined) return rows;
+  const channelId = page.channelId;
+  return rows.map((r) => ({ id: r.id, stream_id: channelId, flags: r.flags }));
+}
+
+async function pageQuery(db: Queryable<ChatTables>, realmId: number, me: ChatUser, narrow: NarrowQuery, bound: IdBound, order: 'asc' | 'desc', limit: number | null): Promise<PageQuery> {
   const history = narrow.history ? (narrow.historyStreamIds ?? (await historyStreamIds(db, realmId, me))) : [];
   // Confined to one channel of the realm whose whole history the reader may read, every message
   // matching is readable: no access test per row, and the topic index alone finds the page.
@@ -196,25 +245,31 @@ async function matchingRows(db: Queryable<ChatTables>, realmId: number, me: Chat
   // The limit is written into the text: SQLite prepares a statement with a bound LIMIT again on every run
   // (a raw query, which the LiteralLimits plugin does not rewrite; platform/db/fast/README.md).
   const limited = limit === null ? from : sql`${from} limit ${sql.lit(limit)}`;
-  if (narrow.channelId === undefined) return runRead(db, sql<Match>`select m.id, m.stream_id, um.flags ${limited}`.compile(db));
-  // Every row is in the narrow's channel: a column fewer to read per row (a tenth of a page's cost).
-  const channelId = narrow.channelId;
-  const rows = await runRead(db, sql<Omit<Match, 'stream_id'>>`select m.id, um.flags ${limited}`.compile(db));
+  // Every row in the narrow's channel: a column fewer to read per row (a tenth of a page's cost).
+  const query = (narrow.channelId === undefined ? sql<Match>`select m.id, m.stream_id, um.flags ${limited}` : sql<Match>`select m.id, um.flags ${limited}`).compile(db);
+  return { query, slot: query.parameters.indexOf(ANCHOR_SLOT), channelId: narrow.channelId };
+}
+
+async function matchingRows(db: Queryable<ChatTables>, realmId: number, me: ChatUser, narrow: NarrowQuery, bound: IdBound, order: 'asc' | 'desc', limit: number | null): Promise<Match[]> {
+  const page = await pageQuery(db, realmId, me, narrow, bound, order, limit);
+  const rows = await runRead(db, page.query);
+  if (page.channelId === undefined) return rows;
+  const channelId = page.channelId;
   return rows.map((r) => ({ id: r.id, stream_id: channelId, flags: r.flags }));
 }
 
 export async function fetchWindow(db: Queryable<ChatTables>, realmId: number, me: ChatUser, narrow: NarrowQuery, w: Window): Promise<Found> {
   let anchor = w.anchor;
   if (anchor === null) {
-    const unread = await matchingRows(db, realmId, me, narrow, () => sql`(${flagsSql(me.id)} & ${FLAG.read}) = 0`, 'asc', 1);
+    const unread = await pageRows(db, realmId, me, narrow, { op: 'unread' }, 'asc', 1);
     anchor = unread[0]?.id ?? LARGER_THAN_MAX_MESSAGE_ID;
   }
   // One more than asked on each side tells whether the oldest and newest were reached.
-  const before = anchor > 0 ? await matchingRows(db, realmId, me, narrow, (id) => sql`${id} < ${anchor}`, 'desc', w.numBefore + 1) : [];
+  const before = anchor > 0 ? await pageRows(db, realmId, me, narrow, { op: '<', anchor }, 'desc', w.numBefore + 1) : [];
   // No message is at or after the stand-in for "newest": skip asking (a search narrow's asking costs a full match).
   const pastAll = anchor >= LARGER_THAN_MAX_MESSAGE_ID;
-  const after = pastAll ? [] : await matchingRows(db, realmId, me, narrow, (id) => sql`${id} > ${anchor}`, 'asc', w.numAfter + 1);
-  const at = w.includeAnchor && !pastAll ? await matchingRows(db, realmId, me, narrow, (id) => sql`${id} = ${anchor}`, 'asc', 1) : [];
+  const after = pastAll ? [] : await pageRows(db, realmId, me, narrow, { op: '>', anchor }, 'asc', w.numAfter + 1);
+  const at = w.includeAnchor && !pastAll ? await pageRows(db, realmId, me, narrow, { op: '=', anchor }, 'asc', 1) : [];
   const matches = [...before.slice(0, w.numBefore).reverse(), ...at, ...after.slice(0, w.numAfter)];
   return {
     anchor,
@@ -425,6 +480,8 @@ export async function messagesJson(store: Database<ChatTables>, caches: ReaderCa
   const variant = presentationKey(p);
   // A number, not a string to build and hash: a page looks up a hundred.
   const keyOf = (id: number) => id * 8 + variant;
+  // Taken before anything is read: highlights made from a page that a write outdates meanwhile are stale at once.
+  const highlightStamp = caches.highlights.stamp();
   const parts = cache.peekMany(matches.map((m) => keyOf(m.id)));
   const missing = matches.filter((_, i) => parts[i] === undefined).map((m) => m.id);
   if (missing.length) {
@@ -443,6 +500,11 @@ export async function messagesJson(store: Database<ChatTables>, caches: ReaderCa
   // A spectator holds no copies: Zulip shows every message to one as read, nothing more.
   const spectator = isSpectator(me);
   const received = !spectator && needsSpans(matches) ? await caches.received(realm.id, me) : NOTHING_RECEIVED;
+  // A search's highlights depend on the message and the searched lexemes alone: made once for every
+  // reader (ReaderCaches.highlights), under a key of the lexemes in order.
+  const search = p.search;
+  const words = search ? [...search].sort().join(' ') : '';
+  const tails = search ? caches.highlights.peekMany(matches.map((m) => `${keyOf(m.id)} ${words}`)) : [];
   // UTF-8 pieces, copied once into the answer (json-text.ts).
   const out: Buffer[] = [OPEN_LIST];
   parts.forEach((part, i) => {
@@ -451,9 +513,15 @@ export async function messagesJson(store: Database<ChatTables>, caches: ReaderCa
     if (out.length > 1) out.push(COMMA);
     out.push(part.head);
     const bits = spectator ? FLAG.read : flagBits(matches[i], received);
-    if (p.search) {
-      const f = matchFields(part.rendered, part.subject, p.search);
-      out.push(Buffer.from(`,"flags":${flagNamesJson(bits)},"match_content":${JSON.stringify(f.match_content)},"match_subject":${JSON.stringify(f.match_subject)}}`));
+    if (search) {
+      out.push(flagsPiece(bits));
+      let h = tails[i];
+      if (!h) {
+        const f = matchFields(part.rendered, part.subject, search);
+        h = { tail: Buffer.from(`,"match_content":${JSON.stringify(f.match_content)},"match_subject":${JSON.stringify(f.match_subject)}}`) };
+        caches.highlights.set(`${keyOf(matches[i].id)} ${words}`, h, highlightStamp);
+      }
+      out.push(h.tail);
     } else {
       out.push(flagsTail(bits));
     }
@@ -466,6 +534,14 @@ const OPEN_LIST = Buffer.from('[');
 const COMMA = Buffer.from(',');
 const CLOSE_LIST = Buffer.from(']');
 const flagsTails = new Map<number, Buffer>();
+const flagsPieces = new Map<number, Buffer>();
+
+/** `,"flags":[...]`, before a search's highlights, by flag bits. */
+function flagsPiece(bits: number): Buffer {
+  let piece = flagsPieces.get(bits);
+  if (!piece) flagsPieces.set(bits, (piece = Buffer.from(`,"flags":${flagNamesJson(bits)}`)));
+  return piece;
+}
 
 /** `,"flags":[...]}`, which ends a message object in an answer, by flag bits. */
 function flagsTail(bits: number): Buffer {

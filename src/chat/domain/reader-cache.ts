@@ -21,6 +21,11 @@ export interface SerializedMessage {
 
 const SERIALIZED_ENTRIES = 10_000;
 
+/** A search's highlights of one message, serialized: `,"match_content":...,"match_subject":...}`. */
+export interface SerializedHighlights {
+  tail: Buffer;
+}
+
 /** The reader caches of one store, built by the composition root (app.ts) and reached through ChatServices. */
 export class ReaderCaches {
   private readonly store: Database<ChatTables>;
@@ -33,12 +38,19 @@ export class ReaderCaches {
    * is served; between writes, a hot page is built once.
    */
   readonly messages: ReadCache<SerializedMessage, number>;
+  /**
+   * A search's highlights by message, presentation and searched lexemes (messages.ts messagesJson):
+   * the same for every reader, made from the message's rendered HTML and topic alone, so it dies
+   * with them, as `messages` does (any write through the store handle, or READ_CACHE_TTL_MS).
+   */
+  readonly highlights: ReadCache<SerializedHighlights>;
 
   constructor(store: Database<ChatTables>, clock: Clock) {
     this.store = store;
     this.narrows = new ReadCache(store, clock);
     this.spans = new ReadCache(store, clock);
     this.messages = new ReadCache(store, clock, { maxEntries: SERIALIZED_ENTRIES });
+    this.highlights = new ReadCache(store, clock, { maxEntries: SERIALIZED_ENTRIES });
   }
 
   /**

@@ -178,6 +178,25 @@ await forEachEngine('chat search', (engine) => {
     assert.deepEqual(idsOf(await search(owner, [['search', 'quarterly']])), []);
     assert.deepEqual(idsOf(await search(owner, [['search', 'plans roadmap revise']])), [id]);
   });
+
+  it('highlights follow an edit, for every reader (highlights are kept per message and words between writes)', async () => {
+    const sent = await owner.post('/messages', { type: 'stream', to: 'kitchen', topic: 'Garden', content: 'tomato seedlings' });
+    assert.equal(sent.status, 200, JSON.stringify(sent.body));
+    const id = sent.body.id;
+    const found = async (client: ChatClient) => (await search(client, [['search', 'tomato']])).find((m) => m.id === id)!;
+    const before = '<p><span class="highlight">tomato</span> seedlings</p>';
+    assert.equal((await found(owner)).match_content, before);
+    // Another reader, the same words: the same highlights (made once, served to both).
+    assert.equal((await found(ann)).match_content, before);
+    assert.equal((await found(ann)).match_subject, 'Garden');
+    const edit = await owner.call('PATCH', `/messages/${id}`, { content: 'more tomato plants', topic: 'Tomato beds' });
+    assert.equal(edit.status, 200, JSON.stringify(edit.body));
+    for (const client of [ann, owner]) {
+      const m = await found(client);
+      assert.equal(m.match_content, '<p>more <span class="highlight">tomato</span> plants</p>');
+      assert.equal(m.match_subject, '<span class="highlight">Tomato</span> beds');
+    }
+  });
 });
 
 // The reader's subscription spans decide what a search of a private channel without shared history

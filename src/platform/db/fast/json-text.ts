@@ -94,9 +94,23 @@ export function serializeAsPieces(body: Record<string, unknown>): string | Buffe
  * to splice), undefined for a member JSON.stringify leaves out (undefined, a function).
  */
 function memberJson(k: string, v: unknown, first: boolean): string | undefined {
-  const json: string | undefined = v instanceof JsonText ? '' : JSON.stringify(v);
+  const json: string | undefined = v instanceof JsonText ? '' : typeof v === 'boolean' ? (v ? 'true' : 'false') : JSON.stringify(v);
   if (json === undefined) return undefined;
-  return `${first ? '' : ','}${JSON.stringify(k)}:${json}`;
+  return first ? `${keyJson(k)}:${json}` : `,${keyJson(k)}:${json}`;
+}
+
+// A memo of a pure function (design rule 7): the JSON of a top-level key, of which an answer has a
+// handful, all named by the endpoints' code; bounded all the same (emptied when full).
+const keyTexts = new Map<string, string>();
+const MAX_KEY_TEXTS = 1000;
+
+function keyJson(k: string): string {
+  let text = keyTexts.get(k);
+  if (text === undefined) {
+    if (keyTexts.size >= MAX_KEY_TEXTS) keyTexts.clear();
+    keyTexts.set(k, (text = JSON.stringify(k)));
+  }
+  return text;
 }
 
 /**
