@@ -36,6 +36,8 @@ export interface ChatServices {
   caches: ReaderCaches;
   /** Where uploaded files live (platform/files/): `uploads/` in the data dir by default. */
   files: FileStore;
+  /** The scheduled messages' scheduler (domain/scheduled-delivery.ts): told when one is added or moved. */
+  scheduler?: { wake(): void };
 }
 
 export interface ChatCall {

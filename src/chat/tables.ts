@@ -310,6 +310,7 @@ export interface ChatTables {
   user_topics: UserTopicRow;
   attachments: AttachmentRow;
   attachment_messages: { attachment_id: number; message_id: number };
+  scheduled_messages: ScheduledMessageRow;
 }
 
 export type ChatUser = Selectable<ChatUserRow>;
@@ -317,3 +318,26 @@ export type Realm = Selectable<RealmRow>;
 export type Stream = Selectable<StreamRow>;
 export type Message = Selectable<MessageRow>;
 export type UserGroup = Selectable<UserGroupRow>;
+
+/** A scheduled message (migration 29): `kind` 'stream' or 'private'; `to_ids` a direct message's recipients as Zulip lists them. */
+export interface ScheduledMessageRow {
+  id: Generated<number>;
+  realm_id: number;
+  sender_id: number;
+  kind: string;
+  stream_id: number | null;
+  /** Comma-separated user ids (direct messages), '' for a channel message. */
+  to_ids: string;
+  topic: string;
+  content: string;
+  rendered_content: string;
+  client: string;
+  /** Unix seconds. */
+  scheduled_timestamp: number;
+  read_by_sender: number;
+  delivered: Generated<number>;
+  delivered_message_id: number | null;
+  failed: Generated<number>;
+  failure_message: string | null;
+}
+export type ScheduledMessage = Selectable<ScheduledMessageRow>;

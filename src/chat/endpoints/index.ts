@@ -58,6 +58,7 @@ import { updateDisplaySettingsLegacy, updateNotificationSettingsLegacy, updateRe
 import { createDrafts, deleteDraft, editDraft, getDrafts } from './drafts.js';
 import { muteUser, unmuteUser, updateMutedTopic, updateUserTopic } from './muting.js';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './flags.js';
+import { createScheduledMessage, deleteScheduledMessage, getScheduledMessages, updateScheduledMessage } from './scheduled-messages.js';
 
 /** GET /openapi.json: this API's OpenAPI 3.1 document, made from the areas below (chat/openapi.ts). */
 export const getOpenApiDocument = defineEndpoint({
@@ -153,6 +154,11 @@ export const ENDPOINT_AREAS: readonly EndpointArea[] = [
   },
   { name: 'drafts', description: "Drafts synchronised between a user's clients.", endpoints: [getDrafts, createDrafts, editDraft, deleteDraft] },
   { name: 'muting', description: "Muting users, and topics' visibility policies.", endpoints: [muteUser, unmuteUser, updateUserTopic, updateMutedTopic] },
+  {
+    name: 'scheduled-messages',
+    description: 'Messages to be sent later: listing, scheduling, editing and cancelling; the server sends each when it comes due.',
+    endpoints: [getScheduledMessages, createScheduledMessage, updateScheduledMessage, deleteScheduledMessage],
+  },
 ];
 
 export function allEndpoints(): Endpoint[] {

@@ -27,6 +27,7 @@ import { EMPTY_FEATURE_STATE, fixedRealmState } from './fixed-state.js';
 import { alertWords } from '../domain/alert-words.js';
 import { legacySettingsFields, realmDefaultsObject, userSettingsObject } from '../domain/user-settings.js';
 import { draftsOf, MAX_DRAFTS_IN_REGISTER } from '../domain/drafts.js';
+import { pendingScheduled } from '../domain/scheduled-messages.js';
 import { mutedTopicsOf, mutedUsersOf, userTopicsOf } from '../domain/muting.js';
 
 /** The fetch_event_types this slice fills in; others are ignored, as Zulip ignores unknown ones. */
@@ -263,8 +264,7 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
   }
   // No organization defines custom profile fields yet (no endpoint creates them): the types exist.
   if (fetch.has('custom_profile_fields')) Object.assign(out, { custom_profile_fields: [], custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES });
-  // Scheduling messages is not built yet, so nobody has any.
-  if (fetch.has('scheduled_messages')) out.scheduled_messages = [];
+  if (fetch.has('scheduled_messages')) out.scheduled_messages = spectator ? [] : await pendingScheduled(db, me.id);
   for (const [key, empty] of Object.entries(EMPTY_FEATURE_STATE)) if (fetch.has(key)) Object.assign(out, structuredClone(empty));
   Object.assign(out, await preferencesState(db, r));
   return out;
