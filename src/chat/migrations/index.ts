@@ -21,6 +21,7 @@ import { chatRealmRules } from './018_chat_realm_rules.js';
 import { chatSearchStems } from './019_chat_search_stems.js';
 import { chatHiddenEmails } from './020_chat_hidden_emails.js';
 import { chatAttachments } from './026_chat_attachments.js';
+import { placeholders27to28 } from './placeholders_27_28.js';
 import { chatScheduledMessages } from './029_chat_scheduled_messages.js';
 
 export const CHAT_MIGRATIONS: readonly Migration[] = [
@@ -43,5 +44,6 @@ export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatSearchStems,
   chatHiddenEmails,
   chatAttachments,
+  ...placeholders27to28,
   chatScheduledMessages,
 ];
