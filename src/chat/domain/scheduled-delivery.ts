@@ -145,6 +145,8 @@ export class ScheduledDelivery {
         if (this.stopped) return attempted;
         attempted++;
         await this.deliverOne(row);
+        // Requests waiting behind a burst of due messages are served between two deliveries.
+        await new Promise((resolve) => setImmediate(resolve));
       }
       if (rows.length < this.options.batch) return attempted;
       const last = rows[rows.length - 1]!;
