@@ -39,9 +39,14 @@ export interface DeliveryOptions {
   maxSleepMs: number;
   /** Rows read per look. */
   batch: number;
+  /** Deliveries in flight at once (each its own transaction; PostgreSQL's row locks keep them apart). */
+  concurrency: number;
 }
 
-export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = { maxSleepMs: 30_000, batch: 200 };
+export const DEFAULT_DELIVERY_OPTIONS: DeliveryOptions = { maxSleepMs: 30_000, batch: 200, concurrency: 4 };
+
+/** How soon to look again at a row that was due but held by another transaction. */
+const RETRY_HELD_MS = 1000;
 
 /** Another node (or an edit or delete holding the row) has it: not ours to send now. */
 class NotClaimed extends Error {}
@@ -101,7 +106,11 @@ export class ScheduledDelivery {
     } else {
       try {
         const next = await nextDue(this.s.db.kysely);
-        if (next !== null) delay = Math.min(delay, Math.max(0, next * 1000 - this.s.clock.now()));
+        // Still due after a run: another node (or an edit) holds it; look again shortly, without spinning.
+        if (next !== null) {
+          const until = next * 1000 - this.s.clock.now();
+          delay = Math.min(delay, until > 0 ? until : RETRY_HELD_MS);
+        }
       } catch (err) {
         this.s.log.error('scheduled message delivery could not read the next due time', { error: (err as Error).stack });
       }
@@ -140,14 +149,20 @@ export class ScheduledDelivery {
         q = q.where((eb) => eb.or([eb('scheduled_timestamp', '>', ts), eb.and([eb('scheduled_timestamp', '=', ts), eb('id', '>', id)])]));
       }
       const rows = await q.orderBy('scheduled_timestamp').orderBy('id').limit(this.options.batch).execute();
-      for (const row of rows) {
-        // A stop waits for the delivery under way, not for the rest: they stay due for the next start.
-        if (this.stopped) return attempted;
-        attempted++;
-        await this.deliverOne(row);
-        // Requests waiting behind a burst of due messages are served between two deliveries.
-        await new Promise((resolve) => setImmediate(resolve));
-      }
+      // A few deliveries at once, in due order: each waits mostly for its commit.
+      const waiting = [...rows];
+      const worker = async (): Promise<void> => {
+        for (let row = waiting.shift(); row; row = waiting.shift()) {
+          // A stop waits for the deliveries under way, not for the rest: they stay due for the next start.
+          if (this.stopped) return;
+          attempted++;
+          await this.deliverOne(row);
+          // Requests waiting behind a burst of due messages are served between two deliveries.
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(this.options.concurrency, rows.length) }, worker));
+      if (this.stopped) return attempted;
       if (rows.length < this.options.batch) return attempted;
       const last = rows[rows.length - 1]!;
       after = { ts: Number(last.scheduled_timestamp), id: Number(last.id) };
