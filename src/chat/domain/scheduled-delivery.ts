@@ -56,6 +56,8 @@ export class ScheduledDelivery {
   private readonly options: DeliveryOptions;
   private timer?: NodeJS.Timeout;
   private running?: Promise<number>;
+  /** The wake-up under way: a run, then the read of the next due time. */
+  private cycling?: Promise<void>;
   private again = false;
   private started = false;
   private stopped = false;
@@ -78,6 +80,7 @@ export class ScheduledDelivery {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     await this.running?.catch(() => {});
+    await this.cycling;
   }
 
   /** A scheduled message was added or moved: look again now (it may be due before the current sleep ends). */
@@ -89,7 +92,7 @@ export class ScheduledDelivery {
       this.again = true;
       return;
     }
-    void this.cycle();
+    this.cycling = this.cycle();
   }
 
   private async cycle(): Promise<void> {
@@ -116,9 +119,11 @@ export class ScheduledDelivery {
       }
     }
     if (!this.started) return;
+    // One timer at most, whichever wake-up set it last.
+    if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      void this.cycle();
+      this.cycling = this.cycle();
     }, delay);
     this.timer.unref();
   }
