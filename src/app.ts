@@ -54,6 +54,8 @@ import { restoreQueues, saveQueues } from './chat/events/persist.js';
 import { createChatServer } from './chat/http.js';
 import { allEndpoints } from './chat/endpoints/index.js';
 import { BouncerPushService, type PushService } from './chat/push.js';
+import type { ChatServices } from './chat/endpoint.js';
+import { ScheduledDelivery, type DeliveryOptions } from './chat/domain/scheduled-delivery.js';
 
 /** Both services' migrations: one sequence of versions over one schema table (platform/db/migrate.ts). */
 export const MIGRATIONS: readonly Migration[] = [...INFRA_MIGRATIONS, ...CHAT_MIGRATIONS].sort((a, b) => a.version - b.version);
@@ -144,6 +146,8 @@ export interface AppOptions {
   push?: PushService;
   /** POST /streams/{id}/delete_topic's batch size and time budget (Zulip's: 100 messages, 50 s). */
   topicDeletion?: Partial<{ batchSize: number; budgetMs: number }>;
+  /** The scheduled messages' scheduler (tests that do not start the app call scheduler.runDue()). */
+  scheduler?: Partial<DeliveryOptions>;
 }
 
 /** Where the listeners listen once started, and the connection budget they share. */
@@ -177,6 +181,8 @@ export interface App extends Core {
   driver: MachineDriver;
   /** Moves contracts and transactions (infra/provisioning/); runs from start() to stop(). */
   worker: ProvisioningWorker;
+  /** Sends scheduled messages when they come due (chat/domain/scheduled-delivery.ts); runs from start() to stop(). */
+  scheduler: ScheduledDelivery;
   /** Takes back the event queues the last stop saved; before any listener opens, so a client polling its old queue finds it. */
   restoreQueues(): Promise<void>;
   /**
@@ -268,28 +274,28 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   // Mail goes through --smtp-url, else into the outbox (which also keeps what the server refuses).
   const outbox = new OutboxMailer(outboxDir(config), clock);
   const mailer: Mailer = config.smtpUrl ? new SmtpMailer(config.smtpUrl, outbox, log, clock) : outbox;
-  const chatServer = createChatServer(
-    {
-      db: chatDb,
-      clock,
-      log,
-      realmUrl: (realm: Realm) => realmUrlFor(fixedSite ?? chatUrl(chatAt, config.chatRootDomain), rootDomain, realm.string_id),
-      rootDomain,
-      limits: limits.chat,
-      events,
-      presence,
-      apiKeySeal: core.apiKeySeal,
-      caches,
-      files,
-      push,
-      bigBlueButton: config.bigBlueButton,
-      devMode: config.devMode,
-      topicDeletion: { batchSize: 100, budgetMs: 50_000, ...options.topicDeletion },
-      mailer,
-    },
-    allEndpoints(),
-    http,
-  );
+  const chatServices: ChatServices = {
+    db: chatDb,
+    clock,
+    log,
+    realmUrl: (realm: Realm) => realmUrlFor(fixedSite ?? chatUrl(chatAt, config.chatRootDomain), rootDomain, realm.string_id),
+    rootDomain,
+    limits: limits.chat,
+    events,
+    presence,
+    apiKeySeal: core.apiKeySeal,
+    caches,
+    files,
+    push,
+    bigBlueButton: config.bigBlueButton,
+    devMode: config.devMode,
+    topicDeletion: { batchSize: 100, budgetMs: 50_000, ...options.topicDeletion },
+    mailer,
+  };
+  // Sends scheduled messages when they come due (domain/scheduled-delivery.ts); runs from start() to stop().
+  const scheduler = new ScheduledDelivery(chatServices, options.scheduler);
+  chatServices.scheduler = scheduler;
+  const chatServer = createChatServer(chatServices, allEndpoints(), http);
 
   let dns: DnsServer | undefined;
   const saveQueuesNow = async (failedStart = false): Promise<void> => {
@@ -314,6 +320,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     chatServer,
     driver,
     worker,
+    scheduler,
     restoreQueues: async () => {
       await restoreQueues(events, chatDb, clock.now(), log);
     },
@@ -363,6 +370,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       log.info(mailer.description);
       // After the listeners: a step resumed now is visible to pollers at once.
       worker.start();
+      // After the listener: what came due while the server was down goes out now, its events to restored queues.
+      scheduler.start();
       log.info('provisioning worker started', { driver: driver.kind, ...(driver.kind === 'sim' ? { speed: config.infraSimSpeed } : { socket: config.incusSocket }) });
       return { infra: infraServer.server.address(), chat: chatAddress, dns: dns.udpAddress, openFiles, maxConnections: cap.max };
     },
@@ -370,7 +379,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       // The chat listener's close answers parked polls and waits for every request, so nothing adds
       // to the queues while they are saved; answers written during it ask clients to close their
       // connection (chat/http.ts), and presence not yet written reaches the store.
-      await Promise.all([dns?.close(), infraServer.close(), chatServer.close(), fulltext.stop(), worker.stop()]);
+      await Promise.all([dns?.close(), infraServer.close(), chatServer.close(), fulltext.stop(), worker.stop(), scheduler.stop()]);
       await saveQueuesNow();
       await mailer.close();
       await closeCore();

@@ -48,6 +48,8 @@ export interface ChatServices {
   topicDeletion?: { batchSize: number; budgetMs: number };
   /** Outgoing mail (invitations): SMTP or the outbox in the data dir (platform/mail/). */
   mailer: Mailer;
+  /** The scheduled messages' scheduler (domain/scheduled-delivery.ts): told when one is added or moved. */
+  scheduler?: { wake(): void };
 }
 
 export interface ChatCall {

@@ -339,6 +339,7 @@ export interface ChatTables {
   invites: InviteRow;
   invite_sends: { id: Generated<number>; realm_id: number; sent_at: number };
   channel_email_addresses: ChannelEmailAddressRow;
+  scheduled_messages: ScheduledMessageRow;
 }
 
 export type ChatUser = Selectable<ChatUserRow>;
@@ -394,3 +395,25 @@ export interface ChannelEmailAddressRow {
   email_token: string;
   date_created: number;
 }
+/** A scheduled message (migration 30): `kind` 'stream' or 'private'; `to_ids` a direct message's recipients as Zulip lists them. */
+export interface ScheduledMessageRow {
+  id: Generated<number>;
+  realm_id: number;
+  sender_id: number;
+  kind: string;
+  stream_id: number | null;
+  /** Comma-separated user ids (direct messages), '' for a channel message. */
+  to_ids: string;
+  topic: string;
+  content: string;
+  rendered_content: string;
+  client: string;
+  /** Unix seconds. */
+  scheduled_timestamp: number;
+  read_by_sender: number;
+  delivered: Generated<number>;
+  delivered_message_id: number | null;
+  failed: Generated<number>;
+  failure_message: string | null;
+}
+export type ScheduledMessage = Selectable<ScheduledMessageRow>;

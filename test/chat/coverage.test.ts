@@ -19,10 +19,6 @@ const DOCUMENTATION_ONLY: Record<string, string> = {
 const NOT_YET: Record<string, string> = {
   'GET /attachments': 'issue 16: uploads',
   'DELETE /attachments/{attachment_id}': 'issue 16: uploads',
-  'GET /scheduled_messages': 'issue 16: scheduled messages',
-  'POST /scheduled_messages': 'issue 16: scheduled messages',
-  'PATCH /scheduled_messages/{scheduled_message_id}': 'issue 16: scheduled messages',
-  'DELETE /scheduled_messages/{scheduled_message_id}': 'issue 16: scheduled messages',
   'POST /user_uploads': 'issue 16: uploads',
   'GET /user_uploads/{realm_id_str}/{filename}': 'issue 16: uploads',
   'POST /realm/emoji/{emoji_name}': 'issue 16: custom emoji upload',

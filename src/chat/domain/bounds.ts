@@ -23,6 +23,8 @@ export const BOUNDS = {
   savedSnippetsPerUser: 1_000,
   /** Devices registered for push notifications; a person has a handful, Zulip sets no count. */
   pushDevicesPerUser: 100,
+  /** Pending (not yet delivered) scheduled messages of one user; delivered ones are not counted. */
+  scheduledMessagesPerUser: 1_000,
 } as const;
 
 const WHERE = {
@@ -36,6 +38,7 @@ const WHERE = {
   playgroundsPerRealm: { table: 'realm_playgrounds', column: 'realm_id', scope: 'an organization', things: 'code playgrounds' },
   savedSnippetsPerUser: { table: 'saved_snippets', column: 'user_id', scope: 'a user', things: 'saved snippets' },
   pushDevicesPerUser: { table: 'push_devices', column: 'user_id', scope: 'a user', things: 'push devices' },
+  scheduledMessagesPerUser: { table: 'scheduled_messages', column: 'sender_id', scope: 'a user', things: 'scheduled messages', pending: 'delivered' },
 } as const;
 
 /**
@@ -52,12 +55,15 @@ export async function checkRoom(db: Queryable<ChatTables>, bound: keyof typeof B
   if (adding <= 0) return;
   checkBatchSize(bound, adding);
   const limit = BOUNDS[bound];
-  const { table, column, scope, things } = WHERE[bound];
-  const row = await db
+  const where = WHERE[bound];
+  const { table, column, scope, things } = where;
+  let q = db
     // The casts only satisfy Kysely's typing: the table and column come from WHERE above.
     .selectFrom(table as 'drafts')
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where(column as 'user_id', '=', ownerId)
-    .executeTakeFirstOrThrow();
+    .where(column as 'user_id', '=', ownerId);
+  // Rows that no longer count (a delivered scheduled message) have this column set to 1.
+  if ('pending' in where) q = q.where(where.pending as 'user_id', '=', 0);
+  const row = await q.executeTakeFirstOrThrow();
   if (Number(row.n) + adding > limit) throw limitReached({ scope, limit, things });
 }

@@ -44,6 +44,12 @@ export interface Outgoing {
   mentionBits?: (userId: number, topicParticipants: Set<number>) => number;
   /** The realm's alert words (realmAlertWords), read before the transaction: from the cache, mostly. */
   alertWords: RealmAlertWords;
+  /**
+   * Work that commits with the message or not at all: `before` runs first in the send's transaction
+   * (it may throw to send nothing), `after` once the message is written (a scheduled message's
+   * claim and its delivered mark: domain/scheduled-delivery.ts).
+   */
+  sameTransaction?: { before(trx: Queryable<ChatTables>): Promise<void>; after(trx: Queryable<ChatTables>, messageId: number): Promise<void> };
 }
 
 /**
@@ -140,14 +146,22 @@ export { store as storeMessage };
 
 export async function sendToChannel(db: Database<ChatTables>, realm: Realm, sender: ChatUser, stream: Stream, topic: string, o: Outgoing): Promise<Stored> {
   await checkCanPost(db.kysely, sender, stream);
-  const stored = await db.transaction(async (trx) => store(trx, realm.id, sender, stream.recipient_id, stream.id, topic, await subscriberIds(trx, stream.id), o));
+  const stored = await db.transaction(async (trx) => {
+    await o.sameTransaction?.before(trx);
+    const s = await store(trx, realm.id, sender, stream.recipient_id, stream.id, topic, await subscriberIds(trx, stream.id), o);
+    await o.sameTransaction?.after(trx, s.message.id);
+    return s;
+  });
   return { ...stored, people: [sender], stream };
 }
 
 export async function sendDirect(db: Database<ChatTables>, realm: Realm, sender: ChatUser, to: ChatUser[], o: Outgoing): Promise<Stored> {
   const stored = await db.transaction(async (trx) => {
+    await o.sameTransaction?.before(trx);
     const ids = [...to.map((u) => u.id), sender.id];
-    return store(trx, realm.id, sender, await directRecipient(trx, ids), null, '', ids, o);
+    const s = await store(trx, realm.id, sender, await directRecipient(trx, ids), null, '', ids, o);
+    await o.sameTransaction?.after(trx, s.message.id);
+    return s;
   });
   return { ...stored, people: [sender, ...to], stream: null };
 }

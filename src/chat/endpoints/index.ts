@@ -68,6 +68,7 @@ import { createProfileField, deleteProfileField, getProfileFields, removeOwnProf
 import { addPlayground, removePlayground } from './playgrounds.js';
 import { createSavedSnippet, deleteSavedSnippet, editSavedSnippet, getSavedSnippets } from './saved-snippets.js';
 import { getReadReceipts } from './read-receipts.js';
+import { createScheduledMessage, deleteScheduledMessage, getScheduledMessages, updateScheduledMessage } from './scheduled-messages.js';
 
 /** GET /openapi.json: this API's OpenAPI 3.1 document, made from the areas below (chat/openapi.ts). */
 export const getOpenApiDocument = defineEndpoint({
@@ -182,6 +183,11 @@ export const ENDPOINT_AREAS: readonly EndpointArea[] = [
     name: 'invites',
     description: "Invitations by e-mail and reusable links (accepted on the server's registration page), and a channel's e-mail address.",
     endpoints: [sendInvites, createInviteLink, getInvites, revokeEmailInvite, revokeInviteLink, resendEmailInvite, getStreamEmailAddress],
+  },
+  {
+    name: 'scheduled-messages',
+    description: 'Messages to be sent later: listing, scheduling, editing and cancelling; the server sends each when it comes due.',
+    endpoints: [getScheduledMessages, createScheduledMessage, updateScheduledMessage, deleteScheduledMessage],
   },
 ];
 

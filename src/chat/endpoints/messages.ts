@@ -1,51 +1,17 @@
 // Messages: send (channel or direct) and fetch (anchor window or ids, within a narrow).
 import Type from 'typebox';
 import { defineEndpoint, requireUser } from '../endpoint.js';
-import {
-  cannotSendToMultipleChannels,
-  channelIdMissing,
-  channelNameMissing,
-  invalidEmail,
-  invalidUserId,
-  missingAnchor,
-  missingArgument,
-  missingTopic,
-  noRecipients,
-  notAuthorizedToSend,
-  paramInvalid,
-  tooManyMessages,
-  anchorExcludedMidRange,
-  unsupportedParameterCombination,
-  userNoLongerActive,
-} from '../errors.js';
-import type { ChatUser } from '../tables.js';
-import { canAccessContent, streamById, streamByName } from '../domain/channels.js';
+import { missingAnchor, missingArgument, paramInvalid, tooManyMessages, anchorExcludedMidRange, unsupportedParameterCombination } from '../errors.js';
 import { renderMessage } from '../domain/markdown.js';
-import { hasMentions, loadMarkdownContext, mentionFlagger } from '../domain/mentions.js';
+import { loadMarkdownContext } from '../domain/mentions.js';
 import { buildNarrow, readNarrow, type RawNarrow } from '../domain/narrow.js';
-import { displayTopic, normaliseBody, normaliseTopic } from '../domain/topics.js';
-import { checkDirectMessageAllowed, checkTopicGiven } from '../domain/realm-rules.js';
-import { userByEmail, userById } from '../domain/users.js';
-import {
-  fetchByIds,
-  fetchWindow,
-  idsMatching,
-  LARGER_THAN_MAX_MESSAGE_ID,
-  MAX_MESSAGES_PER_FETCH,
-  matchFields,
-  messageObjects,
-  messagesJson,
-  sendDirect,
-  sendToChannel,
-  type Found,
-  type Stored,
-} from '../domain/messages.js';
+import { displayTopic, normaliseBody } from '../domain/topics.js';
+import { fetchByIds, fetchWindow, idsMatching, LARGER_THAN_MAX_MESSAGE_ID, MAX_MESSAGES_PER_FETCH, matchFields, messageObjects, messagesJson, type Found, type Stored } from '../domain/messages.js';
 import { unixSeconds } from '../../platform/clock.js';
 import { messageNotice } from '../events/notices.js';
 import { readableMessage } from '../domain/message-edits.js';
-import { checkGroupMentions } from '../domain/user-groups.js';
-import { realmAlertWords } from '../domain/alert-words.js';
 import { checkSpectatorNarrow, spectatorOf } from '../domain/spectators.js';
+import { checkAddressee, composeOutgoing, sendTo } from '../domain/addressee.js';
 
 export const sendMessage = defineEndpoint({
   method: 'POST',
@@ -69,53 +35,15 @@ export const sendMessage = defineEndpoint({
     const echo = p.queue_id !== undefined && p.local_id !== undefined ? { queueId: p.queue_id, localId: p.local_id } : null;
     const publish = (stored: Stored) => messageNotice(db.kysely, call.realm, stored, echo);
     const content = normaliseBody(p.content);
-    // Zulip's default: people's own messages start read; a bot's (an API integration's) do not.
-    const ctx = await loadMarkdownContext(db.kysely, call.realm.id, me, content, call.services.realmUrl(call.realm));
-    const rendered = renderMessage(content, ctx);
-    await checkGroupMentions(db.kysely, call.realm.id, me, rendered.mentionedGroupIds);
-    const o = {
-      content,
-      rendered: rendered.html,
+    const o = await composeOutgoing(db.kysely, call.realm, me, content, {
       client: call.client,
+      // Zulip's default: people's own messages start read; a bot's (an API integration's) do not.
       readBySender: p.read_by_sender ?? me.is_bot !== 1,
       nowSeconds: unixSeconds(clock),
-      // Without a mention every recipient's bits are 0: skip the flagger (and the topic's participants it needs).
-      mentionBits: hasMentions(rendered) ? mentionFlagger(rendered, ctx) : undefined,
-      alertWords: await realmAlertWords(db.kysely, call.realm.id),
-    };
-    if (p.type === 'stream' || p.type === 'channel') {
-      // A one-element list is the legacy way of naming the channel.
-      const target = Array.isArray(p.to) ? (p.to.length === 1 ? p.to[0] : undefined) : p.to;
-      if (target === undefined) throw cannotSendToMultipleChannels();
-      const byId = typeof target === 'number';
-      const stream = byId ? await streamById(db.kysely, call.realm.id, target) : await streamByName(db.kysely, call.realm.id, target);
-      if (!stream) throw byId ? channelIdMissing({ id: target as number }) : channelNameMissing({ name: String(target) });
-      // Zulip names a channel the sender may not post in (zerver/actions/message_send.py).
-      if (!(await canAccessContent(db.kysely, me, stream))) throw notAuthorizedToSend({ name: stream.name });
-      const rawTopic = p.topic ?? p.subject;
-      if (rawTopic === undefined) throw missingTopic();
-      const topic = normaliseTopic(rawTopic);
-      checkTopicGiven(call.realm, topic, 'send');
-      return { id: (await events.write(() => sendToChannel(db, call.realm, me, stream, topic, o), publish)).message.id };
-    }
-    const list: (string | number)[] = Array.isArray(p.to)
-      ? p.to
-      : typeof p.to === 'number'
-        ? [p.to]
-        : p.to
-            .split(',')
-            .map((s) => s.trim())
-            .filter(Boolean);
-    if (!list.length) throw noRecipients();
-    const recipients: ChatUser[] = [];
-    for (const who of list) {
-      const u = typeof who === 'number' ? await userById(db.kysely, call.realm.id, who) : await userByEmail(db.kysely, call.realm.id, who);
-      if (!u) throw typeof who === 'number' ? invalidUserId({ id: who }) : invalidEmail({ email: who });
-      if (u.is_active !== 1) throw userNoLongerActive({ email: u.email });
-      recipients.push(u);
-    }
-    await checkDirectMessageAllowed(db.kysely, call.realm, me, recipients);
-    return { id: (await events.write(() => sendDirect(db, call.realm, me, recipients, o), publish)).message.id };
+      realmUrl: call.services.realmUrl(call.realm),
+    });
+    const to = await checkAddressee(db.kysely, call.realm, me, p.type, p.to, p.topic ?? p.subject);
+    return { id: (await events.write(() => sendTo(db, call.realm, me, to, o), publish)).message.id };
   },
 });
 

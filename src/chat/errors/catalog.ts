@@ -469,3 +469,14 @@ export const invitesSomeSkipped = defineError({
   message: "Some of those addresses are already using Zulip, so we didn't send them an invitation. We did send invitations to everyone else!",
   extra: invitationFields(true, false),
 });
+// Scheduled messages (zerver/views/scheduled_messages.py, zerver/actions/scheduled_messages.py).
+export const scheduledMessageMissing = defineError({ code: 'BAD_REQUEST', status: 404, message: 'Scheduled message does not exist' });
+export const deliveryTimeNotInFuture = defineError({ code: 'BAD_REQUEST', message: 'Scheduled delivery time must be in the future.' });
+export const scheduledRecipientRequired = defineError({ code: 'BAD_REQUEST', message: 'Recipient required when updating type of scheduled message.' });
+export const scheduledTopicRequired = defineError({ code: 'BAD_REQUEST', message: 'Topic required when updating scheduled message type to stream.' });
+export const scheduledAlreadySent = defineError({ code: 'BAD_REQUEST', message: 'Scheduled message was already sent' });
+/** Recorded as a scheduled message's failure_message when it comes due more than 10 minutes late. */
+export const scheduledTooLate = defineError({ code: 'BAD_REQUEST', message: 'Message could not be sent at the scheduled time.' });
+/** zerver/lib/recipient_parsing.py: `to` of a scheduled channel message must be one id; of a direct one, a list of ids. */
+export const invalidChannelIdType = defineError({ code: 'BAD_REQUEST', message: 'Invalid data type for channel ID' });
+export const invalidRecipientsType = defineError({ code: 'BAD_REQUEST', message: 'Invalid data type for recipients' });

@@ -27,6 +27,7 @@ import { EMPTY_FEATURE_STATE, fixedRealmState } from './fixed-state.js';
 import { alertWords } from '../domain/alert-words.js';
 import { legacySettingsFields, realmDefaultsObject, userSettingsObject } from '../domain/user-settings.js';
 import { draftsOf, MAX_DRAFTS_IN_REGISTER } from '../domain/drafts.js';
+import { pendingScheduled } from '../domain/scheduled-messages.js';
 import { mutedTopicsOf, mutedUsersOf, userTopicsOf } from '../domain/muting.js';
 import { customProfileFieldTypes, fieldObjects, profileDataOf } from '../domain/profile-fields.js';
 import { playgroundObjects } from '../domain/playgrounds.js';
@@ -264,8 +265,7 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
   if (fetch.has('realm_playgrounds')) out.realm_playgrounds = await playgroundObjects(db, r.realm.id);
   // A spectator has no snippets of its own.
   if (fetch.has('saved_snippets')) out.saved_snippets = spectator ? [] : await snippetsOf(db, me.id);
-  // Scheduling messages is not built yet, so nobody has any.
-  if (fetch.has('scheduled_messages')) out.scheduled_messages = [];
+  if (fetch.has('scheduled_messages')) out.scheduled_messages = spectator ? [] : await pendingScheduled(db, me.id);
   for (const [key, empty] of Object.entries(EMPTY_FEATURE_STATE)) if (fetch.has(key)) Object.assign(out, structuredClone(empty));
   Object.assign(out, await preferencesState(db, r));
   return out;

@@ -24,6 +24,7 @@ import { chatAttachments } from './026_chat_attachments.js';
 import { chatOrgData } from './027_chat_org_data.js';
 import { chatPushDevices } from './028_chat_push_devices.js';
 import { chatInvites } from './029_chat_invites.js';
+import { chatScheduledMessages } from './030_chat_scheduled_messages.js';
 
 export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatCore,
@@ -48,4 +49,5 @@ export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatOrgData,
   chatPushDevices,
   chatInvites,
+  chatScheduledMessages,
 ];
