@@ -50,6 +50,7 @@ import { EventHub, type HubLimits, type HubTimings } from './chat/events/hub.js'
 import { restoreQueues, saveQueues } from './chat/events/persist.js';
 import { createChatServer } from './chat/http.js';
 import { allEndpoints } from './chat/endpoints/index.js';
+import { ExportWorker, type ExportWorkerOptions } from './chat/exports/worker.js';
 
 /** Both services' migrations: one sequence of versions over one schema table (platform/db/migrate.ts). */
 export const MIGRATIONS: readonly Migration[] = [...INFRA_MIGRATIONS, ...CHAT_MIGRATIONS].sort((a, b) => a.version - b.version);
@@ -136,6 +137,8 @@ export interface AppOptions {
   chatSite?: { url: string; rootDomain: string };
   /** The provisioning worker (tests: tickMs 0, steps run when they call runDue()) and the sim driver's failure rules. */
   worker?: Partial<WorkerOptions> & { hooks?: WorkerHooks; sim?: SimOptions };
+  /** The realm export writer (tests: tickMs 0; exports are written when they call runDue()). */
+  exports?: Partial<ExportWorkerOptions>;
 }
 
 /** Where the listeners listen once started, and the connection budget they share. */
@@ -165,6 +168,8 @@ export interface App extends Core {
   driver: MachineDriver;
   /** Moves contracts and transactions (infra/provisioning/); runs from start() to stop(). */
   worker: ProvisioningWorker;
+  /** Writes requested realm exports in the background (chat/exports/worker.ts); runs from start() to stop(). */
+  exports: ExportWorker;
   /** Takes back the event queues the last stop saved; before any listener opens, so a client polling its old queue finds it. */
   restoreQueues(): Promise<void>;
   /**
@@ -249,12 +254,14 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const fulltext = new FulltextUpkeep(chatDb, options.fulltext, log);
   // Uploaded files stay out of the store, in the data dir (platform/files/local-store.ts).
   const files = new LocalFileStore(path.join(config.dataDir, 'uploads'));
+  const realmUrl = (realm: Realm) => realmUrlFor(fixedSite ?? chatUrl(chatAt, config.chatRootDomain), rootDomain, realm.string_id);
+  const exports = new ExportWorker({ db: chatDb, clock, log, events, files, realmUrl }, options.exports);
   const chatServer = createChatServer(
     {
       db: chatDb,
       clock,
       log,
-      realmUrl: (realm: Realm) => realmUrlFor(fixedSite ?? chatUrl(chatAt, config.chatRootDomain), rootDomain, realm.string_id),
+      realmUrl,
       rootDomain,
       limits: limits.chat,
       events,
@@ -262,6 +269,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       apiKeySeal: core.apiKeySeal,
       caches,
       files,
+      exports,
     },
     allEndpoints(),
     http,
@@ -288,6 +296,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     chatServer,
     driver,
     worker,
+    exports,
     restoreQueues: async () => {
       await restoreQueues(events, chatDb, clock.now(), log);
     },
@@ -336,6 +345,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       fulltext.start();
       // After the listeners: a step resumed now is visible to pollers at once.
       worker.start();
+      exports.start();
       log.info('provisioning worker started', { driver: driver.kind, ...(driver.kind === 'sim' ? { speed: config.infraSimSpeed } : { socket: config.incusSocket }) });
       return { infra: infraServer.server.address(), chat: chatAddress, dns: dns.udpAddress, openFiles, maxConnections: cap.max };
     },
@@ -343,7 +353,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       // The chat listener's close answers parked polls and waits for every request, so nothing adds
       // to the queues while they are saved; answers written during it ask clients to close their
       // connection (chat/http.ts), and presence not yet written reaches the store.
-      await Promise.all([dns?.close(), infraServer.close(), chatServer.close(), fulltext.stop(), worker.stop()]);
+      await Promise.all([dns?.close(), infraServer.close(), chatServer.close(), fulltext.stop(), worker.stop(), exports.stop()]);
       await saveQueuesNow();
       await closeCore();
     },

@@ -36,6 +36,8 @@ export interface ChatServices {
   caches: ReaderCaches;
   /** Where uploaded files live (platform/files/): `uploads/` in the data dir by default. */
   files: FileStore;
+  /** The background writer of realm exports (chat/exports/worker.ts): told when one is requested. */
+  exports?: { kick(): void };
 }
 
 export interface ChatCall {

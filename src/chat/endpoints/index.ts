@@ -56,6 +56,7 @@ import { addLinkifier, deactivateCustomEmoji, deactivateRealm, getCustomEmoji, g
 import { addAlertWordsEndpoint, getAlertWords, removeAlertWordsEndpoint } from './alert-words.js';
 import { updateDisplaySettingsLegacy, updateNotificationSettingsLegacy, updateRealmUserSettingsDefaults, updateSettings } from './settings.js';
 import { createDrafts, deleteDraft, editDraft, getDrafts } from './drafts.js';
+import { createRealmExport, deleteRealmExport, getRealmExportConsents, getRealmExports } from './exports.js';
 import { muteUser, unmuteUser, updateMutedTopic, updateUserTopic } from './muting.js';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './flags.js';
 
@@ -153,6 +154,11 @@ export const ENDPOINT_AREAS: readonly EndpointArea[] = [
   },
   { name: 'drafts', description: "Drafts synchronised between a user's clients.", endpoints: [getDrafts, createDrafts, editDraft, deleteDraft] },
   { name: 'muting', description: "Muting users, and topics' visibility policies.", endpoints: [muteUser, unmuteUser, updateUserTopic, updateMutedTopic] },
+  {
+    name: 'exports',
+    description: "The organization's data exports and who consents to their private data being exported (administrators).",
+    endpoints: [createRealmExport, getRealmExports, deleteRealmExport, getRealmExportConsents],
+  },
 ];
 
 export function allEndpoints(): Endpoint[] {

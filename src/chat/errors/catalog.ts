@@ -369,3 +369,11 @@ export const namesNotUnique = defineError({ code: 'BAD_REQUEST', message: 'Uniqu
 export const directMessagesDisabled = defineError({ code: 'BAD_REQUEST', message: 'Direct messages are disabled in this organization.' });
 export const directMessageUnauthorized = defineError({ code: 'BAD_REQUEST', message: 'This conversation does not include any users who can authorize it.' });
 export const directMessageInitiationRefused = defineError({ code: 'BAD_REQUEST', message: 'You do not have permission to initiate direct message conversations.' });
+
+// Realm exports (endpoints/exports.ts; Zulip's zerver/views/realm_export.py).
+export const exportRateLimited = defineError({ code: 'BAD_REQUEST', message: 'Exceeded rate limit.' });
+export const exportTooLarge = defineError({ code: 'BAD_REQUEST', message: 'Please request a manual export from {email}.' });
+export const invalidExportId = defineError({ code: 'BAD_REQUEST', message: 'Invalid data export ID' });
+export const exportAlreadyDeleted = defineError({ code: 'BAD_REQUEST', message: 'Export already deleted' });
+export const exportFailedNothingToDelete = defineError({ code: 'BAD_REQUEST', message: 'Export failed, nothing to delete' });
+export const exportInProgress = defineError({ code: 'BAD_REQUEST', message: 'Export still in progress' });
