@@ -21,6 +21,7 @@ import { chatRealmRules } from './018_chat_realm_rules.js';
 import { chatSearchStems } from './019_chat_search_stems.js';
 import { chatHiddenEmails } from './020_chat_hidden_emails.js';
 import { chatAttachments } from './026_chat_attachments.js';
+import { placeholders27to32 } from './027_032_branch_placeholders.js';
 import { chatRealmExports } from './033_chat_realm_exports.js';
 
 export const CHAT_MIGRATIONS: readonly Migration[] = [
@@ -43,5 +44,6 @@ export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatSearchStems,
   chatHiddenEmails,
   chatAttachments,
+  ...placeholders27to32,
   chatRealmExports,
 ];
