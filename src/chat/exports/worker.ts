@@ -121,8 +121,9 @@ export class ExportWorker {
     if (Number(claimed.numUpdatedRows) === 0) return;
     const name = `zulip-export-${randomName(8)}`;
     const key = `${EXPORT_KEY_PREFIX}/${realmId}/${randomName(24)}/${name}.tar.gz`;
-    const staging = await fsp.mkdtemp(path.join(this.options.tempDir ?? os.tmpdir(), 'keel-export-'));
+    let staging: string | undefined;
     try {
+      staging = await fsp.mkdtemp(path.join(this.options.tempDir ?? os.tmpdir(), 'keel-export-'));
       const summary = await writeRealmExport({ db, files, clock }, realmId, type, path.join(staging, name));
       const tarball = path.join(staging, `${name}.tar.gz`);
       await packExport(path.join(staging, name), tarball);
@@ -136,7 +137,7 @@ export class ExportWorker {
       await files.delete(key).catch(() => {});
       await this.finish(id, realmId, { status: EXPORT_STATUS.failed, date_failed: clock.now() });
     } finally {
-      await fsp.rm(staging, { recursive: true, force: true }).catch(() => {});
+      if (staging) await fsp.rm(staging, { recursive: true, force: true }).catch(() => {});
     }
   }
 

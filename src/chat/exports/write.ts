@@ -64,6 +64,12 @@ export interface ExportSummary {
   emoji: number;
 }
 
+function withoutKeys(row: Record<string, unknown>, keys: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(row)) if (!keys.includes(k)) out[k] = v;
+  return out;
+}
+
 async function writeJson(file: string, value: unknown): Promise<void> {
   await fsp.mkdir(path.dirname(file), { recursive: true });
   await fsp.writeFile(file, JSON.stringify(value, null, 1));
@@ -124,7 +130,7 @@ export async function writeRealmExport(src: ExportSources, realmId: number, type
     const batch = await db.selectFrom('messages').selectAll().where('realm_id', '=', realmId).where('id', '>', after).orderBy('id').limit(MESSAGES_PER_FILE).execute();
     if (!batch.length) break;
     after = batch[batch.length - 1].id;
-    const chosen = batch.filter(exported).map(({ search_text: _s, ...m }) => m);
+    const chosen = batch.filter(exported).map(({ search_text: _s, ...m }) => withoutKeys(m as Record<string, unknown>, ['search_tsv']) as typeof m);
     if (!chosen.length) continue;
     const ids = chosen.map((m) => m.id);
     for (const m of chosen) recipientIds.add(m.recipient_id);
@@ -165,11 +171,12 @@ export async function writeRealmExport(src: ExportSources, realmId: number, type
         .execute()
     : [];
   const linked = new Set(links.filter((l) => exportedMessages.has(l.message_id)).map((l) => l.attachment_id));
-  const chosenAttachments = attachments.filter((a) => linked.has(a.id) || consenting.has(a.owner_id));
-  const chosenIds = new Set(chosenAttachments.map((a) => a.id));
+  const chosenAttachments: typeof attachments = [];
   const uploadRecords: unknown[] = [];
-  for (const a of chosenAttachments) {
+  for (const a of attachments.filter((a) => linked.has(a.id) || consenting.has(a.owner_id))) {
+    // A row whose file is gone from the store is left out (the import would have no bytes for it).
     if (!(await copyOut(src.files, a.path_id, path.join(dir, 'uploads', ...a.path_id.split('/'))))) continue;
+    chosenAttachments.push(a);
     uploadRecords.push({ path: a.path_id, s3_path: a.path_id, realm_id: realmId, user_profile_id: a.owner_id, content_type: a.content_type, size: a.size, last_modified: a.create_time });
   }
   const emojiRecords: unknown[] = [];
@@ -196,6 +203,7 @@ export async function writeRealmExport(src: ExportSources, realmId: number, type
     zerver_reaction: reactions,
     zerver_realmuserdefault: settingsDefaults,
   });
+  const chosenIds = new Set(chosenAttachments.map((a) => a.id));
   await writeJson(path.join(dir, 'attachment.json'), {
     zerver_attachment: chosenAttachments,
     zerver_attachment_messages: links.filter((l) => chosenIds.has(l.attachment_id) && exportedMessages.has(l.message_id)),
