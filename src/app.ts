@@ -56,6 +56,7 @@ import { allEndpoints } from './chat/endpoints/index.js';
 import { BouncerPushService, type PushService } from './chat/push.js';
 import type { ChatServices } from './chat/endpoint.js';
 import { ScheduledDelivery, type DeliveryOptions } from './chat/domain/scheduled-delivery.js';
+import { ExportWorker, type ExportWorkerOptions } from './chat/exports/worker.js';
 
 /** Both services' migrations: one sequence of versions over one schema table (platform/db/migrate.ts). */
 export const MIGRATIONS: readonly Migration[] = [...INFRA_MIGRATIONS, ...CHAT_MIGRATIONS].sort((a, b) => a.version - b.version);
@@ -148,6 +149,8 @@ export interface AppOptions {
   topicDeletion?: Partial<{ batchSize: number; budgetMs: number }>;
   /** The scheduled messages' scheduler (tests that do not start the app call scheduler.runDue()). */
   scheduler?: Partial<DeliveryOptions>;
+  /** The realm export writer (tests: tickMs 0; exports are written when they call runDue()). */
+  exports?: Partial<ExportWorkerOptions>;
 }
 
 /** Where the listeners listen once started, and the connection budget they share. */
@@ -183,6 +186,8 @@ export interface App extends Core {
   worker: ProvisioningWorker;
   /** Sends scheduled messages when they come due (chat/domain/scheduled-delivery.ts); runs from start() to stop(). */
   scheduler: ScheduledDelivery;
+  /** Writes requested realm exports in the background (chat/exports/worker.ts); runs from start() to stop(). */
+  exports: ExportWorker;
   /** Takes back the event queues the last stop saved; before any listener opens, so a client polling its old queue finds it. */
   restoreQueues(): Promise<void>;
   /**
@@ -274,11 +279,13 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   // Mail goes through --smtp-url, else into the outbox (which also keeps what the server refuses).
   const outbox = new OutboxMailer(outboxDir(config), clock);
   const mailer: Mailer = config.smtpUrl ? new SmtpMailer(config.smtpUrl, outbox, log, clock) : outbox;
+  const realmUrl = (realm: Realm) => realmUrlFor(fixedSite ?? chatUrl(chatAt, config.chatRootDomain), rootDomain, realm.string_id);
+  const exports = new ExportWorker({ db: chatDb, clock, log, events, files, realmUrl }, options.exports);
   const chatServices: ChatServices = {
     db: chatDb,
     clock,
     log,
-    realmUrl: (realm: Realm) => realmUrlFor(fixedSite ?? chatUrl(chatAt, config.chatRootDomain), rootDomain, realm.string_id),
+    realmUrl,
     rootDomain,
     limits: limits.chat,
     events,
@@ -291,6 +298,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     devMode: config.devMode,
     topicDeletion: { batchSize: 100, budgetMs: 50_000, ...options.topicDeletion },
     mailer,
+    exports,
   };
   // Sends scheduled messages when they come due (domain/scheduled-delivery.ts); runs from start() to stop().
   const scheduler = new ScheduledDelivery(chatServices, options.scheduler);
@@ -321,6 +329,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     driver,
     worker,
     scheduler,
+    exports,
     restoreQueues: async () => {
       await restoreQueues(events, chatDb, clock.now(), log);
     },
@@ -372,6 +381,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       worker.start();
       // After the listener: what came due while the server was down goes out now, its events to restored queues.
       scheduler.start();
+      exports.start();
       log.info('provisioning worker started', { driver: driver.kind, ...(driver.kind === 'sim' ? { speed: config.infraSimSpeed } : { socket: config.incusSocket }) });
       return { infra: infraServer.server.address(), chat: chatAddress, dns: dns.udpAddress, openFiles, maxConnections: cap.max };
     },
@@ -379,7 +389,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       // The chat listener's close answers parked polls and waits for every request, so nothing adds
       // to the queues while they are saved; answers written during it ask clients to close their
       // connection (chat/http.ts), and presence not yet written reaches the store.
-      await Promise.all([dns?.close(), infraServer.close(), chatServer.close(), fulltext.stop(), worker.stop(), scheduler.stop()]);
+      await Promise.all([dns?.close(), infraServer.close(), chatServer.close(), fulltext.stop(), worker.stop(), scheduler.stop(), exports.stop()]);
       await saveQueuesNow();
       await mailer.close();
       await closeCore();

@@ -17,6 +17,10 @@ import { chatRootDomain, chatUrl, checkSubdomain, realmUrlFor, ROOT_SUBDOMAIN } 
 import { ROLE } from './domain/roles.js';
 import { checkFullName, createUser, userByDeliveryEmail } from './domain/users.js';
 import { botEmail } from './domain/user-rules.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import { LocalFileStore } from '../platform/files/local-store.js';
+import { ImportError, importRealm, type ImportSummary } from './exports/read.js';
 
 const ROLE_NAMES: Record<string, number> = { owner: ROLE.owner, admin: ROLE.administrator, moderator: ROLE.moderator, member: ROLE.member, guest: ROLE.guest };
 
@@ -26,7 +30,10 @@ export const ADMIN_USAGE = `  admin create-realm --name N --subdomain S --owner-
             create a chat realm (with its owner), user or bot and print its id, email and API key once
   admin deactivate-realm --realm S [--json]
   admin reactivate-realm --realm S [--json]
-            deactivate a chat realm (every request to it refused; its users and data kept), or reactivate it`;
+            deactivate a chat realm (every request to it refused; its users and data kept), or reactivate it
+  admin import-realm FILE --subdomain S [--json]
+            read a realm export (.tar.gz, from POST /export/realm) into a new realm: new ids, no
+            passwords, new API keys (make an owner's credentials with create-user --role owner --realm S)`;
 
 const OWN = {
   email: { type: 'string' },
@@ -48,6 +55,7 @@ const ALLOWED: Record<string, string[]> = {
   'create-bot': ['owner-email', 'full-name', 'short-name', 'realm'],
   'deactivate-realm': ['realm'],
   'reactivate-realm': ['realm'],
+  'import-realm': ['subdomain'],
 };
 
 export const CHAT_ADMIN_COMMANDS = Object.keys(ALLOWED);
@@ -138,6 +146,26 @@ async function realmStateCommand(config: Config, open: OpenStore, sub: string, o
   return { ...changed, subdomain, deactivated };
 }
 
+/** Reads an export into a new realm of --subdomain; the files go into the data dir's file store, as the server's uploads do. */
+async function importRealmCommand(config: Config, open: OpenStore, file: string | undefined, own: Record<string, string | undefined>): Promise<ImportSummary & { realmUrl: string }> {
+  if (!file) throw new UsageError('admin import-realm needs the export file: keel admin import-realm FILE --subdomain S');
+  if (!fs.existsSync(file)) throw new UsageError(`no such file: ${file}`);
+  const checked = checkSubdomain(need(own, 'subdomain').toLowerCase());
+  if (!checked.ok) throw new UsageError(`--subdomain: ${checked.reason}`);
+  const rootDomain = chatRootDomain(config);
+  const files = new LocalFileStore(path.join(config.dataDir, 'uploads'));
+  const summary = await withStore(config, open, async (db, sealer) => {
+    if (!(await realmBySubdomain(db.kysely, ROOT_SUBDOMAIN))) throw new UsageError('Keel is not set up yet: run keel init first');
+    try {
+      return await importRealm({ db, files, sealer, nowMs: Date.now() }, file, checked.subdomain, `${checked.subdomain}.${rootDomain}`);
+    } catch (err) {
+      if (err instanceof ImportError) throw new UsageError(err.message);
+      throw err;
+    }
+  });
+  return { ...summary, realmUrl: realmUrlFor(chatUrl(config.chatListen, config.chatRootDomain), rootDomain, checked.subdomain) };
+}
+
 /** Runs `work` on the store, closed afterwards; opened only once the input passed its checks, so bad input changes nothing. */
 async function withStore<T>(config: Config, open: OpenStore, work: (db: Database<ChatTables>, sealer: ApiKeySeal) => Promise<T>): Promise<T> {
   const db = await open<ChatTables>(config);
@@ -157,12 +185,23 @@ const WHAT: Record<string, string> = { 'create-realm': 'realm owner', 'create-us
 /** `open` opens the store the configuration names, its schema up to date (the composition root's openStore). */
 export async function runAdmin(argv: string[], out: (line: string) => void, open: OpenStore): Promise<number> {
   const [sub, ...rest] = argv;
+  // import-realm's one positional argument: the export file.
+  const file = sub === 'import-realm' && rest.length && !rest[0].startsWith('-') ? rest.shift() : undefined;
   if (sub === undefined || !(sub in ALLOWED)) throw new UsageError(`unknown admin command "${sub ?? ''}" (admin commands: ${Object.keys(ALLOWED).join(', ')})`);
   const { own, shared } = readCommandArgs(rest, OWN);
   const { options } = readOptions(shared);
   const stray = Object.keys(own).find((k) => !ALLOWED[sub].includes(k));
   if (stray) throw new UsageError(`--${stray} does not apply to admin ${sub}`);
   const config = buildConfig(options);
+  if (sub === 'import-realm') {
+    const result = await importRealmCommand(config, open, file, own);
+    if (options.json) out(JSON.stringify(result));
+    else
+      out(
+        `realm ${result.subdomain} (${String(result.realmUrl)}) imported: ${result.users} users, ${result.channels} channels, ${result.messages} messages, ${result.reactions} reactions, ${result.uploads} uploads, ${result.emoji} custom emoji.`,
+      );
+    return 0;
+  }
   if (sub === 'deactivate-realm' || sub === 'reactivate-realm') {
     const result = await realmStateCommand(config, open, sub, own);
     const state = result.deactivated ? 'deactivated' : 'active';

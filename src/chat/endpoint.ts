@@ -50,6 +50,8 @@ export interface ChatServices {
   mailer: Mailer;
   /** The scheduled messages' scheduler (domain/scheduled-delivery.ts): told when one is added or moved. */
   scheduler?: { wake(): void };
+  /** The background writer of realm exports (chat/exports/worker.ts): told when one is requested. */
+  exports?: { kick(): void };
 }
 
 export interface ChatCall {

@@ -20,6 +20,8 @@ import { goneSignal, Listener, onClientGone, type HttpService } from '../platfor
 import { splitTarget } from '../platform/http/target.js';
 import { emojiDataFile } from './domain/emoji.js';
 import { errorPage, registrationPage, registrationRoute, type Page, type RegistrationRoute } from './pages.js';
+import { pipeline } from 'node:stream/promises';
+import { EXPORT_URL_PREFIX, exportFile } from './exports/download.js';
 
 const PREFIX = '/api/v1';
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -352,8 +354,34 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
     await writer.page(res, answer);
   }
 
+  /** A realm export's tarball at its export_url (exports/download.ts): administrators only, authenticated as API calls are. */
+  async function serveExport(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      const realmOrRead = cache.realm(req.headers.host);
+      const realm = realmOrRead instanceof Promise ? await realmOrRead : realmOrRead;
+      const userOrRead = cache.user(realm, req.headers.authorization);
+      const file = await exportFile(services, realm, userOrRead instanceof Promise ? await userOrRead : userOrRead, req.url!);
+      res.writeHead(200, { 'content-type': 'application/gzip', 'content-length': file.size, 'content-disposition': `attachment; filename="${file.name}"`, 'cache-control': 'private, no-store' });
+      if (req.method === 'HEAD') {
+        file.stream.destroy();
+        res.end();
+        return;
+      }
+      await pipeline(file.stream, res).catch(() => {});
+    } catch (err) {
+      if (!(err instanceof ChatError)) services.log.error('chat request failed', { method: req.method, path: req.url, error: (err as Error).stack });
+      const answer = err instanceof ChatError ? errorAnswer(err) : INTERNAL;
+      if (res.headersSent) res.destroy();
+      else await writer.write(res, answer.status, JSON.stringify(answer.body), answer.headers);
+    }
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = req.method!;
+    if ((method === 'GET' || method === 'HEAD') && req.url!.startsWith(EXPORT_URL_PREFIX)) {
+      await serveExport(req, res);
+      return;
+    }
     // The one static file Chat serves: the emoji name table register's server_emoji_data_url names.
     if ((method === 'GET' || method === 'HEAD') && req.url === emojiDataFile().path) {
       await writer.write(res, 200, emojiDataFile().body, { 'cache-control': 'public, max-age=31536000, immutable' });

@@ -301,6 +301,25 @@ export interface CustomProfileFieldRow {
   editable_by_user: number;
 }
 
+/** A realm data export (migration 31): Zulip's status numbers (1 requested … 5 deleted); times in clock milliseconds. */
+export interface RealmExportRow {
+  id: Generated<number>;
+  realm_id: number;
+  acting_user_id: number | null;
+  /** 1 public, 2 full with consent (Zulip's export_type). */
+  type: number;
+  status: number;
+  date_requested: number;
+  date_started: number | null;
+  date_succeeded: number | null;
+  date_failed: number | null;
+  date_deleted: number | null;
+  /** The tarball's key in the file store, once written. */
+  export_path: string | null;
+  sha256sum_hex: string | null;
+  tarball_size_bytes: number | null;
+}
+
 export interface ChatTables {
   server_secrets: { name: string; value: string };
   realms: RealmRow;
@@ -340,6 +359,7 @@ export interface ChatTables {
   invite_sends: { id: Generated<number>; realm_id: number; sent_at: number };
   channel_email_addresses: ChannelEmailAddressRow;
   scheduled_messages: ScheduledMessageRow;
+  realm_exports: RealmExportRow;
 }
 
 export type ChatUser = Selectable<ChatUserRow>;

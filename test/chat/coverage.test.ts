@@ -22,9 +22,6 @@ const NOT_YET: Record<string, string> = {
   'POST /user_uploads': 'issue 16: uploads',
   'GET /user_uploads/{realm_id_str}/{filename}': 'issue 16: uploads',
   'POST /realm/emoji/{emoji_name}': 'issue 16: custom emoji upload',
-  'GET /export/realm': 'issue 16: realm exports',
-  'POST /export/realm': 'issue 16: realm exports',
-  'GET /export/realm/consents': 'issue 16: realm exports',
 };
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];

@@ -62,6 +62,7 @@ export const UNDOCUMENTED: Record<string, string> = {
   'PATCH /users/me/profile_data': "Zulip 10.2's update_user_custom_profile_data is routed (zproject/urls.py; the web app's profile settings use it) but absent from its OpenAPI document",
   'DELETE /users/me/profile_data': "Zulip 10.2's remove_user_custom_profile_data is routed (zproject/urls.py) but absent from its OpenAPI document",
   'PATCH /settings/display': "Zulip 10.2 routes it to PATCH /settings's view as a legacy alias (zproject/urls.py, intentionally_undocumented)",
+  'DELETE /export/realm/{export_id}': "Zulip 10.2's delete_realm_export (the web app's list of exports uses it) is routed but absent from its OpenAPI document",
   'PATCH /users/me/subscriptions/{stream_id}':
     "Zulip 10.2's update_subscriptions_property, the one-property form of POST /users/me/subscriptions/properties, is routed but absent from its OpenAPI document",
 };

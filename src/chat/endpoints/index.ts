@@ -58,6 +58,7 @@ import { addLinkifier, deactivateCustomEmoji, deactivateRealm, getCustomEmoji, g
 import { addAlertWordsEndpoint, getAlertWords, removeAlertWordsEndpoint } from './alert-words.js';
 import { updateDisplaySettingsLegacy, updateNotificationSettingsLegacy, updateRealmUserSettingsDefaults, updateSettings } from './settings.js';
 import { createDrafts, deleteDraft, editDraft, getDrafts } from './drafts.js';
+import { createRealmExport, deleteRealmExport, getRealmExportConsents, getRealmExports } from './exports.js';
 import { muteUser, unmuteUser, updateMutedTopic, updateUserTopic } from './muting.js';
 import { deleteTopic } from './topic-deletion.js';
 import { addApnsToken, addFcmToken, removeApnsToken, removeFcmToken, sendTestNotification } from './push.js';
@@ -188,6 +189,11 @@ export const ENDPOINT_AREAS: readonly EndpointArea[] = [
     name: 'scheduled-messages',
     description: 'Messages to be sent later: listing, scheduling, editing and cancelling; the server sends each when it comes due.',
     endpoints: [getScheduledMessages, createScheduledMessage, updateScheduledMessage, deleteScheduledMessage],
+  },
+  {
+    name: 'exports',
+    description: "The organization's data exports and who consents to their private data being exported (administrators).",
+    endpoints: [createRealmExport, getRealmExports, deleteRealmExport, getRealmExportConsents],
   },
 ];
 

@@ -13,6 +13,7 @@ import { realmUserUpdateNotice } from '../events/notices.js';
 import { realmDefaultsNotice, userSettingNotices } from '../events/pref-notices.js';
 import type { Notice } from '../events/hub.js';
 import { emailVisibilityNotices } from '../events/email-notices.js';
+import { exportConsentNotice } from '../domain/realm-exports.js';
 
 function settingParams(names: string[]): Record<string, TSchema> {
   const out: Record<string, TSchema> = {};
@@ -127,6 +128,8 @@ async function settingsNotices(call: ChatCall, changed: [string, SettingValue][]
     // Others see a user's time zone in the user object.
     if (name === 'timezone') out.push(...(await realmUserUpdateNotice(db, call.realm.id, me.id, { timezone: value })));
     if (name === 'email_address_visibility') out.push(...(await emailVisibilityNotices(db, me, visibilityBefore, value as number, newApiEmail)));
+    // Administrators see who consents to their private data being exported (Zulip 10, feature level 312).
+    if (name === 'allow_private_data_export') out.push(...(await exportConsentNotice(db, call.realm.id, me.id, value === true)));
   }
   return out;
 }

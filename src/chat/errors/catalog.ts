@@ -480,3 +480,10 @@ export const scheduledTooLate = defineError({ code: 'BAD_REQUEST', message: 'Mes
 /** zerver/lib/recipient_parsing.py: `to` of a scheduled channel message must be one id; of a direct one, a list of ids. */
 export const invalidChannelIdType = defineError({ code: 'BAD_REQUEST', message: 'Invalid data type for channel ID' });
 export const invalidRecipientsType = defineError({ code: 'BAD_REQUEST', message: 'Invalid data type for recipients' });
+// Realm exports (endpoints/exports.ts; Zulip's zerver/views/realm_export.py).
+export const exportRateLimited = defineError({ code: 'BAD_REQUEST', message: 'Exceeded rate limit.' });
+export const exportTooLarge = defineError({ code: 'BAD_REQUEST', message: 'Please request a manual export from {email}.' });
+export const invalidExportId = defineError({ code: 'BAD_REQUEST', message: 'Invalid data export ID' });
+export const exportAlreadyDeleted = defineError({ code: 'BAD_REQUEST', message: 'Export already deleted' });
+export const exportFailedNothingToDelete = defineError({ code: 'BAD_REQUEST', message: 'Export failed, nothing to delete' });
+export const exportInProgress = defineError({ code: 'BAD_REQUEST', message: 'Export still in progress' });

@@ -25,6 +25,7 @@ import { chatOrgData } from './027_chat_org_data.js';
 import { chatPushDevices } from './028_chat_push_devices.js';
 import { chatInvites } from './029_chat_invites.js';
 import { chatScheduledMessages } from './030_chat_scheduled_messages.js';
+import { chatRealmExports } from './031_chat_realm_exports.js';
 
 export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatCore,
@@ -50,4 +51,5 @@ export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatPushDevices,
   chatInvites,
   chatScheduledMessages,
+  chatRealmExports,
 ];
