@@ -17,6 +17,8 @@ export const BOUNDS = {
   alertWordsPerUser: 1_000,
   /** Zulip sends at most 1,000 drafts in register (MAX_DRAFTS_IN_REGISTER); more could never be seen. */
   draftsPerUser: 1_000,
+  /** Files a user has uploaded (their bytes are bounded too: domain/uploads.ts UPLOAD_BYTES_PER_USER). */
+  attachmentsPerUser: 10_000,
 } as const;
 
 const WHERE = {
@@ -26,6 +28,7 @@ const WHERE = {
   linkifiersPerRealm: { table: 'realm_linkifiers', column: 'realm_id', scope: 'an organization', things: 'linkifiers' },
   alertWordsPerUser: { table: 'alert_words', column: 'user_id', scope: 'a user', things: 'alert words' },
   draftsPerUser: { table: 'drafts', column: 'user_id', scope: 'a user', things: 'drafts' },
+  attachmentsPerUser: { table: 'attachments', column: 'owner_id', scope: 'a user', things: 'uploaded files' },
 } as const;
 
 /**

@@ -56,6 +56,7 @@ import { addLinkifier, deactivateCustomEmoji, deactivateRealm, getCustomEmoji, g
 import { addAlertWordsEndpoint, getAlertWords, removeAlertWordsEndpoint } from './alert-words.js';
 import { updateDisplaySettingsLegacy, updateNotificationSettingsLegacy, updateRealmUserSettingsDefaults, updateSettings } from './settings.js';
 import { createDrafts, deleteDraft, editDraft, getDrafts } from './drafts.js';
+import { getAttachments, getFileTemporaryUrl, removeAttachment, uploadFile } from './uploads.js';
 import { muteUser, unmuteUser, updateMutedTopic, updateUserTopic } from './muting.js';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './flags.js';
 
@@ -152,6 +153,11 @@ export const ENDPOINT_AREAS: readonly EndpointArea[] = [
     endpoints: [updateSettings, updateNotificationSettingsLegacy, updateDisplaySettingsLegacy, updateRealmUserSettingsDefaults],
   },
   { name: 'drafts', description: "Drafts synchronised between a user's clients.", endpoints: [getDrafts, createDrafts, editDraft, deleteDraft] },
+  {
+    name: 'uploads',
+    description: "Uploaded files: upload, temporary URLs, and the list and removal of one's uploads.",
+    endpoints: [uploadFile, getFileTemporaryUrl, getAttachments, removeAttachment],
+  },
   { name: 'muting', description: "Muting users, and topics' visibility policies.", endpoints: [muteUser, unmuteUser, updateUserTopic, updateMutedTopic] },
 ];
 

@@ -46,6 +46,7 @@ import { readableMessage } from '../domain/message-edits.js';
 import { checkGroupMentions } from '../domain/user-groups.js';
 import { realmAlertWords } from '../domain/alert-words.js';
 import { checkSpectatorNarrow, spectatorOf } from '../domain/spectators.js';
+import { claimNotices } from '../domain/uploads.js';
 
 export const sendMessage = defineEndpoint({
   method: 'POST',
@@ -67,7 +68,8 @@ export const sendMessage = defineEndpoint({
     const { db, clock, events } = call.services;
     // The message event goes out after the commit; the sending queue's copy carries local_id back.
     const echo = p.queue_id !== undefined && p.local_id !== undefined ? { queueId: p.queue_id, localId: p.local_id } : null;
-    const publish = (stored: Stored) => messageNotice(db.kysely, call.realm, stored, echo);
+    // Uploads the message claimed: an `attachment` update to the sender (Zulip's do_claim_attachments).
+    const publish = async (stored: Stored) => [...(await messageNotice(db.kysely, call.realm, stored, echo)), ...(await claimNotices(db.kysely, call.realm.id, me.id, stored.claimed))];
     const content = normaliseBody(p.content);
     // Zulip's default: people's own messages start read; a bot's (an API integration's) do not.
     const ctx = await loadMarkdownContext(db.kysely, call.realm.id, me, content, call.services.realmUrl(call.realm));
@@ -82,6 +84,7 @@ export const sendMessage = defineEndpoint({
       // Without a mention every recipient's bits are 0: skip the flagger (and the topic's participants it needs).
       mentionBits: hasMentions(rendered) ? mentionFlagger(rendered, ctx) : undefined,
       alertWords: await realmAlertWords(db.kysely, call.realm.id),
+      realmUrl: call.services.realmUrl(call.realm),
     };
     if (p.type === 'stream' || p.type === 'channel') {
       // A one-element list is the legacy way of naming the channel.

@@ -21,6 +21,7 @@ import { chatRealmRules } from './018_chat_realm_rules.js';
 import { chatSearchStems } from './019_chat_search_stems.js';
 import { chatHiddenEmails } from './020_chat_hidden_emails.js';
 import { chatAttachments } from './026_chat_attachments.js';
+import { chatAttachmentsRealm } from './027_chat_attachments_realm.js';
 
 export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatCore,
@@ -42,4 +43,5 @@ export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatSearchStems,
   chatHiddenEmails,
   chatAttachments,
+  chatAttachmentsRealm,
 ];
