@@ -256,8 +256,9 @@ export function readUpload<T>(
     });
     parser.on('close', () => void finish());
     req.on('data', count);
+    // A client gone part way: the stored part is dropped; the refusal reaches no one, and is no server error to log.
     req.on('close', () => {
-      if (!req.complete) void finish(new ClientGone());
+      if (!req.complete) void finish(malformedBody({ reason: 'the client closed the connection' }));
     });
     req.pipe(parser);
   });

@@ -148,11 +148,13 @@ export function guessType(name: string): string | undefined {
 
 /**
  * Zulip's get_file_info: the part's Content-Type, else one guessed from the name, else
- * application/octet-stream. Keel keeps the bare type (no parameters a client sent).
+ * application/octet-stream. Keel keeps the bare type (no parameters a client sent). The multipart
+ * reader reports a part without a Content-Type as application/octet-stream (Python's requests sends
+ * none), so that type too is taken as "not said" and the name decides.
  */
 export function uploadContentType(sent: string | undefined, name: string): string {
   const bare = (sent ?? '').split(';')[0].trim().toLowerCase();
-  if (bare && /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(bare)) return bare;
+  if (bare && bare !== 'application/octet-stream' && /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(bare)) return bare;
   return guessType(name) ?? 'application/octet-stream';
 }
 

@@ -200,6 +200,8 @@ forEachEngine('uploads', (engine) => {
 
     it('detaches an upload an edit unlinks, and deletes it', async () => {
       const second = await upload(owner, [{ name: 'two.txt', data: Buffer.from('two') }]);
+      // A part without a Content-Type (as Python's requests sends it): the type comes from the name.
+      assert.equal((await get(second.json.url, owner)).headers['content-type'], 'text/plain');
       const sent = await owner.post('/messages', { type: 'stream', to: 'files', topic: 't2', content: `[two](${second.json.url})` });
       const edited = await owner.call('PATCH', `/messages/${sent.body.id}`, { content: 'no file now' });
       assert.equal(edited.status, 200, JSON.stringify(edited.body));
@@ -286,6 +288,17 @@ forEachEngine('uploads', (engine) => {
       assert.match(String(page.headers['content-disposition']), /^attachment/, 'never inline HTML');
       assert.equal(page.headers['x-content-type-options'], 'nosniff');
       assert.equal((await get(`/user_uploads/thumbnail/${txt.json.url.slice(14)}/840x560.webp`, owner)).status, 404);
+      // Bytes that are no image under an image type, and paths that try to leave the store: 404, never 5xx.
+      const fake = await upload(owner, [{ name: 'fake.png', type: 'image/png', data: Buffer.from('not a png at all') }]);
+      assert.equal((await get(`/user_uploads/thumbnail/${fake.json.url.slice(14)}/840x560.webp`, owner)).status, 404);
+      for (const bad of ['/user_uploads/1/../../etc/passwd', '/user_uploads/%2e%2e/%2e%2e/x', '/user_uploads/thumbnail/x', '/user_uploads/temporary/zz/x', '/user_uploads/temporary/ABCD/x'])
+        assert.ok([400, 404].includes((await get(bad, owner)).status), bad);
+      const unicode = await upload(owner, [{ name: 'caf%C3%A9 menu.pdf', type: 'application/pdf', data: Buffer.from('%PDF-1.4') }]);
+      assert.equal(unicode.json.filename, 'café menu.pdf');
+      assert.match(unicode.json.url, /\/caf%C3%A9-menu\.pdf$/);
+      const served = await get(unicode.json.url, owner);
+      assert.equal(served.status, 200);
+      assert.equal(served.headers['content-disposition'], "inline; filename*=utf-8''caf%C3%A9%20menu.pdf");
     });
   });
 
