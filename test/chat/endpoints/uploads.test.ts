@@ -10,6 +10,7 @@ import { forEachEngine } from '../../helpers/engines.js';
 import { servedRealm, type ServedRealm } from '../../helpers/chat-realm.js';
 import type { ChatClient } from '../../helpers/chat-client.js';
 import zulip from '../../helpers/zulip-js.js';
+import { checkChatResponse } from '../../helpers/zulip-openapi.js';
 import { contentDisposition, parseRange } from '../../../src/chat/uploads-http.js';
 import { linkedPathIds, sanitizeFileName } from '../../../src/chat/domain/uploads.js';
 
@@ -103,8 +104,12 @@ forEachEngine('uploads', (engine) => {
     const { body, type } = multipart(files);
     const headers: Record<string, string> = { 'content-type': type, 'content-length': String(body.length), 'user-agent': 'ZulipPython/0.9.0', ...extra };
     if (c) headers.authorization = basic(c);
-    const r = await raw(`${base}/api/v1/user_uploads`, { method: 'POST', headers, body });
-    return { status: r.status, json: JSON.parse(r.body.toString('utf8')) as Record<string, any> };
+    const url = `${base}/api/v1/user_uploads`;
+    const r = await raw(url, { method: 'POST', headers, body });
+    const json = JSON.parse(r.body.toString('utf8')) as Record<string, any>;
+    // Checked against Zulip's OpenAPI description, as the clients' answers are.
+    checkChatResponse('POST', url, r.status, json);
+    return { status: r.status, json };
   };
   const get = (path: string, c: ChatClient | null, headers: Record<string, string> = {}, method = 'GET') =>
     raw(`${base}${path}`, { method, headers: c ? { authorization: basic(c), ...headers } : headers });
@@ -185,6 +190,9 @@ forEachEngine('uploads', (engine) => {
       const r = await get(`/api/v1/user_uploads/${path}`, ann);
       assert.equal(r.status, 200, r.body.toString());
       const json = JSON.parse(r.body.toString());
+      // Zulip's {filename} is the rest of the path_id; its template names it as one segment.
+      const [realmId, ...rest] = path.split('/');
+      checkChatResponse('GET', `${base}/api/v1/user_uploads/${realmId}/${encodeURIComponent(rest.join('/'))}`, r.status, json);
       assert.match(json.url, /^\/user_uploads\/temporary\/[0-9A-F]+\/hello-world\.txt$/);
       const served = await get(json.url, null);
       assert.equal(served.status, 200);
