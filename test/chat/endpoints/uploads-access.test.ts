@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine } from '../../helpers/engines.js';
 import { inProcessRealm, type InProcessRealm } from '../../helpers/chat-realm.js';
-import { fileAccess } from '../../../src/chat/domain/uploads.js';
+import { checkUploadRoom, fileAccess, UPLOAD_BYTES_PER_USER } from '../../../src/chat/domain/uploads.js';
 import type { ChatUser, Realm } from '../../../src/chat/tables.js';
 
 forEachEngine('upload access rule', (engine) => {
@@ -99,6 +99,25 @@ forEachEngine('upload access rule', (engine) => {
     assert.equal((await realm.owner.call('DELETE', `/messages/${mine.body.id}`)).status, 200);
     assert.equal(await linked(p), 0);
     assert.equal(await access(p, realm.members.ann.id), 'denied');
+  });
+
+  it("refuses an upload past the owner's quota, in bytes", async () => {
+    const r = await theRealm();
+    await db()
+      .insertInto('attachments')
+      .values({
+        realm_id: r.id,
+        owner_id: realm.members.bob.id,
+        path_id: `${r.id}/QuotaTest0000000000000000/big.bin`,
+        file_name: 'big.bin',
+        content_type: null,
+        size: UPLOAD_BYTES_PER_USER - 10,
+        create_time: 1,
+      })
+      .execute();
+    await checkUploadRoom(db(), realm.members.bob.id, 10);
+    await assert.rejects(checkUploadRoom(db(), realm.members.bob.id, 11), { message: 'Upload would exceed your upload quota (10240 MiB).' });
+    await checkUploadRoom(db(), realm.members.ann.id, 11);
   });
 
   it('follows a message moved from a public channel to a private one', async () => {

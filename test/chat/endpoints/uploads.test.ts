@@ -12,7 +12,9 @@ import type { ChatClient } from '../../helpers/chat-client.js';
 import zulip from '../../helpers/zulip-js.js';
 import { checkChatResponse } from '../../helpers/zulip-openapi.js';
 import { contentDisposition, parseRange } from '../../../src/chat/uploads-http.js';
-import { linkedPathIds, sanitizeFileName } from '../../../src/chat/domain/uploads.js';
+import { linkedPathIds, pathIdOfToken, sanitizeFileName, temporaryUrl } from '../../../src/chat/domain/uploads.js';
+import { ApiKeySeal } from '../../../src/chat/domain/api-keys.js';
+import { randomBytes } from 'node:crypto';
 
 interface Raw {
   status: number;
@@ -82,6 +84,21 @@ it('writes Content-Disposition and reads Range as Django and nginx do', () => {
   assert.equal(parseRange('bytes=100-', 100), 'unsatisfiable');
   assert.equal(parseRange('bytes=0-1,5-6', 100), 'whole');
   assert.equal(parseRange(undefined, 100), 'whole');
+});
+
+it('signs temporary URLs for 60 seconds, for one path_id', () => {
+  const seal = new ApiKeySeal(randomBytes(32));
+  const t = Date.UTC(2026, 0, 1);
+  const url = temporaryUrl(seal, '2/AbCdEfGhIjKlMnOpQrStUvWx/ü file.txt', t);
+  const [, , , token, name] = url.split('/');
+  assert.equal(name, encodeURIComponent('ü file.txt'));
+  assert.equal(pathIdOfToken(seal, token, t + 60_000), '2/AbCdEfGhIjKlMnOpQrStUvWx/ü file.txt');
+  assert.equal(pathIdOfToken(seal, token, t + 61_000), undefined, 'expired');
+  assert.equal(pathIdOfToken(new ApiKeySeal(randomBytes(32)), token, t), undefined, 'another server key');
+  const text = Buffer.from(token, 'hex').toString();
+  const forged = Buffer.from(text.replace('2/', '3/')).toString('hex');
+  assert.equal(pathIdOfToken(seal, forged, t), undefined, 'another path_id under the same signature');
+  for (const bad of ['', 'zz', 'ABC', '00', Buffer.from('a:b').toString('hex')]) assert.equal(pathIdOfToken(seal, bad, t), undefined, bad);
 });
 
 forEachEngine('uploads', (engine) => {
@@ -290,6 +307,26 @@ forEachEngine('uploads', (engine) => {
       const anim = await get(`/user_uploads/thumbnail/${path}/840x560-anim.webp`, owner);
       assert.equal(anim.status, 200);
       assert.equal((await get(`/user_uploads/thumbnail/${path}/nonsense`, owner)).status, 404);
+      // Another well-formed format: the closest one Keel makes.
+      assert.equal((await get(`/user_uploads/thumbnail/${path}/300x200.jpg`, owner)).headers['content-type'], 'image/webp');
+      // An animated GIF keeps its frames in the animated format, and gives its first in the still one.
+      const frames = await Promise.all(
+        ['red', 'blue'].map((background) =>
+          sharp({ create: { width: 100, height: 80, channels: 3, background } })
+            .png()
+            .toBuffer(),
+        ),
+      );
+      const gif = await sharp(frames, { join: { animated: true } })
+        .gif()
+        .toBuffer();
+      const g = await upload(owner, [{ name: 'anim.gif', type: 'image/gif', data: gif }]);
+      const gPath = g.json.url.slice('/user_uploads/'.length);
+      const animated = await sharp((await get(`/user_uploads/thumbnail/${gPath}/840x560-anim.webp`, owner)).body).metadata();
+      assert.equal(animated.pages, 2);
+      assert.equal(animated.width, 100, 'never enlarged');
+      const still = await sharp((await get(`/user_uploads/thumbnail/${gPath}/840x560.webp`, owner)).body).metadata();
+      assert.equal(still.pages ?? 1, 1);
       assert.equal((await get(`/user_uploads/thumbnail/${path}/840x560.webp`, ann)).status, 403);
       const txt = await upload(owner, [{ name: 'x.html', type: 'text/html', data: Buffer.from('<script>1</script>') }]);
       const page = await get(txt.json.url, owner);
