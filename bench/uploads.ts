@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
-import { basicAuth, cpuSeconds, isMain, note, startKeel, startRole, withServers, type Benchmark, type Figure, type Server } from './lib.js';
+import { basicAuth, cpuSeconds, isMain, note, rssMiB, startKeel, startRole, withServers, type Benchmark, type Figure, type Server } from './lib.js';
 
 const FILE = fileURLToPath(import.meta.url);
 const MB = 1_000_000;
@@ -111,7 +111,7 @@ export const benchmark: Benchmark = {
       const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
       const multipartLength = head.length + data.length + tail.length;
       let url = '';
-      const keelUpload = await measure(keel.pid, async () => {
+      const uploadOnce = async () => {
         const r = await send(
           `${keel.chatUrl}/api/v1/user_uploads`,
           'POST',
@@ -121,11 +121,21 @@ export const benchmark: Benchmark = {
         );
         if (r.status !== 200) throw new Error(`upload answered ${r.status}: ${r.text}`);
         url = JSON.parse(r.text).url;
-      });
-      const keelDownload = await measure(keel.pid, async () => {
+      };
+      const downloadOnce = async () => {
         const r = await send(`${keel.chatUrl}${url}`, 'GET', { authorization: auth }, undefined, false);
         if (r.status !== 200 || r.bytes !== SIZE) throw new Error(`download answered ${r.status} with ${r.bytes} bytes`);
-      });
+      };
+      // Unmeasured: the first transfers load code and grow the heap to its working size.
+      await uploadOnce();
+      await downloadOnce();
+      // The server's RSS while files stream through it: a file held whole would add its 20 MB.
+      const rssBefore = rssMiB(keel.pid) ?? 0;
+      let rssPeak = rssBefore;
+      const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssMiB(keel.pid) ?? 0)), 10);
+      const keelUpload = await measure(keel.pid, uploadOnce);
+      const keelDownload = await measure(keel.pid, downloadOnce);
+      clearInterval(sampler);
       const bareUpload = await measure(bare.pid, async () => {
         const r = await send(`${bare.url}/upload`, 'POST', { 'content-type': 'application/octet-stream', 'content-length': SIZE }, [data], true);
         if (r.status !== 200) throw new Error(`bare upload answered ${r.status}`);
@@ -145,6 +155,13 @@ export const benchmark: Benchmark = {
         { name: 'keel-up', value: rate(keelUpload), unit: 'MB/s upload (POST /user_uploads)', baseline: 'bare-up', detail: `server CPU ${cpuPer(keelUpload)} s/upload` },
         { name: 'bare-down', value: rate(bareDownload), unit: 'MB/s download (bare node:http from disk)', detail: `server CPU ${cpuPer(bareDownload)} s/download` },
         { name: 'keel-down', value: rate(keelDownload), unit: 'MB/s download (GET /user_uploads/...)', baseline: 'bare-down', detail: `server CPU ${cpuPer(keelDownload)} s/download` },
+        {
+          name: 'keel-rss',
+          value: rssPeak - rssBefore,
+          unit: 'MiB server RSS growth over the transfers',
+          atMost: SIZE / MB,
+          detail: `${(ROUNDS + 1) * 2} transfers of ${SIZE / MB} MB after two unmeasured`,
+        },
       ];
       return figures;
     });
