@@ -149,14 +149,19 @@ export function guessType(name: string): string | undefined {
 /**
  * Zulip's get_file_info: the part's Content-Type, else one guessed from the name, else
  * application/octet-stream. Keel keeps the bare type (no parameters a client sent). The multipart
- * reader reports a part without a Content-Type as application/octet-stream (Python's requests sends
- * none), so that type too is taken as "not said" and the name decides.
+ * reader reports a part without a Content-Type (Python's requests sends none) as text/plain, so
+ * text/plain and application/octet-stream are taken as "not said": the name decides, and a name
+ * without a known extension gets application/octet-stream (served as an attachment).
  */
 export function uploadContentType(sent: string | undefined, name: string): string {
   const bare = (sent ?? '').split(';')[0].trim().toLowerCase();
-  if (bare && bare !== 'application/octet-stream' && /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(bare)) return bare;
+  if (bare && !READER_DEFAULTS.has(bare) && /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(bare)) return bare;
+  // Not said (or said as the reader's defaults): the name decides, else the safe default.
   return guessType(name) ?? 'application/octet-stream';
 }
+
+/** What the multipart reader (busboy) reports for a part without a Content-Type: indistinguishable from a type sent. */
+const READER_DEFAULTS = new Set(['text/plain', 'application/octet-stream']);
 
 /**
  * The types Zulip serves inline (zerver/lib/mime_types.py INLINE_MIME_TYPES): anything else is sent
@@ -517,4 +522,48 @@ export function pathIdOfToken(seal: ApiKeySeal, token: string, nowMs: number): s
   const issued = Number.parseInt(text.slice(timeAt + 1, sigAt), 36);
   if (!Number.isFinite(issued) || nowMs / 1000 - issued > TEMPORARY_URL_SECONDS) return undefined;
   return text.slice(0, timeAt);
+}
+
+// ---- Text charsets ---------------------------------------------------------------------------------
+
+/** How much of a text file is read to tell its charset (Zulip's maybe_add_charset stops at 32 KiB). */
+export const CHARSET_SNIFF_BYTES = 32 * 1024;
+
+/**
+ * The charset Zulip's maybe_add_charset would add to a text/plain upload, for the cases that matter:
+ * `ascii` for a file seen whole with no byte over 0x7f (chardet's confident answer; a longer file
+ * that is ASCII so far gets none, as Zulip's early abort), `utf-8` for valid UTF-8 with other
+ * characters, and none for anything else (Keel does not guess legacy encodings).
+ */
+export function textCharset(head: Buffer, whole: boolean): string | undefined {
+  let ascii = true;
+  for (const b of head) {
+    if (b > 0x7f) {
+      ascii = false;
+      break;
+    }
+  }
+  if (ascii) return whole ? 'ascii' : undefined;
+  try {
+    // A cut through a character at the end of a partial read is no error (stream: true keeps it pending).
+    new TextDecoder('utf-8', { fatal: true }).decode(head, { stream: !whole });
+    return 'utf-8';
+  } catch {
+    return undefined;
+  }
+}
+
+/** The charset of a stored text file, from its first CHARSET_SNIFF_BYTES (textCharset). */
+export async function sniffCharset(files: FileStore, pathId: string, size: number): Promise<string | undefined> {
+  if (size === 0) return undefined;
+  try {
+    const read = await files.read(pathId, { start: 0, end: Math.min(size, CHARSET_SNIFF_BYTES) - 1 });
+    if (!read) return undefined;
+    const parts: Buffer[] = [];
+    for await (const chunk of read.stream) parts.push(chunk as Buffer);
+    return textCharset(Buffer.concat(parts), size <= CHARSET_SNIFF_BYTES);
+  } catch {
+    // A charset is a nicety: a read that fails leaves the type as it is.
+    return undefined;
+  }
 }

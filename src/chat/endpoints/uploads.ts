@@ -8,6 +8,7 @@ import { defineEndpoint, requireUser } from '../endpoint.js';
 import { readUpload } from '../forms.js';
 import { FileTooLargeError } from '../../platform/files/file-store.js';
 import {
+  sniffCharset,
   attachmentNotices,
   attachmentObjects,
   attachmentsOf,
@@ -53,9 +54,15 @@ export const uploadFile = defineEndpoint({
               // Not an escaped name: kept as sent.
             }
             const pathId = newPathId(call.realm.id, name);
+            let contentType = uploadContentType(part.mimeType, name);
             try {
               const stored = await files.put(pathId, part.stream, { maxBytes: MAX_FILE_UPLOAD_BYTES });
-              return { pathId, name, contentType: uploadContentType(part.mimeType, name), size: stored.size };
+              // A text file's charset, told from its first bytes read back (Zulip's maybe_add_charset).
+              if (contentType === 'text/plain') {
+                const charset = await sniffCharset(files, pathId, stored.size);
+                if (charset) contentType = `${contentType}; charset=${charset}`;
+              }
+              return { pathId, name, contentType, size: stored.size };
             } catch (err) {
               throw err instanceof FileTooLargeError ? tooLarge() : err;
             }

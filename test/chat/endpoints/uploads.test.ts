@@ -160,7 +160,7 @@ forEachEngine('uploads', (engine) => {
       const r = await get(url, owner);
       assert.equal(r.status, 200);
       assert.deepEqual(r.body, text);
-      assert.equal(r.headers['content-type'], 'text/plain');
+      assert.equal(r.headers['content-type'], 'text/plain; charset=ascii', 'as chardet tells a short ASCII file');
       assert.equal(r.headers['content-disposition'], 'inline; filename="hello world.txt"');
       assert.equal(r.headers['cache-control'], 'private, immutable');
       assert.equal(r.headers['accept-ranges'], 'bytes');
@@ -226,7 +226,11 @@ forEachEngine('uploads', (engine) => {
     it('detaches an upload an edit unlinks, and deletes it', async () => {
       const second = await upload(owner, [{ name: 'two.txt', data: Buffer.from('two') }]);
       // A part without a Content-Type (as Python's requests sends it): the type comes from the name.
-      assert.equal((await get(second.json.url, owner)).headers['content-type'], 'text/plain');
+      assert.equal((await get(second.json.url, owner)).headers['content-type'], 'text/plain; charset=ascii');
+      const utf8 = await upload(owner, [{ name: 'grüße.txt', data: Buffer.from('Grüße aus Köln\n') }]);
+      assert.equal((await get(utf8.json.url, owner)).headers['content-type'], 'text/plain; charset=utf-8');
+      const latin1 = await upload(owner, [{ name: 'latin.txt', data: Buffer.from([0x47, 0x72, 0xfc, 0xdf, 0x65]) }]);
+      assert.equal((await get(latin1.json.url, owner)).headers['content-type'], 'text/plain');
       const sent = await owner.post('/messages', { type: 'stream', to: 'files', topic: 't2', content: `[two](${second.json.url})` });
       const edited = await owner.call('PATCH', `/messages/${sent.body.id}`, { content: 'no file now' });
       assert.equal(edited.status, 200, JSON.stringify(edited.body));
@@ -293,6 +297,11 @@ forEachEngine('uploads', (engine) => {
       const r = await upload(owner, [{ name: 'pic.png', type: 'image/png', data: png }]);
       assert.equal(r.status, 200);
       const path = r.json.url.slice('/user_uploads/'.length);
+      // Sent without a Content-Type (as Python's requests sends a file): the name tells the type.
+      const untyped = await upload(owner, [{ name: 'untyped.png', data: png }]);
+      assert.equal((await get(untyped.json.url, owner)).headers['content-type'], 'image/png');
+      const unknown = await upload(owner, [{ name: 'README', data: Buffer.from('x') }]);
+      assert.equal((await get(unknown.json.url, owner)).headers['content-type'], 'application/octet-stream');
       const image = await get(r.json.url, owner);
       assert.equal(image.headers['content-type'], 'image/png');
       assert.match(String(image.headers['content-disposition']), /^inline/);
