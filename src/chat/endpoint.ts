@@ -1,5 +1,6 @@
 // What a Chat endpoint is: one definition (method, path, parameter schema, who may call it, handler)
 // serves routing, parameter decoding and checking, and the OpenAPI document and docs (openapi.ts).
+import type { IncomingMessage } from 'node:http';
 import type { FileStore } from '../platform/files/file-store.js';
 import type { Mailer } from '../platform/mail/mailer.js';
 import type { Static, TObject } from 'typebox';
@@ -65,6 +66,11 @@ export interface ChatCall {
   /** Aborted when the client goes away before the answer is written. */
   signal: AbortSignal;
   /**
+   * The request, its body unread, for an endpoint declared with `streamsBody` (POST /user_uploads
+   * streams its file to the file store: chat/forms.ts readUpload); undefined for every other endpoint.
+   */
+  request?: IncomingMessage;
+  /**
    * Takes the answer out of the framework's hands, for one that may come much later (a parked
    * long-poll): the handler returns LATER and writes the answer through what this gives, which
    * holds only the response. `gone` runs if the client goes away before that.
@@ -116,6 +122,11 @@ export interface Endpoint<S extends TObject = TObject> {
    * part (register): that part would be compressed anew for every answer.
    */
   gzipShared?: true;
+  /**
+   * Set for an endpoint that reads its own body as a stream (call.request): the listener does not
+   * read the form first, and parameters come from the query and the path only.
+   */
+  streamsBody?: true;
   handler(call: ChatCall, params: Static<S>): Promise<ChatResult>;
 }
 

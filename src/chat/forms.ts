@@ -3,6 +3,7 @@
 // texts and statuses clients have had.
 import busboy from 'busboy';
 import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 import { BodyTooLarge, ClientGone, readBody } from '../platform/http/body.js';
 import { type ChatError, fileTooLarge, invalidJsonPart, malformedBody, partsLimit, prototypeFieldName, unsupportedMediaType } from './errors.js';
 
@@ -147,4 +148,118 @@ export async function readForm(req: IncomingMessage, limit = BODY_LIMIT): Promis
   // Read to its announced length or its end: whole.
   const body = await readBody(req, limit);
   return type === 'application/x-www-form-urlencoded' ? { params: new URLSearchParams(body.toString('utf8')), whole: true } : NO_FORM;
+}
+
+/** One file part of a streamed upload, as readUpload hands it to its store. */
+export interface FilePart {
+  /** The part's file name, as the client sent it (busboy decodes RFC 2231/5987 names). */
+  filename: string;
+  /** The part's Content-Type, if it sent one. */
+  mimeType: string | undefined;
+  /** The bytes, read from the request as the store consumes them (never held whole). */
+  stream: Readable;
+}
+
+/** What readUpload read: the first file part's stored result, and how many file parts came. */
+export interface ReadUpload<T> {
+  stored: T | undefined;
+  files: number;
+}
+
+/**
+ * A multipart body whose one file is streamed into a store as it arrives (POST /user_uploads), never
+ * held whole in memory. `store` consumes the first file part (with a non-empty file name); later file
+ * parts are read and dropped, and counted, for the caller's "one file at a time" refusal. Text fields
+ * are read and set aside (busboy's limits hold them small). The body is bounded at `limit` bytes and
+ * the file at `maxFileBytes` (`tooLarge` is the refusal for both); any refusal after the file was
+ * stored discards it (`discard`), so nothing stays of a refused request.
+ */
+export function readUpload<T>(
+  req: IncomingMessage,
+  options: { maxFileBytes: number; limit: number; tooLarge: () => ChatError; store: (part: FilePart) => Promise<T>; discard: (stored: T) => Promise<void> },
+): Promise<ReadUpload<T>> {
+  const type = mediaType(req.headers['content-type'] ?? '');
+  if (type !== 'multipart/form-data') return Promise.resolve({ stored: undefined, files: 0 });
+  const length = req.headers['content-length'];
+  const expected = length === undefined || req.headers['transfer-encoding'] !== undefined ? -1 : Number(length);
+  if (expected > options.limit) return Promise.reject(options.tooLarge());
+  return new Promise((resolve, reject) => {
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: req.headers, defParamCharset: 'utf8', limits: { fileSize: options.maxFileBytes, fields: 1000, parts: 1000, fieldSize: 64 * 1024 } });
+    } catch (err) {
+      reject(new BodyError(malformedBody({ reason: (err as Error).message })).refusal);
+      return;
+    }
+    let received = 0;
+    let files = 0;
+    let storing: Promise<T> | undefined;
+    let current: Readable | undefined;
+    let settled = false;
+    const finish = async (err?: unknown) => {
+      if (settled) return;
+      settled = true;
+      req.unpipe(parser);
+      req.off('data', count);
+      if (err) {
+        // The file being written stops there (the store removes its partial file); one already stored goes.
+        current?.destroy();
+        if (storing) {
+          const stored = await storing.catch(() => undefined);
+          if (stored !== undefined) await options.discard(stored).catch(() => {});
+        }
+        reject(err);
+        return;
+      }
+      try {
+        resolve({ stored: storing ? await storing : undefined, files });
+      } catch (e) {
+        reject(e);
+      }
+    };
+    const count = (c: Buffer) => {
+      received += c.length;
+      if (received > options.limit) void finish(options.tooLarge());
+    };
+    parser.on('field', (name) => {
+      if (name in Object.prototype) void finish(prototypeFieldName());
+    });
+    parser.on('file', (name, file, info) => {
+      file.on('error', () => {});
+      if (name in Object.prototype) {
+        file.resume();
+        void finish(prototypeFieldName());
+        return;
+      }
+      // A part without a file name is no file (Django's MultiPartParser skips it too).
+      if (!info.filename) {
+        file.resume();
+        return;
+      }
+      files++;
+      file.on('limit', () => void finish(options.tooLarge()));
+      if (storing) {
+        file.resume();
+        return;
+      }
+      current = file;
+      storing = options.store({ filename: info.filename, mimeType: info.mimeType || undefined, stream: file });
+      // A store that fails (the disk, or the file over its limit) ends the request with its error.
+      storing.catch((err) => void finish(err));
+    });
+    parser.on('partsLimit', () => void finish(partsLimit({ what: 'parts' })));
+    parser.on('filesLimit', () => void finish(partsLimit({ what: 'files' })));
+    parser.on('fieldsLimit', () => void finish(partsLimit({ what: 'fields' })));
+    parser.on('error', (err: Error) => {
+      if (received === 0 && err.message === 'Unexpected end of multipart data') void finish();
+      else void finish(malformedBody({ reason: err.message }));
+    });
+    parser.on('close', () => void finish());
+    req.on('data', count);
+    // A client gone part way: the stored part is dropped; the refusal reaches no one, and is no server error to log.
+    req.on('close', () => {
+      if (!req.complete) void finish(malformedBody({ reason: 'the client closed the connection' }));
+    });
+    req.pipe(parser);
+  });
 }

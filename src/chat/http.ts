@@ -22,6 +22,7 @@ import { emojiDataFile } from './domain/emoji.js';
 import { errorPage, registrationPage, registrationRoute, type Page, type RegistrationRoute } from './pages.js';
 import { pipeline } from 'node:stream/promises';
 import { EXPORT_URL_PREFIX, exportFile } from './exports/download.js';
+import { serveUploadPath, type UploadServing } from './uploads-http.js';
 
 const PREFIX = '/api/v1';
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -36,6 +37,16 @@ export function clientName(param: string | undefined, userAgent: string | undefi
 }
 
 const NO_QUERY = new URLSearchParams();
+
+/**
+ * GET /user_uploads/{realm_id_str}/{filename}: Zulip's `filename` is the rest of the path_id, slashes
+ * and all (`<random>/<name>`); the router's parameters are one segment each, so the rest is handed to
+ * it as one segment (its slashes escaped, which the router decodes back).
+ */
+function uploadPathAsOneSegment(path: string): string {
+  const m = /^(\/user_uploads\/[^/]+\/)(.+)$/.exec(path);
+  return m && m[2].includes('/') ? m[1] + m[2].replaceAll('/', '%2F') : path;
+}
 
 /** An answer in Zulip's envelope, as dispatch gives it. */
 interface Answer {
@@ -150,6 +161,8 @@ interface ChatRequest {
   body: URLSearchParams | Form | undefined;
   ip: string;
   res: ServerResponse;
+  /** The request with its body unread, for an endpoint that streams it (Endpoint.streamsBody). */
+  stream?: IncomingMessage;
 }
 
 /** One request's ChatCall (a class: its methods are not made again for every request). */
@@ -159,7 +172,8 @@ class Call implements ChatCall {
   readonly user: ChatUser | undefined;
   readonly client: string;
   readonly ip: string;
-  private readonly request: ChatRequest;
+  readonly request: IncomingMessage | undefined;
+  private readonly chatRequest: ChatRequest;
   private readonly ignored: string[];
   private readonly writer: Writer;
   private gone: AbortSignal | undefined;
@@ -170,18 +184,19 @@ class Call implements ChatCall {
     this.user = user;
     this.client = client;
     this.ip = request.ip;
-    this.request = request;
+    this.chatRequest = request;
+    this.request = request.stream;
     this.ignored = ignored;
     this.writer = writer;
   }
 
   // Made when a handler asks (a parked poll): an AbortController per request costs ~5% of a ping.
   get signal(): AbortSignal {
-    return (this.gone ??= goneSignal(this.request.res));
+    return (this.gone ??= goneSignal(this.chatRequest.res));
   }
 
   later(gone: () => void): LateAnswer {
-    return new LateResponse(this.request.res, this.ignored, this.writer, gone);
+    return new LateResponse(this.chatRequest.res, this.ignored, this.writer, gone);
   }
 }
 
@@ -193,6 +208,8 @@ export interface ChatHttpOptions {
 
 export function createChatServer(services: ChatServices, endpoints: Endpoint[], options: ChatHttpOptions = {}): HttpService {
   const router = new ChatRouter(endpoints);
+  // The paths (under /api/v1, without parameters) of endpoints that stream their own body.
+  const streamingPaths = new Set(endpoints.filter((e) => e.streamsBody && e.method === 'POST').map((e) => `${PREFIX}${e.path}`));
   // A realm found deactivated (by another process: this one ends the queues at its own commit) loses its queues.
   const cache = new RequestCache(services.db, services.clock, services.rootDomain, (realmId) => services.events.endRealmQueues(realmId));
   // Long-polls park for up to the heartbeat (50 s) and clients wait 90 s
@@ -218,6 +235,15 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
     (req, res) => void handle(req, res),
   );
   const writer = new Writer(listener, services);
+  const uploadServing: UploadServing = {
+    services,
+    realm: (host) => cache.realm(host),
+    user: (realm, header) => cache.user(realm, header),
+    writeError: (res, err) => {
+      const answer = errorAnswer(err);
+      return writer.write(res, answer.status, JSON.stringify(answer.body), answer.headers) ?? Promise.resolve();
+    },
+  };
 
   /** Finds the endpoint, authenticates, decodes and runs the handler; undefined when it answers later. Never rejects. */
   async function dispatch(r: ChatRequest): Promise<Answer | undefined> {
@@ -231,12 +257,14 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
       // Cached, the realm and the user come without a promise, and are not awaited (no microtask hop).
       const realmOrRead = cache.realm(r.headers.host);
       const realm = realmOrRead instanceof Promise ? await realmOrRead : realmOrRead;
-      const match = router.find(r.method, url.path.slice(PREFIX.length) || '/');
+      const match = router.find(r.method, uploadPathAsOneSegment(url.path.slice(PREFIX.length)) || '/');
       if (match.kind === 'none') throw routeNotFound();
       if (match.kind === 'wrong-method') {
         throw methodNotAllowed({ allowed: match.allowed });
       }
       const endpoint = match.value;
+      // Only an endpoint that streams its body is handed it; any other's was read as a form (or not at all).
+      if (!endpoint.streamsBody) r.stream = undefined;
       const raw: Record<string, string> = {};
       addTextParams(raw, url.query === '' ? NO_QUERY : new URLSearchParams(url.query));
       addTextParams(raw, r.body);
@@ -393,6 +421,11 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
       await servePage(req, res, route);
       return;
     }
+    // Uploaded files: downloads, thumbnails and temporary URLs outside /api/v1 (uploads-http.ts).
+    if ((method === 'GET' || method === 'HEAD') && req.url!.startsWith('/user_uploads/')) {
+      await serveUploadPath(uploadServing, req, res);
+      return;
+    }
     if (!ROUTED.has(method) || !req.url!.startsWith(`${PREFIX}/`)) {
       await writer.write(res, 404, NOT_FOUND);
       return;
@@ -405,18 +438,24 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
     }
     let body: URLSearchParams | Form | undefined;
     let whole = true;
+    // POST /user_uploads streams its file to the file store itself (Endpoint.streamsBody): its body is not read here.
+    const streams = method === 'POST' && streamingPaths.has(req.url!.split('?')[0]);
     if (hasBody(req)) {
       if (!smallBody(req) && !(await admitBody(req, res))) return;
-      try {
-        ({ params: body, whole } = await readForm(req));
-      } catch (err) {
-        if (!(err instanceof ClientGone)) await refuseBody(req, res, err as Error);
-        return;
+      if (!streams) {
+        try {
+          ({ params: body, whole } = await readForm(req));
+        } catch (err) {
+          if (!(err instanceof ClientGone)) await refuseBody(req, res, err as Error);
+          return;
+        }
       }
     }
-    const answer = await dispatch({ method, url: req.url!, headers: req.headers, body, ip: req.socket.remoteAddress ?? '', res });
+    const answer = await dispatch({ method, url: req.url!, headers: req.headers, body, ip: req.socket.remoteAddress ?? '', res, stream: streams ? req : undefined });
     // Answered later (a parked poll), by LateResponse.
     if (!answer) return;
+    // A streamed body the handler did not read to its end (refused before, or part way).
+    if (streams && hasBody(req) && !req.complete) whole = false;
     // A body not read to its end (a multipart parser that stopped early, and the handler answered
     // what it had): its unread rest would stay in the connection and the next request there would
     // wait for ever.

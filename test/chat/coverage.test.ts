@@ -17,10 +17,6 @@ const DOCUMENTATION_ONLY: Record<string, string> = {
 
 /** Operations Keel does not serve yet, with the reason. */
 const NOT_YET: Record<string, string> = {
-  'GET /attachments': 'issue 16: uploads',
-  'DELETE /attachments/{attachment_id}': 'issue 16: uploads',
-  'POST /user_uploads': 'issue 16: uploads',
-  'GET /user_uploads/{realm_id_str}/{filename}': 'issue 16: uploads',
   'POST /realm/emoji/{emoji_name}': 'issue 16: custom emoji upload',
 };
 

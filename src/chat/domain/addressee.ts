@@ -106,5 +106,6 @@ export async function composeOutgoing(
     // Without a mention every recipient's bits are 0: skip the flagger (and the topic's participants it needs).
     mentionBits: hasMentions(rendered) ? mentionFlagger(rendered, ctx) : undefined,
     alertWords: await realmAlertWords(db, realm.id),
+    realmUrl: how.realmUrl,
   };
 }

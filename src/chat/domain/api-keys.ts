@@ -2,7 +2,7 @@
 // hashed: it is stored sealed for showing (AES-256-GCM under a key derived from the server's secret
 // key, which is kept outside the store), and as SHA-256 for finding the user on each request,
 // compared in constant time.
-import { createCipheriv, createDecipheriv, randomBytes, randomInt } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes, randomInt } from 'node:crypto';
 import type { Queryable } from '../../platform/db/database.js';
 import { sha256Hex } from '../../platform/auth/secrets.js';
 import type { ChatTables } from '../tables.js';
@@ -41,6 +41,15 @@ export class ApiKeySeal {
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
     return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64');
+  }
+
+  /**
+   * An HMAC-SHA256 of `data` under a key derived from the seal key for `purpose` (the signed,
+   * short-lived upload URLs of domain/uploads.ts): base64url.
+   */
+  mac(purpose: string, data: string): string {
+    const key = createHmac('sha256', this.key).update(`keel mac: ${purpose}`).digest();
+    return createHmac('sha256', key).update(data).digest('base64url');
   }
 
   /** Throws when the sealed text was not sealed under this key (or was changed). */

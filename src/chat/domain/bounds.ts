@@ -25,6 +25,8 @@ export const BOUNDS = {
   pushDevicesPerUser: 100,
   /** Pending (not yet delivered) scheduled messages of one user; delivered ones are not counted. */
   scheduledMessagesPerUser: 1_000,
+  /** Files a user has uploaded (their bytes are bounded too: domain/uploads.ts UPLOAD_BYTES_PER_USER). */
+  attachmentsPerUser: 10_000,
 } as const;
 
 const WHERE = {
@@ -39,6 +41,7 @@ const WHERE = {
   savedSnippetsPerUser: { table: 'saved_snippets', column: 'user_id', scope: 'a user', things: 'saved snippets' },
   pushDevicesPerUser: { table: 'push_devices', column: 'user_id', scope: 'a user', things: 'push devices' },
   scheduledMessagesPerUser: { table: 'scheduled_messages', column: 'sender_id', scope: 'a user', things: 'scheduled messages', pending: 'delivered' },
+  attachmentsPerUser: { table: 'attachments', column: 'owner_id', scope: 'a user', things: 'uploaded files' },
 } as const;
 
 /**

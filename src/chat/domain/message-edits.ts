@@ -32,6 +32,7 @@ import { streamById, subscriberIds } from './channels.js';
 import { holdersOf, spanHolders } from './receipt.js';
 import { EDIT_LIMIT_GRACE_SECONDS, exemptFromMoveLimits, inGroupOf, isResolveToggle, messageSettings, moveLimitExceeded, RESOLVED_TOPIC_PREFIX } from './message-rules.js';
 import { searchText } from '../../platform/db/fulltext.js';
+import { type AttachmentChange, refreshAttachmentMarks, relinkAttachments } from './uploads.js';
 
 export type PropagateMode = 'change_one' | 'change_later' | 'change_all';
 
@@ -62,6 +63,8 @@ export interface EditPlan {
   editor: ChatUser;
   now: number;
   content?: { content: string; rendered: string; mentionBits?: (userId: number, participants: Set<number>) => number };
+  /** The realm's URL, for links to its uploads written in full. */
+  realmUrl?: string;
   /** Present when the topic and/or channel change: every message that moves (the target included). */
   move?: { ids: number[]; topic?: string; stream?: Stream; propagateMode: PropagateMode };
 }
@@ -77,6 +80,8 @@ export interface EditOutcome {
   origStreamName: string | null;
   /** Channels whose oldest message the move changed. */
   firstIds: FirstIds;
+  /** What an edit of the content did to the uploads it links (uploads.ts relinkAttachments). */
+  attachments?: AttachmentChange;
 }
 
 /** The flags that follow from a message's content. */
@@ -107,7 +112,7 @@ export async function checkEdit(db: Queryable<ChatTables>, realm: Realm, editor:
   if (topic === undefined && streamId === undefined && ask.propagateMode !== 'change_one') throw propagateModeWithoutTopic();
   const s = await messageSettings(db, realm.id);
   const age = now - Number(message.date_sent);
-  const plan: EditPlan = { message, editor, now };
+  const plan: EditPlan = { message, editor, now, realmUrl: ask.realmUrl };
 
   if (ask.content !== undefined) {
     if (!s.allowMessageEditing) throw editingDisabled();
@@ -218,6 +223,9 @@ export async function applyEdit(database: Database<ChatTables>, plan: EditPlan):
       }
     });
     if (plan.content) await refreshContentFlags(trx, plan);
+    const attachments = plan.content ? await relinkAttachments(trx, message, plan.content.rendered, plan.realmUrl) : undefined;
+    // Moved between channels: the uploads they link may have become (or stopped being) realm-public.
+    if (newStream) await refreshAttachmentMarks(trx, [...moved]);
     const target = await trx.selectFrom('messages').select('stream_id').where('id', '=', message.id).executeTakeFirstOrThrow();
     const receivers = await holdersOf(trx, message.id, target.stream_id === null ? null : Number(target.stream_id));
     // Holders of the other moved messages hear of the move too.
@@ -226,7 +234,7 @@ export async function applyEdit(database: Database<ChatTables>, plan: EditPlan):
       for (const u of (await holdersOf(trx, id, newStream ? newStream.id : target.stream_id === null ? null : Number(target.stream_id))).keys()) alsoNotified.add(u);
     }
     for (const u of receivers.keys()) alsoNotified.delete(u);
-    return { plan, receivers, alsoNotified: [...alsoNotified], losers, origStreamName: origStream?.name ?? null, firstIds };
+    return { plan, receivers, alsoNotified: [...alsoNotified], losers, origStreamName: origStream?.name ?? null, firstIds, attachments };
   });
 }
 
@@ -326,6 +334,8 @@ export async function deleteMessage(database: Database<ChatTables>, message: Mes
     const holders = [...(await holdersOf(trx, message.id, streamId)).keys()];
     const { firstIds } = await trackingFirstIds(trx, streamId === null ? [] : [streamId], async () => {
       await trx.deleteFrom('reactions').where('message_id', '=', message.id).execute();
+      // Its uploads are linked from one message fewer (uploads.ts).
+      await trx.deleteFrom('attachment_messages').where('message_id', '=', message.id).execute();
       await trx.deleteFrom('user_messages').where('message_id', '=', message.id).execute();
       await trx.deleteFrom('messages').where('id', '=', message.id).execute();
     });

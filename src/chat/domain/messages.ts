@@ -21,6 +21,7 @@ import { editFields } from './edit-history.js';
 import { usersAlerted, type RealmAlertWords } from './alert-words.js';
 import { mutersOf } from './muting.js';
 import { isSpectator } from './spectators.js';
+import { claimAttachments, linkedPathIds } from './uploads.js';
 
 /** Zulip's stand-in for "after every message": the anchor `newest` and huge numbers become this. */
 export const LARGER_THAN_MAX_MESSAGE_ID = 10_000_000_000_000_000;
@@ -50,6 +51,8 @@ export interface Outgoing {
    * claim and its delivered mark: domain/scheduled-delivery.ts).
    */
   sameTransaction?: { before(trx: Queryable<ChatTables>): Promise<void>; after(trx: Queryable<ChatTables>, messageId: number): Promise<void> };
+  /** The realm's URL: links to its own /user_uploads/ written in full are uploads too (uploads.ts linkedPathIds). */
+  realmUrl?: string;
 }
 
 /**
@@ -64,6 +67,8 @@ export interface Stored {
   people: ChatUser[];
   /** A channel message's channel. */
   stream: Stream | null;
+  /** Uploads the message linked and claimed (uploads.ts claimAttachments): their owner hears of it. */
+  claimed?: number[];
 }
 
 /** Who has sent to a channel topic: the people @**topic** reaches. */
@@ -121,6 +126,8 @@ async function store(
     .insertInto('user_messages')
     .values(streamId === null ? rows : rows.filter((r) => r.user_id === sender.id || r.flags !== 0))
     .execute();
+  // Uploads the message links are recorded as linked from it, in the same transaction.
+  const claimed = await claimAttachments(db, realmId, sender, msg.id, streamId, linkedPathIds(o.rendered, o.realmUrl));
   const message: StoredMessage = {
     id: msg.id,
     realm_id: realmId,
@@ -138,7 +145,7 @@ async function store(
     last_moved_time: null,
     direct_key: streamId === null ? directKey(users) : null,
   };
-  return { message, holders: new Map(rows.map((r) => [r.user_id, r.flags])) };
+  return { message, holders: new Map(rows.map((r) => [r.user_id, r.flags])), claimed };
 }
 
 /** The write of a message and its recipients' state inside the caller's transaction (bench seeding, move notes). */

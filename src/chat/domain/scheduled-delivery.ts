@@ -24,6 +24,7 @@ import { scheduledMessagesNotice } from '../events/scheduled-notices.js';
 import { ensureNotificationBot } from './move-notices.js';
 import { sendDirect } from './messages.js';
 import { normaliseBody } from './topics.js';
+import { claimNotices } from './uploads.js';
 
 export interface DeliveryServices {
   db: Database<ChatTables>;
@@ -217,7 +218,12 @@ export class ScheduledDelivery {
       };
       await events.write(
         () => sendTo(db, realm, sender, to, o),
-        async (stored) => [...(await messageNotice(db.kysely, realm, stored, null)), scheduledMessagesNotice(sender.id, { op: 'remove', scheduled_message_id: id })],
+        // The uploads the message claimed tell their owner (an `attachment` update), as a direct send does.
+        async (stored) => [
+          ...(await messageNotice(db.kysely, realm, stored, null)),
+          ...(await claimNotices(db.kysely, realm.id, sender.id, stored.claimed)),
+          scheduledMessagesNotice(sender.id, { op: 'remove', scheduled_message_id: id }),
+        ],
       );
     } catch (err) {
       if (err instanceof NotClaimed) return;

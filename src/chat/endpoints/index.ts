@@ -59,6 +59,7 @@ import { addAlertWordsEndpoint, getAlertWords, removeAlertWordsEndpoint } from '
 import { updateDisplaySettingsLegacy, updateNotificationSettingsLegacy, updateRealmUserSettingsDefaults, updateSettings } from './settings.js';
 import { createDrafts, deleteDraft, editDraft, getDrafts } from './drafts.js';
 import { createRealmExport, deleteRealmExport, getRealmExportConsents, getRealmExports } from './exports.js';
+import { getAttachments, getFileTemporaryUrl, removeAttachment, uploadFile } from './uploads.js';
 import { muteUser, unmuteUser, updateMutedTopic, updateUserTopic } from './muting.js';
 import { deleteTopic } from './topic-deletion.js';
 import { addApnsToken, addFcmToken, removeApnsToken, removeFcmToken, sendTestNotification } from './push.js';
@@ -164,6 +165,11 @@ export const ENDPOINT_AREAS: readonly EndpointArea[] = [
     endpoints: [updateSettings, updateNotificationSettingsLegacy, updateDisplaySettingsLegacy, updateRealmUserSettingsDefaults],
   },
   { name: 'drafts', description: "Drafts synchronised between a user's clients.", endpoints: [getDrafts, createDrafts, editDraft, deleteDraft] },
+  {
+    name: 'uploads',
+    description: "Uploaded files: upload, temporary URLs, and the list and removal of one's uploads.",
+    endpoints: [uploadFile, getFileTemporaryUrl, getAttachments, removeAttachment],
+  },
   { name: 'muting', description: "Muting users, and topics' visibility policies.", endpoints: [muteUser, unmuteUser, updateUserTopic, updateMutedTopic] },
   {
     name: 'profile-fields',

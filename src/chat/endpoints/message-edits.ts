@@ -17,6 +17,7 @@ import { deleteMessagesNotices, firstMessageIdNotices, reactionNotice, updateMes
 import { messageNotice, realmUserAddNotice } from '../events/notices.js';
 import { isUniqueViolation, type Queryable } from '../../platform/db/database.js';
 import type { ChatTables, Message } from '../tables.js';
+import { claimNotices } from '../domain/uploads.js';
 
 /** Zulip keeps an edit that empties a message as this text rather than refusing it. */
 const DELETED_CONTENT = '(deleted)';
@@ -59,7 +60,7 @@ export const updateMessage = defineEndpoint({
     const now = unixSeconds(clock);
     const plan = await checkEdit(db.kysely, call.realm, me, message, ask, now);
     const notify = { old: p.send_notification_to_old_thread, new: p.send_notification_to_new_thread };
-    await events.write(
+    const { outcome: edited } = await events.write(
       async () => {
         // The bot a move's notes come from (whether there are notes does not depend on the edit's outcome)
         // is made, on the realm's first note, before the edit commits:
@@ -75,11 +76,13 @@ export const updateMessage = defineEndpoint({
         const notices = [...updateMessageNotices(outcome), ...(await firstMessageIdNotices(db.kysely, call.realm.id, outcome.firstIds))];
         if (bot?.made) notices.unshift(...(await realmUserAddNotice(db.kysely, call.realm.id, bot.bot)));
         for (const stored of posted) notices.push(...(await messageNotice(db.kysely, call.realm, stored, null)));
+        // Uploads the new content claimed: an `attachment` update to the message's sender.
+        notices.push(...(await claimNotices(db.kysely, call.realm.id, message.sender_id, outcome.attachments?.claimed)));
         return notices;
       },
     );
-    // No uploads exist to detach from.
-    return { detached_uploads: [] };
+    // The sender's uploads the edit left linked from no message (Zulip's check_attachment_reference_change).
+    return { detached_uploads: edited.attachments?.detached ?? [] };
   },
 });
 

@@ -12,6 +12,7 @@ import { messageNotice } from '../events/notices.js';
 import { readableMessage } from '../domain/message-edits.js';
 import { checkSpectatorNarrow, spectatorOf } from '../domain/spectators.js';
 import { checkAddressee, composeOutgoing, sendTo } from '../domain/addressee.js';
+import { claimNotices } from '../domain/uploads.js';
 
 export const sendMessage = defineEndpoint({
   method: 'POST',
@@ -33,7 +34,8 @@ export const sendMessage = defineEndpoint({
     const { db, clock, events } = call.services;
     // The message event goes out after the commit; the sending queue's copy carries local_id back.
     const echo = p.queue_id !== undefined && p.local_id !== undefined ? { queueId: p.queue_id, localId: p.local_id } : null;
-    const publish = (stored: Stored) => messageNotice(db.kysely, call.realm, stored, echo);
+    // Uploads the message claimed: an `attachment` update to the sender (Zulip's do_claim_attachments).
+    const publish = async (stored: Stored) => [...(await messageNotice(db.kysely, call.realm, stored, echo)), ...(await claimNotices(db.kysely, call.realm.id, me.id, stored.claimed))];
     const content = normaliseBody(p.content);
     const o = await composeOutgoing(db.kysely, call.realm, me, content, {
       client: call.client,

@@ -487,3 +487,17 @@ export const invalidExportId = defineError({ code: 'BAD_REQUEST', message: 'Inva
 export const exportAlreadyDeleted = defineError({ code: 'BAD_REQUEST', message: 'Export already deleted' });
 export const exportFailedNothingToDelete = defineError({ code: 'BAD_REQUEST', message: 'Export failed, nothing to delete' });
 export const exportInProgress = defineError({ code: 'BAD_REQUEST', message: 'Export still in progress' });
+// ---- Uploads (POST /user_uploads, downloads, /attachments) -----------------------------------
+
+export const noFileToUpload = defineError({ code: 'BAD_REQUEST', message: 'You must specify a file to upload' });
+export const oneFileAtATime = defineError({ code: 'BAD_REQUEST', message: 'You may only upload one file at a time' });
+export const uploadTooLarge = defineError({ code: 'BAD_REQUEST', message: "File is larger than this server's configured maximum upload size ({max_size} MiB)." });
+/** Keel's own quota on one user's uploads (domain/uploads.ts UPLOAD_BYTES_PER_USER); Zulip's realm quota has its own code. */
+export const uploadQuotaReached = defineError({ code: 'BAD_REQUEST', message: 'Upload would exceed your upload quota ({limit} MiB).' });
+export const invalidAttachment = defineError({ code: 'BAD_REQUEST', message: 'Invalid attachment' });
+/** GET /user_uploads/temporary/...: a token that is not ours, has expired, or names no file. */
+export const invalidUploadToken = defineError({ code: 'BAD_REQUEST', message: 'Invalid token' });
+export const invalidUploadFilename = defineError({ code: 'BAD_REQUEST', message: 'Invalid filename' });
+/** Zulip answers these as HTML pages (HttpResponseNotFound / HttpResponseForbidden); on /api/v1 Keel says the same in JSON. */
+export const uploadMissing = defineError({ code: 'BAD_REQUEST', status: 404, message: 'This file does not exist or has been deleted.' });
+export const uploadForbidden = defineError({ code: 'BAD_REQUEST', status: 403, message: 'You are not authorized to view this file.' });

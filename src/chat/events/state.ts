@@ -32,6 +32,7 @@ import { mutedTopicsOf, mutedUsersOf, userTopicsOf } from '../domain/muting.js';
 import { customProfileFieldTypes, fieldObjects, profileDataOf } from '../domain/profile-fields.js';
 import { playgroundObjects } from '../domain/playgrounds.js';
 import { snippetsOf } from '../domain/saved-snippets.js';
+import { MAX_FILE_UPLOAD_SIZE_MIB } from '../domain/uploads.js';
 
 /** The fetch_event_types this slice fills in; others are ignored, as Zulip ignores unknown ones. */
 export const SUPPORTED_STATE = [
@@ -95,9 +96,6 @@ export interface StateRequest {
   /** The client_capabilities flag: without it, settings also come as the legacy top-level fields. */
   userSettingsObject: boolean;
 }
-
-/** The largest upload Zulip's `max_file_upload_size_mib` announces (Keel takes bodies up to 25 MB: chat/forms.ts). */
-const MAX_FILE_UPLOAD_SIZE_MIB = 25;
 
 export async function initialState(db: Queryable<ChatTables>, r: StateRequest): Promise<Record<string, unknown>> {
   const { me, fetch } = r;

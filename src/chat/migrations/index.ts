@@ -26,6 +26,7 @@ import { chatPushDevices } from './028_chat_push_devices.js';
 import { chatInvites } from './029_chat_invites.js';
 import { chatScheduledMessages } from './030_chat_scheduled_messages.js';
 import { chatRealmExports } from './031_chat_realm_exports.js';
+import { chatAttachmentsRealm } from './032_chat_attachments_realm.js';
 
 export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatCore,
@@ -52,4 +53,5 @@ export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatInvites,
   chatScheduledMessages,
   chatRealmExports,
+  chatAttachmentsRealm,
 ];

@@ -251,7 +251,7 @@ forEachEngine('realm exports', (engine) => {
     const ctx = r.chat.ctx;
     const realm = (await ctx.chatDb.kysely.selectFrom('realms').selectAll().orderBy('id').executeTakeFirstOrThrow())!;
     const ownerRow = await ctx.chatDb.kysely.selectFrom('chat_users').selectAll().where('id', '=', r.ownerId).executeTakeFirstOrThrow();
-    // An upload, linked by a message (as POST /user_uploads and the send's claim would leave it).
+    // An upload, linked by a message: the send claims it (domain/uploads.ts).
     const upload = await storeUpload({ db: ctx.chatDb, files, clock: ctx.clock }, realm, ownerRow, {
       name: 'notes.txt',
       contentType: 'text/plain',
@@ -259,7 +259,12 @@ forEachEngine('realm exports', (engine) => {
       maxBytes: 1 << 20,
     });
     const sent = await ok(owner, 'POST', '/messages', { type: 'stream', to: 'garden', topic: 'files', content: `see [notes.txt](${upload.url})` });
-    await ctx.chatDb.kysely.insertInto('attachment_messages').values({ attachment_id: upload.id, message_id: sent.id }).execute();
+    const claim = await ctx.chatDb.kysely.selectFrom('attachment_messages').selectAll().where('attachment_id', '=', upload.id).execute();
+    assert.deepEqual(
+      claim.map((c) => Number(c.message_id)),
+      [sent.id],
+      'the send claimed the upload',
+    );
     await ok(bob, 'POST', `/messages/${sent.id}/reactions`, { emoji_name: 'smile' });
     await ok(owner, 'POST', '/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'secret club', description: 'hush' }]), invite_only: true });
     r.chat.clock.advance(7 * 24 * 3600 * 1000 + 1000);
