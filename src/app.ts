@@ -262,9 +262,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       apiKeySeal: core.apiKeySeal,
       caches,
       files,
+      maxFileUploadMib: config.chatMaxUploadMib,
     },
     allEndpoints(),
-    http,
+    // Unfinished resumable uploads (chat/tus.ts) are staged in the data dir, beside the file store.
+    { ...http, tusDir: path.join(config.dataDir, 'tus') },
   );
 
   let dns: DnsServer | undefined;

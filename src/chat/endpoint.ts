@@ -36,6 +36,8 @@ export interface ChatServices {
   caches: ReaderCaches;
   /** Where uploaded files live (platform/files/): `uploads/` in the data dir by default. */
   files: FileStore;
+  /** The largest upload, in MiB: register's max_file_upload_size_mib (--chat-max-upload-mib). */
+  maxFileUploadMib: number;
 }
 
 export interface ChatCall {

@@ -19,6 +19,7 @@ import { BodyTooLarge, ClientGone, hasBody, smallBody } from '../platform/http/b
 import { goneSignal, Listener, onClientGone, type HttpService } from '../platform/http/listener.js';
 import { splitTarget } from '../platform/http/target.js';
 import { emojiDataFile } from './domain/emoji.js';
+import { TusEndpoint, type TusAuthenticator } from './tus.js';
 
 const PREFIX = '/api/v1';
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -166,6 +167,8 @@ export interface ChatHttpOptions {
   /** Shared with the other listeners of the process; by default one of its own, from the open-files limit. */
   cap?: ConnectionCap;
   timeouts?: Partial<HttpTimeouts>;
+  /** The staging directory of unfinished resumable uploads (chat/tus.ts); without it /api/v1/tus is not served. */
+  tusDir?: string;
 }
 
 export function createChatServer(services: ChatServices, endpoints: Endpoint[], options: ChatHttpOptions = {}): HttpService {
@@ -190,11 +193,28 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
       // would hold the close for the keep-alive timeout).
       onClosing: () => services.events.close(),
       // Presence not yet written reaches the store before the database is closed.
-      onClosed: () => services.presence.close(),
+      onClosed: () => {
+        tus?.close();
+        return services.presence.close();
+      },
     },
     (req, res) => void handle(req, res),
   );
   const writer = new Writer(listener, services);
+  // Who may use the resumable upload endpoint: the API key in the Authorization header (HTTP Basic,
+  // as every Chat request); bad or absent credentials are no user, as Zulip then tries its session.
+  // Issue 18's browser session cookie goes after it in this list.
+  const apiKeyUser: TusAuthenticator = async (req, realm) => {
+    if (!req.headers.authorization) return undefined;
+    try {
+      const user = cache.user(realm, req.headers.authorization);
+      return user instanceof Promise ? await user : user;
+    } catch (err) {
+      if (err instanceof ChatError) return undefined;
+      throw err;
+    }
+  };
+  const tus = options.tusDir === undefined ? undefined : new TusEndpoint(services, options.tusDir, (host) => cache.realm(host), [apiKeyUser]);
 
   /** Finds the endpoint, authenticates, decodes and runs the handler; undefined when it answers later. Never rejects. */
   async function dispatch(r: ChatRequest): Promise<Answer | undefined> {
@@ -299,7 +319,9 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
       await writer.write(res, 200, emojiDataFile().body, { 'cache-control': 'public, max-age=31536000, immutable' });
       return;
     }
-    if (!ROUTED.has(method) || !req.url!.startsWith(`${PREFIX}/`)) {
+    // The resumable upload endpoint speaks tus, not Zulip's API: its own methods, bodies and answers.
+    const isTus = tus !== undefined && TusEndpoint.owns(req.url);
+    if (!isTus && (!ROUTED.has(method) || !req.url!.startsWith(`${PREFIX}/`))) {
       await writer.write(res, 404, NOT_FOUND);
       return;
     }
@@ -307,6 +329,10 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
       res.shouldKeepAlive = false;
       res.writeHead(503, { 'content-type': 'application/json', 'content-length': CLOSING.length });
       res.end(CLOSING);
+      return;
+    }
+    if (isTus) {
+      await tus.handle(req, res);
       return;
     }
     let body: URLSearchParams | Form | undefined;

@@ -369,3 +369,14 @@ export const namesNotUnique = defineError({ code: 'BAD_REQUEST', message: 'Uniqu
 export const directMessagesDisabled = defineError({ code: 'BAD_REQUEST', message: 'Direct messages are disabled in this organization.' });
 export const directMessageUnauthorized = defineError({ code: 'BAD_REQUEST', message: 'This conversation does not include any users who can authorize it.' });
 export const directMessageInitiationRefused = defineError({ code: 'BAD_REQUEST', message: 'You do not have permission to initiate direct message conversations.' });
+
+// ---- The resumable upload endpoint /api/v1/tus (chat/tus.ts) ----------------------------------
+// Answered in tusd's shape ({"message": ...}), with the statuses Zulip's tusd hooks give
+// (zerver/views/tusd.py: specific 4xx codes, since uppy retries a plain 400).
+export const tusUnauthenticated = defineError({ code: 'UNAUTHORIZED', status: 401, message: 'Unauthenticated upload' });
+export const tusSizeDeferred = defineError({ code: 'BAD_REQUEST', status: 411, message: 'SizeIsDeferred is not supported' });
+export const tusUploadTooLarge = defineError({ code: 'BAD_REQUEST', status: 413, message: 'Uploaded file is larger than the allowed limit of {max_file_size} MiB' });
+/** Keel's bounds on one user's unfinished uploads (Zulip has none). */
+export const tusTooManyUploads = defineError({ code: 'BAD_REQUEST', status: 429, message: 'Limit reached: a user can have at most {limit} unfinished uploads.' });
+export const tusTooManyBytes = defineError({ code: 'BAD_REQUEST', status: 413, message: "Limit reached: a user's unfinished uploads can hold at most {limit_mib} MiB." });
+export const tusFinishing = defineError({ code: 'BAD_REQUEST', status: 409, message: 'This upload is being completed.' });

@@ -98,6 +98,8 @@ export interface StateRequest {
   presenceHistoryLimitDays?: number;
   /** The client_capabilities flag: without it, settings also come as the legacy top-level fields. */
   userSettingsObject: boolean;
+  /** The largest upload (ChatServices.maxFileUploadMib); MAX_FILE_UPLOAD_SIZE_MIB when not given. */
+  maxFileUploadMib?: number;
 }
 
 /** The largest upload Zulip's `max_file_upload_size_mib` announces (Keel takes bodies up to 25 MB: chat/forms.ts). */
@@ -122,7 +124,7 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
     event_queue_longpoll_timeout_seconds: LONGPOLL_TIMEOUT_SECONDS,
     max_message_length: MAX_MESSAGE_LENGTH,
     max_topic_length: MAX_TOPIC_LENGTH,
-    max_file_upload_size_mib: MAX_FILE_UPLOAD_SIZE_MIB,
+    max_file_upload_size_mib: r.maxFileUploadMib ?? MAX_FILE_UPLOAD_SIZE_MIB,
     realm_empty_topic_display_name: EMPTY_TOPIC_DISPLAY_NAME,
   };
   if (fetch.has('realm')) {
