@@ -1,5 +1,6 @@
 // What a Chat endpoint is: one definition (method, path, parameter schema, who may call it, handler)
 // serves routing, parameter decoding and checking, and the OpenAPI document and docs (openapi.ts).
+import type { IncomingMessage } from 'node:http';
 import type { FileStore } from '../platform/files/file-store.js';
 import type { Static, TObject } from 'typebox';
 import type { Database } from '../platform/db/database.js';
@@ -50,6 +51,11 @@ export interface ChatCall {
   ip: string;
   /** Aborted when the client goes away before the answer is written. */
   signal: AbortSignal;
+  /**
+   * The request with its multipart body unread, for an endpoint declared with `streamsBody` (the
+   * image uploads read their file: chat/image-form.ts); undefined otherwise.
+   */
+  request?: IncomingMessage;
   /**
    * Takes the answer out of the framework's hands, for one that may come much later (a parked
    * long-poll): the handler returns LATER and writes the answer through what this gives, which
@@ -102,6 +108,11 @@ export interface Endpoint<S extends TObject = TObject> {
    * part (register): that part would be compressed anew for every answer.
    */
   gzipShared?: true;
+  /**
+   * Set for an endpoint that reads its own multipart body (call.request): the listener does not read
+   * the form first, and its parameters come from the query and the path only.
+   */
+  streamsBody?: true;
   handler(call: ChatCall, params: Static<S>): Promise<ChatResult>;
 }
 

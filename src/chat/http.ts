@@ -20,6 +20,7 @@ import { goneSignal, Listener, onClientGone, type HttpService } from '../platfor
 import { splitTarget } from '../platform/http/target.js';
 import { emojiDataFile } from './domain/emoji.js';
 import { TusEndpoint, type TusAuthenticator } from './tus.js';
+import { AVATARS_PREFIX, serveAvatarFile } from './avatars-http.js';
 
 const PREFIX = '/api/v1';
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -128,6 +129,8 @@ interface ChatRequest {
   body: URLSearchParams | Form | undefined;
   ip: string;
   res: ServerResponse;
+  /** The request with its multipart body unread, for an endpoint that reads it (Endpoint.streamsBody). */
+  stream?: IncomingMessage;
 }
 
 /** One request's ChatCall (a class: its methods are not made again for every request). */
@@ -137,7 +140,8 @@ class Call implements ChatCall {
   readonly user: ChatUser | undefined;
   readonly client: string;
   readonly ip: string;
-  private readonly request: ChatRequest;
+  readonly request: IncomingMessage | undefined;
+  private readonly chatRequest: ChatRequest;
   private readonly ignored: string[];
   private readonly writer: Writer;
   private gone: AbortSignal | undefined;
@@ -148,18 +152,19 @@ class Call implements ChatCall {
     this.user = user;
     this.client = client;
     this.ip = request.ip;
-    this.request = request;
+    this.chatRequest = request;
+    this.request = request.stream;
     this.ignored = ignored;
     this.writer = writer;
   }
 
   // Made when a handler asks (a parked poll): an AbortController per request costs ~5% of a ping.
   get signal(): AbortSignal {
-    return (this.gone ??= goneSignal(this.request.res));
+    return (this.gone ??= goneSignal(this.chatRequest.res));
   }
 
   later(gone: () => void): LateAnswer {
-    return new LateResponse(this.request.res, this.ignored, this.writer, gone);
+    return new LateResponse(this.chatRequest.res, this.ignored, this.writer, gone);
   }
 }
 
@@ -201,6 +206,14 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
     (req, res) => void handle(req, res),
   );
   const writer = new Writer(listener, services);
+  /** Whether a body goes unread to its endpoint (Endpoint.streamsBody): multipart bodies only. */
+  const streamsBody = (method: string, url: string, type: string | undefined): boolean => {
+    if (!type?.toLowerCase().startsWith('multipart/')) return false;
+    const target = splitTarget(url);
+    if (!target) return false;
+    const match = router.find(method, target.path.slice(PREFIX.length) || '/');
+    return match.kind === 'found' && match.value.streamsBody === true;
+  };
   // Who may use the resumable upload endpoint: the API key in the Authorization header (HTTP Basic,
   // as every Chat request); bad or absent credentials are no user, as Zulip then tries its session.
   // Issue 18's browser session cookie goes after it in this list.
@@ -319,6 +332,17 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
       await writer.write(res, 200, emojiDataFile().body, { 'cache-control': 'public, max-age=31536000, immutable' });
       return;
     }
+    // The images made of uploads (emoji, avatars, the realm icon and logos), public as in Zulip.
+    if ((method === 'GET' || method === 'HEAD') && req.url!.startsWith(AVATARS_PREFIX)) {
+      try {
+        await serveAvatarFile(services.files, req, res);
+      } catch (err) {
+        services.log.error('chat request failed', { method, path: req.url, error: (err as Error).stack });
+        if (!res.headersSent) await writer.write(res, 500, INTERNAL_ERROR);
+        else res.destroy();
+      }
+      return;
+    }
     // The resumable upload endpoint speaks tus, not Zulip's API: its own methods, bodies and answers.
     const isTus = tus !== undefined && TusEndpoint.owns(req.url);
     if (!isTus && (!ROUTED.has(method) || !req.url!.startsWith(`${PREFIX}/`))) {
@@ -337,18 +361,24 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
     }
     let body: URLSearchParams | Form | undefined;
     let whole = true;
+    let stream: IncomingMessage | undefined;
     if (hasBody(req)) {
       if (!smallBody(req) && !(await admitBody(req, res))) return;
-      try {
-        ({ params: body, whole } = await readForm(req));
-      } catch (err) {
-        if (!(err instanceof ClientGone)) await refuseBody(req, res, err as Error);
-        return;
-      }
+      // A multipart body to an endpoint that reads its own (an image upload) is left to it.
+      if (streamsBody(method, req.url!, req.headers['content-type'])) stream = req;
+      else
+        try {
+          ({ params: body, whole } = await readForm(req));
+        } catch (err) {
+          if (!(err instanceof ClientGone)) await refuseBody(req, res, err as Error);
+          return;
+        }
     }
-    const answer = await dispatch({ method, url: req.url!, headers: req.headers, body, ip: req.socket.remoteAddress ?? '', res });
+    const answer = await dispatch({ method, url: req.url!, headers: req.headers, body, ip: req.socket.remoteAddress ?? '', res, stream });
     // Answered later (a parked poll), by LateResponse.
     if (!answer) return;
+    // A streamed body its handler did not read to the end (it refused the request first).
+    if (stream && !stream.complete) whole = false;
     // A body not read to its end (a multipart parser that stopped early, and the handler answered
     // what it had): its unread rest would stay in the connection and the next request there would
     // wait for ever.

@@ -52,6 +52,7 @@ import {
   updateUserGroupMembers,
   updateUserGroupSubgroups,
 } from './user-groups.js';
+import { uploadCustomEmoji } from './images.js';
 import { addLinkifier, deactivateCustomEmoji, deactivateRealm, getCustomEmoji, getLinkifiers, removeLinkifier, reorderLinkifiers, updateLinkifier, updateRealm } from './realm.js';
 import { addAlertWordsEndpoint, getAlertWords, removeAlertWordsEndpoint } from './alert-words.js';
 import { updateDisplaySettingsLegacy, updateNotificationSettingsLegacy, updateRealmUserSettingsDefaults, updateSettings } from './settings.js';
@@ -143,7 +144,7 @@ export const ENDPOINT_AREAS: readonly EndpointArea[] = [
   {
     name: 'realm',
     description: 'Organization settings (administrators), deactivation (owners), linkifiers and custom emoji.',
-    endpoints: [updateRealm, deactivateRealm, getLinkifiers, addLinkifier, updateLinkifier, removeLinkifier, reorderLinkifiers, getCustomEmoji, deactivateCustomEmoji],
+    endpoints: [updateRealm, deactivateRealm, getLinkifiers, addLinkifier, updateLinkifier, removeLinkifier, reorderLinkifiers, getCustomEmoji, deactivateCustomEmoji, uploadCustomEmoji],
   },
   { name: 'alert-words', description: 'Words that alert a user when a message mentions them.', endpoints: [getAlertWords, addAlertWordsEndpoint, removeAlertWordsEndpoint] },
   {

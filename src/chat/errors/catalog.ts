@@ -380,3 +380,24 @@ export const tusUploadTooLarge = defineError({ code: 'BAD_REQUEST', status: 413,
 export const tusTooManyUploads = defineError({ code: 'BAD_REQUEST', status: 429, message: 'Limit reached: a user can have at most {limit} unfinished uploads.' });
 export const tusTooManyBytes = defineError({ code: 'BAD_REQUEST', status: 413, message: "Limit reached: a user's unfinished uploads can hold at most {limit_mib} MiB." });
 export const tusFinishing = defineError({ code: 'BAD_REQUEST', status: 409, message: 'This upload is being completed.' });
+
+// ---- Uploaded images: custom emoji, avatars, the realm icon and logos (domain/images.ts) -------
+// Zulip's BadImageError (zerver/lib/thumbnail.py) and the checks of its upload views.
+export const badImage = defineError({ code: 'BAD_IMAGE', message: 'Could not decode image; did you upload an image file?' });
+export const imageTooLarge = defineError({ code: 'BAD_IMAGE', message: 'Image size exceeds limit.' });
+export const emojiImageTooLarge = defineError({ code: 'BAD_IMAGE', message: 'Image size exceeds limit' });
+export const invalidImageFormat = defineError({ code: 'BAD_IMAGE', message: 'Invalid image format' });
+export const uploadedFileTooLarge = defineError({ code: 'BAD_REQUEST', message: 'Uploaded file is larger than the allowed limit of {max_file_size} MiB' });
+export const emojiNameMissing = defineError({ code: 'BAD_REQUEST', message: 'Emoji name is missing' });
+export const emojiNameEnd = defineError({ code: 'BAD_REQUEST', message: 'Emoji names must end with either a letter or digit.' });
+export const emojiNameCharacters = defineError({
+  code: 'BAD_REQUEST',
+  message: 'Emoji names must contain only lowercase English letters, digits, spaces, dashes, and underscores.',
+});
+export const customEmojiExists = defineError({ code: 'BAD_REQUEST', message: 'A custom emoji with this name already exists.' });
+export const exactlyOneFile = defineError({ code: 'BAD_REQUEST', message: 'You must upload exactly one file.' });
+export const builtInEmojiOverride = defineError({ code: 'BAD_REQUEST', message: 'Only administrators can override built-in emoji.' });
+export const exactlyOneAvatar = defineError({ code: 'BAD_REQUEST', message: 'You must upload exactly one avatar.' });
+export const avatarChangesDisabled = defineError({ code: 'BAD_REQUEST', message: 'Avatar changes are disabled in this organization.' });
+export const exactlyOneIcon = defineError({ code: 'BAD_REQUEST', message: 'You must upload exactly one icon.' });
+export const exactlyOneLogo = defineError({ code: 'BAD_REQUEST', message: 'You must upload exactly one logo.' });

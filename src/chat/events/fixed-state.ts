@@ -38,10 +38,11 @@ export function fixedRealmState(realm: Realm, groups: Map<string, number>, setti
     realm_can_create_write_only_bots_group: group('role:members'),
     realm_can_mention_many_users_group: group('role:everyone'),
     realm_can_access_all_users_group: group('role:everyone'),
-    // Not served by Keel (invitations, custom emoji upload, billing, AI summaries): nobody may.
+    // Zulip's default, which Keel does not let realms change (endpoints/images.ts).
+    realm_can_add_custom_emoji_group: group('role:members'),
+    // Not served by Keel (invitations, billing, AI summaries): nobody may.
     realm_can_invite_users_group: group('role:nobody'),
     realm_create_multiuse_invite_group: group('role:nobody'),
-    realm_can_add_custom_emoji_group: group('role:nobody'),
     realm_can_manage_billing_group: group('role:nobody'),
     realm_can_summarize_topics_group: group('role:nobody'),
     // The deprecated policy numbers of the channel settings and of the rules above (1: everyone may mention many).
