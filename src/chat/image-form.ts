@@ -11,6 +11,8 @@ import { bodyTooLargeWithKey, malformedBody, partsLimit, prototypeFieldName } fr
 export interface ImageUpload {
   /** How many file parts came (with a file name or not: Django counts every file part). */
   files: number;
+  /** The text fields, by name (the last of a repeated name). */
+  fields: Map<string, string>;
   /** The first file: its bytes (at most maxBytes + 1), whether it was longer than maxBytes, and its type. */
   first?: { data: Buffer; tooLarge: boolean; contentType: string | undefined; filename: string };
 }
@@ -20,7 +22,7 @@ export function readImageUpload(req: IncomingMessage, maxBytes: number): Promise
   const type = mediaType(req.headers['content-type'] ?? '');
   if (type !== 'multipart/form-data') {
     req.resume();
-    return Promise.resolve({ files: 0 });
+    return Promise.resolve({ files: 0, fields: new Map() });
   }
   const length = req.headers['content-length'];
   if (length !== undefined && req.headers['transfer-encoding'] === undefined && Number(length) > BODY_LIMIT) return Promise.reject(new BodyTooLarge(BODY_LIMIT));
@@ -32,7 +34,7 @@ export function readImageUpload(req: IncomingMessage, maxBytes: number): Promise
       reject(new BodyError(malformedBody({ reason: (err as Error).message })));
       return;
     }
-    const out: ImageUpload = { files: 0 };
+    const out: ImageUpload = { files: 0, fields: new Map() };
     let received = 0;
     let settled = false;
     const finish = (err?: Error) => {
@@ -47,8 +49,9 @@ export function readImageUpload(req: IncomingMessage, maxBytes: number): Promise
       received += c.length;
       if (received > BODY_LIMIT) finish(new BodyTooLarge(BODY_LIMIT));
     };
-    parser.on('field', (name) => {
-      if (name in Object.prototype) finish(new BodyError(prototypeFieldName()));
+    parser.on('field', (name, value) => {
+      if (name in Object.prototype) return finish(new BodyError(prototypeFieldName()));
+      out.fields.set(name, value);
     });
     parser.on('file', (name, file, info) => {
       file.on('error', () => {});
@@ -96,7 +99,7 @@ export function readImageUpload(req: IncomingMessage, maxBytes: number): Promise
  * clients have had for a broken or oversized body. A call without a multipart body holds no files.
  */
 export async function readImageOf(request: IncomingMessage | undefined, maxBytes: number): Promise<ImageUpload> {
-  if (!request) return { files: 0 };
+  if (!request) return { files: 0, fields: new Map() };
   try {
     return await readImageUpload(request, maxBytes);
   } catch (err) {

@@ -5,9 +5,10 @@
 // pyvips) only for the types Zulip accepts, and an image whose pixels (all frames) pass Zulip's bomb
 // limit is refused before it is decoded. They live in the file store under `avatars/` and are served
 // at /user_avatars/<the rest> (chat/http.ts), as Zulip's nginx serves its avatars directory.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import sharp, { type Metadata } from 'sharp';
 import type { FileStore } from '../../platform/files/file-store.js';
+import type { Realm } from '../tables.js';
 import { badImage, emojiImageTooLarge, imageTooLarge, invalidImageFormat } from '../errors.js';
 
 export const DEFAULT_AVATAR_SIZE = 100;
@@ -130,4 +131,42 @@ export async function storeEmojiImage(files: FileStore, realmId: number, data: B
   await files.put(avatarsKey(`${dir}/${fileName}`), resized);
   if (still) await files.put(avatarsKey(`${dir}/still/${fileName.replace(/\.[^.]*$/, '')}.png`), still);
   return { fileName, isAnimated: still !== undefined };
+}
+
+/** The realm's icon: the uploaded one, else Zulip's default (a Gravatar identicon of its subdomain). */
+export function realmIconUrl(realm: Pick<Realm, 'id' | 'string_id' | 'icon_source' | 'icon_version'>): string {
+  if (realm.icon_source === 'U') return `/user_avatars/${realm.id}/realm/icon.png?version=${realm.icon_version}`;
+  return `https://secure.gravatar.com/avatar/${createHash('md5').update(realm.string_id).digest('hex')}?d=identicon&s=100`;
+}
+
+/** The realm's day or night logo: the uploaded one, else Zulip's default logo. */
+export function realmLogoUrl(realm: Pick<Realm, 'id' | 'logo_source' | 'logo_version' | 'night_logo_source' | 'night_logo_version'>, night: boolean): string {
+  const source = night ? realm.night_logo_source : realm.logo_source;
+  if (source !== 'U') return '/static/images/logo/zulip-org-logo.svg?version=0';
+  return `/user_avatars/${realm.id}/realm/${night ? 'night_logo' : 'logo'}.png?version=${night ? realm.night_logo_version : realm.logo_version}`;
+}
+
+/** Zulip's upload_avatar_image: the original, the 100x100 PNG and the 500x500 "medium", under a new random path. */
+export async function storeAvatarImages(files: FileStore, realmId: number, data: Buffer, contentType: string | undefined): Promise<string> {
+  checkImageType(contentType);
+  const small = await resizeAvatar(data);
+  const medium = await resizeAvatar(data, MEDIUM_AVATAR_SIZE);
+  const path = `${realmId}/${randomBytes(20).toString('hex')}`;
+  await files.put(avatarsKey(`${path}.original`), data);
+  await files.put(avatarsKey(`${path}.png`), small);
+  await files.put(avatarsKey(`${path}-medium.png`), medium);
+  return path;
+}
+
+/** Removes an uploaded avatar's files (a replaced or deleted one). */
+export async function deleteAvatarImages(files: FileStore, path: string): Promise<void> {
+  await Promise.all(['.original', '.png', '-medium.png'].map((suffix) => files.delete(avatarsKey(`${path}${suffix}`)).catch(() => {})));
+}
+
+/** The realm icon (as an avatar, 100x100) or a logo (within 800x100), with its original, at Zulip's paths. */
+export async function storeRealmImage(files: FileStore, realmId: number, kind: 'icon' | 'logo' | 'night_logo', data: Buffer, contentType: string | undefined): Promise<void> {
+  checkImageType(contentType);
+  const resized = kind === 'icon' ? await resizeAvatar(data) : await resizeLogo(data);
+  await files.put(avatarsKey(`${realmId}/realm/${kind}.original`), data);
+  await files.put(avatarsKey(`${realmId}/realm/${kind}.png`), resized);
 }

@@ -5,7 +5,7 @@ import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser, Realm } from '../tables.js';
 import { FLAG } from '../domain/flags.js';
 import { displayTopic } from '../domain/topics.js';
-import { avatarUrlFor, botObject, userObject } from '../domain/users.js';
+import { avatarSource, avatarUrlFor, botObject, userObject } from '../domain/users.js';
 import type { ApiKeySeal } from '../domain/api-keys.js';
 import { channelFields } from '../domain/channels.js';
 import { canSeeMetadata } from '../domain/channel-access.js';
@@ -180,9 +180,9 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
       can_create_web_public_streams: await mayCreateWebPublic(db, r.realm, me),
       can_subscribe_other_users: may.can_add_subscribers_group,
       can_invite_others_to_realm: false,
-      avatar_source: 'G',
+      avatar_source: avatarSource(me),
       avatar_url: avatarUrlFor(me, false),
-      avatar_url_medium: avatarUrlFor(me, false),
+      avatar_url_medium: avatarUrlFor(me, false, true),
     });
   }
   if (fetch.has('subscription') || fetch.has('stream')) {

@@ -21,6 +21,8 @@ import { chatRealmRules } from './018_chat_realm_rules.js';
 import { chatSearchStems } from './019_chat_search_stems.js';
 import { chatHiddenEmails } from './020_chat_hidden_emails.js';
 import { chatAttachments } from './026_chat_attachments.js';
+import { chatAttachmentsRealm } from './027_chat_attachments_realm.js';
+import { chatUploadedImages } from './028_chat_uploaded_images.js';
 
 export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatCore,
@@ -42,4 +44,6 @@ export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatSearchStems,
   chatHiddenEmails,
   chatAttachments,
+  chatAttachmentsRealm,
+  chatUploadedImages,
 ];

@@ -133,3 +133,116 @@ void forEachEngine('uploaded images: custom emoji', (engine) => {
     assert.equal(smile.status, 200, JSON.stringify(smile.body));
   });
 });
+
+void forEachEngine('uploaded images: avatar, realm icon and logos', (engine) => {
+  let realm: ServedRealm;
+  let base: string;
+
+  before(async () => {
+    realm = await servedRealm(engine, { members: ['ann'] });
+    base = realm.server.chatUrl;
+  });
+  after(() => realm.stop());
+
+  it('changes avatar_url in GET /users/me and register, serves 100 and 500 pixel PNGs, and sends realm_user update', async () => {
+    const ann = realm.members.ann.client;
+    const watcher = await realm.owner.post('/register', { event_types: JSON.stringify(['realm_user']) });
+    const before = (await ann.get('/users/me')).body;
+    assert.match(before.avatar_url, /^https:\/\/secure\.gravatar\.com\//);
+    const up = await upload(ann, 'POST', '/users/me/avatar', [{ data: await png(300, 200), type: 'image/png', name: 'me.png' }]);
+    assert.equal(up.status, 200, JSON.stringify(up.body));
+    assert.match(up.body.avatar_url, /^\/user_avatars\/\d+\/[0-9a-f]{40}\.png\?version=2$/);
+
+    const me = (await ann.get('/users/me')).body;
+    assert.equal(me.avatar_url, up.body.avatar_url);
+    assert.equal(me.avatar_version, before.avatar_version + 1);
+    // client_gravatar changes nothing for an uploaded avatar.
+    const listed = (await realm.owner.get('/users', { client_gravatar: 'true' })).body.members.find((u: any) => u.user_id === realm.members.ann.id);
+    assert.equal(listed.avatar_url, up.body.avatar_url);
+    const reg = (await ann.post('/register', { fetch_event_types: JSON.stringify(['realm_user']) })).body;
+    assert.equal(reg.avatar_source, 'U');
+    assert.equal(reg.avatar_url, up.body.avatar_url);
+    assert.equal(reg.avatar_url_medium, up.body.avatar_url.replace('.png?', '-medium.png?'));
+
+    for (const [url, size] of [
+      [reg.avatar_url, 100],
+      [reg.avatar_url_medium, 500],
+    ] as const) {
+      const res = await fetch(base + url);
+      assert.equal(res.status, 200, url);
+      assert.equal(res.headers.get('content-type'), 'image/png');
+      const meta = await sharp(Buffer.from(await res.arrayBuffer())).metadata();
+      assert.deepEqual([meta.width, meta.height], [size, size]);
+    }
+
+    const events = (await realm.owner.get('/events', { queue_id: watcher.body.queue_id, last_event_id: -1 })).body.events as any[];
+    const update = events.find((e) => e.type === 'realm_user' && e.op === 'update');
+    assert.deepEqual(update?.person, {
+      user_id: realm.members.ann.id,
+      avatar_source: 'U',
+      avatar_url: up.body.avatar_url,
+      avatar_url_medium: reg.avatar_url_medium,
+      avatar_version: me.avatar_version,
+    });
+
+    // DELETE goes back to the hash-based avatar, one version further; the uploaded files go.
+    const del = await ann.call('DELETE', '/users/me/avatar');
+    assert.equal(del.status, 200, JSON.stringify(del.body));
+    assert.match(del.body.avatar_url, /^https:\/\/secure\.gravatar\.com\/avatar\/[0-9a-f]{32}\?d=identicon&version=3$/);
+    assert.equal((await ann.get('/users/me')).body.avatar_url, del.body.avatar_url);
+    assert.equal((await fetch(base + reg.avatar_url)).status, 404);
+  });
+
+  it('refuses an avatar upload without exactly one image', async () => {
+    const ann = realm.members.ann.client;
+    const none = await upload(ann, 'POST', '/users/me/avatar', []);
+    assert.deepEqual([none.status, none.body.msg], [400, 'You must upload exactly one avatar.']);
+    const text = await upload(ann, 'POST', '/users/me/avatar', [{ data: Buffer.from('x'), type: 'text/plain', name: 'a.txt' }]);
+    assert.deepEqual([text.status, text.body.msg, text.body.code], [400, 'Invalid image format', 'BAD_IMAGE']);
+  });
+
+  it('sets the realm icon and logos (administrators), with register fields and update_dict events', async () => {
+    const watcher = await realm.owner.post('/register', { event_types: JSON.stringify(['realm']) });
+    const image = [{ data: await png(1600, 400), type: 'image/png', name: 'logo.png' }];
+    const notAdmin = await upload(realm.members.ann.client, 'POST', '/realm/icon', image);
+    assert.deepEqual([notAdmin.status, notAdmin.body.msg], [400, 'Must be an organization administrator']);
+
+    const icon = await upload(realm.owner, 'POST', '/realm/icon', image);
+    assert.equal(icon.status, 200, JSON.stringify(icon.body));
+    assert.match(icon.body.icon_url, /^\/user_avatars\/\d+\/realm\/icon\.png\?version=2$/);
+    const iconMeta = await sharp(Buffer.from(await (await fetch(base + icon.body.icon_url)).arrayBuffer())).metadata();
+    assert.deepEqual([iconMeta.width, iconMeta.height], [100, 100]);
+
+    const night = await upload(realm.owner, 'POST', '/realm/logo?night=true', image);
+    assert.equal(night.status, 200, JSON.stringify(night.body));
+    const day = await upload(realm.owner, 'POST', '/realm/logo?night=false', image);
+    assert.equal(day.status, 200, JSON.stringify(day.body));
+    const noNight = await upload(realm.owner, 'POST', '/realm/logo', image);
+    assert.deepEqual([noNight.status, noNight.body.msg], [400, "Missing 'night' argument"]);
+
+    const reg = (await realm.owner.post('/register', { fetch_event_types: JSON.stringify(['realm']) })).body;
+    assert.equal(reg.realm_icon_url, icon.body.icon_url);
+    assert.equal(reg.realm_icon_source, 'U');
+    assert.match(reg.realm_logo_url, /^\/user_avatars\/\d+\/realm\/logo\.png\?version=1$/);
+    assert.equal(reg.realm_logo_source, 'U');
+    assert.match(reg.realm_night_logo_url, /^\/user_avatars\/\d+\/realm\/night_logo\.png\?version=1$/);
+    // A logo is shrunk to fit 800x100, its aspect kept.
+    const logoMeta = await sharp(Buffer.from(await (await fetch(base + reg.realm_logo_url)).arrayBuffer())).metadata();
+    assert.deepEqual([logoMeta.width, logoMeta.height], [400, 100]);
+
+    const events = (await realm.owner.get('/events', { queue_id: watcher.body.queue_id, last_event_id: -1 })).body.events as any[];
+    const dicts = events.filter((e) => e.type === 'realm' && e.op === 'update_dict').map((e) => [e.property, e.data]);
+    assert.deepEqual(dicts, [
+      ['icon', { icon_url: icon.body.icon_url, icon_source: 'U' }],
+      ['night_logo', { logo_url: reg.realm_night_logo_url, logo_source: 'U' }],
+      ['logo', { logo_url: reg.realm_logo_url, logo_source: 'U' }],
+    ]);
+
+    const delIcon = await realm.owner.call('DELETE', '/realm/icon');
+    assert.match(delIcon.body.icon_url, /^https:\/\/secure\.gravatar\.com\/avatar\/[0-9a-f]{32}\?d=identicon&s=100$/);
+    assert.equal((await realm.owner.call('DELETE', '/realm/logo', { night: true })).status, 200);
+    const after = (await realm.owner.post('/register', { fetch_event_types: JSON.stringify(['realm']) })).body;
+    assert.deepEqual([after.realm_icon_source, after.realm_night_logo_source, after.realm_night_logo_url], ['G', 'D', '/static/images/logo/zulip-org-logo.svg?version=0']);
+    assert.equal(after.realm_logo_source, 'U');
+  });
+});
