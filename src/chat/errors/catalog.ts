@@ -398,6 +398,5 @@ export const customEmojiExists = defineError({ code: 'BAD_REQUEST', message: 'A 
 export const exactlyOneFile = defineError({ code: 'BAD_REQUEST', message: 'You must upload exactly one file.' });
 export const builtInEmojiOverride = defineError({ code: 'BAD_REQUEST', message: 'Only administrators can override built-in emoji.' });
 export const exactlyOneAvatar = defineError({ code: 'BAD_REQUEST', message: 'You must upload exactly one avatar.' });
-export const avatarChangesDisabled = defineError({ code: 'BAD_REQUEST', message: 'Avatar changes are disabled in this organization.' });
 export const exactlyOneIcon = defineError({ code: 'BAD_REQUEST', message: 'You must upload exactly one icon.' });
 export const exactlyOneLogo = defineError({ code: 'BAD_REQUEST', message: 'You must upload exactly one logo.' });
