@@ -211,8 +211,13 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
     if (!type?.toLowerCase().startsWith('multipart/')) return false;
     const target = splitTarget(url);
     if (!target) return false;
-    const match = router.find(method, target.path.slice(PREFIX.length) || '/');
-    return match.kind === 'found' && match.value.streamsBody === true;
+    try {
+      const match = router.find(method, target.path.slice(PREFIX.length) || '/');
+      return match.kind === 'found' && match.value.streamsBody === true;
+    } catch {
+      // A broken %-escape: dispatch answers it, after the form is read as any other.
+      return false;
+    }
   };
   // Who may use the resumable upload endpoint: the API key in the Authorization header (HTTP Basic,
   // as every Chat request); bad or absent credentials are no user, as Zulip then tries its session.

@@ -132,6 +132,8 @@ export class TusEndpoint {
     try {
       await this.ready;
       const method = req.method ?? '';
+      // Downloads are not served (Zulip runs tusd with -disable-download): the file is an attachment.
+      if (method === 'GET') return this.refuse(req, res, { status_code: 404, body: 'Not found\n' });
       // Discovery (OPTIONS) needs no credentials, as tusd's.
       if (method !== 'OPTIONS') {
         const who = await this.authenticate(req);
@@ -198,8 +200,9 @@ export class TusEndpoint {
 
   /** An upload of someone else (or none) is not found, as tusd answers an unknown id. */
   private checkOwner(req: IncomingMessage, user: ChatUser): Refusal | undefined {
+    // A target that is not exactly one upload is none (the library would take its last segment).
     const id = this.idOf(req.url);
-    if (id === undefined) return undefined;
+    if (id === undefined) return { status_code: 404, body: 'The file for this url was not found\n' };
     const p = this.pending.get(id);
     if (!p || p.userId !== user.id || p.realmId !== user.realm_id) return { status_code: 404, body: 'The file for this url was not found\n' };
     if (this.finishing.has(id) && req.method !== 'HEAD') return refusal(tusFinishing());

@@ -160,6 +160,12 @@ void forEachEngine('resumable uploads (tus)', (engine) => {
     const annPatch = await tus(base, 'PATCH', location, { authorization: annAuth, 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' }, Buffer.alloc(10));
     assert.equal(annPatch.status, 404);
     assert.equal((await tus(base, 'HEAD', location, {})).status, 401);
+    // Nor through a longer path whose last segment is the id, nor by GET (no downloads).
+    const id = location.split('/').at(-1)!;
+    const sideways = await tus(base, 'PATCH', `/api/v1/tus/x/${id}`, { authorization: annAuth, 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' }, Buffer.alloc(10));
+    assert.equal(sideways.status, 404);
+    assert.equal((await tus(base, 'HEAD', location, { authorization: auth })).headers.get('upload-offset'), '0');
+    assert.equal((await tus(base, 'GET', location, { authorization: auth })).status, 404);
 
     // Termination: the owner's DELETE removes it.
     assert.equal((await tus(base, 'DELETE', location, { authorization: auth })).status, 204);
