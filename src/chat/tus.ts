@@ -90,7 +90,8 @@ export class TusEndpoint {
   /** The creations in progress, by their node request. */
   private readonly creations = new WeakMap<IncomingMessage, Creation>();
   private sweeper: NodeJS.Timeout | undefined;
-  private ready: Promise<void>;
+  /** Resolves once the staging directory has been read (and swept) at start. */
+  readonly ready: Promise<void>;
 
   constructor(services: ChatServices, dir: string, realmOf: (host: string | undefined) => Realm | Promise<Realm>, authenticators: readonly TusAuthenticator[]) {
     this.services = services;
