@@ -299,11 +299,13 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     topicDeletion: { batchSize: 100, budgetMs: 50_000, ...options.topicDeletion },
     mailer,
     exports,
+    maxFileUploadMib: config.chatMaxUploadMib,
   };
   // Sends scheduled messages when they come due (domain/scheduled-delivery.ts); runs from start() to stop().
   const scheduler = new ScheduledDelivery(chatServices, options.scheduler);
   chatServices.scheduler = scheduler;
-  const chatServer = createChatServer(chatServices, allEndpoints(), http);
+  // Unfinished resumable uploads (chat/tus.ts) are staged in the data dir, beside the file store.
+  const chatServer = createChatServer(chatServices, allEndpoints(), { ...http, tusDir: path.join(config.dataDir, 'tus') });
 
   let dns: DnsServer | undefined;
   const saveQueuesNow = async (failedStart = false): Promise<void> => {

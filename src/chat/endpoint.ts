@@ -53,6 +53,8 @@ export interface ChatServices {
   scheduler?: { wake(): void };
   /** The background writer of realm exports (chat/exports/worker.ts): told when one is requested. */
   exports?: { kick(): void };
+  /** The largest upload, in MiB: register's max_file_upload_size_mib (--chat-max-upload-mib). */
+  maxFileUploadMib: number;
 }
 
 export interface ChatCall {

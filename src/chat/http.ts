@@ -23,6 +23,8 @@ import { errorPage, registrationPage, registrationRoute, type Page, type Registr
 import { pipeline } from 'node:stream/promises';
 import { EXPORT_URL_PREFIX, exportFile } from './exports/download.js';
 import { serveUploadPath, type UploadServing } from './uploads-http.js';
+import { TusEndpoint, type TusAuthenticator } from './tus.js';
+import { AVATARS_PREFIX, serveAvatarFile } from './avatars-http.js';
 
 const PREFIX = '/api/v1';
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -204,12 +206,13 @@ export interface ChatHttpOptions {
   /** Shared with the other listeners of the process; by default one of its own, from the open-files limit. */
   cap?: ConnectionCap;
   timeouts?: Partial<HttpTimeouts>;
+  /** The staging directory of unfinished resumable uploads (chat/tus.ts); without it /api/v1/tus is not served. */
+  tusDir?: string;
 }
 
 export function createChatServer(services: ChatServices, endpoints: Endpoint[], options: ChatHttpOptions = {}): HttpService {
   const router = new ChatRouter(endpoints);
   // The paths (under /api/v1, without parameters) of endpoints that stream their own body.
-  const streamingPaths = new Set(endpoints.filter((e) => e.streamsBody && e.method === 'POST').map((e) => `${PREFIX}${e.path}`));
   // A realm found deactivated (by another process: this one ends the queues at its own commit) loses its queues.
   const cache = new RequestCache(services.db, services.clock, services.rootDomain, (realmId) => services.events.endRealmQueues(realmId));
   // Long-polls park for up to the heartbeat (50 s) and clients wait 90 s
@@ -230,7 +233,10 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
       // would hold the close for the keep-alive timeout).
       onClosing: () => services.events.close(),
       // Presence not yet written reaches the store before the database is closed.
-      onClosed: () => services.presence.close(),
+      onClosed: () => {
+        tus?.close();
+        return services.presence.close();
+      },
     },
     (req, res) => void handle(req, res),
   );
@@ -244,6 +250,33 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
       return writer.write(res, answer.status, JSON.stringify(answer.body), answer.headers) ?? Promise.resolve();
     },
   };
+  /** Whether a body goes unread to its endpoint (Endpoint.streamsBody): multipart bodies only. */
+  const streamsBody = (method: string, url: string, type: string | undefined): boolean => {
+    if (!type?.toLowerCase().startsWith('multipart/')) return false;
+    const target = splitTarget(url);
+    if (!target) return false;
+    try {
+      const match = router.find(method, target.path.slice(PREFIX.length) || '/');
+      return match.kind === 'found' && match.value.streamsBody === true;
+    } catch {
+      // A broken %-escape: dispatch answers it, after the form is read as any other.
+      return false;
+    }
+  };
+  // Who may use the resumable upload endpoint: the API key in the Authorization header (HTTP Basic,
+  // as every Chat request); bad or absent credentials are no user, as Zulip then tries its session.
+  // Issue 18's browser session cookie goes after it in this list.
+  const apiKeyUser: TusAuthenticator = async (req, realm) => {
+    if (!req.headers.authorization) return undefined;
+    try {
+      const user = cache.user(realm, req.headers.authorization);
+      return user instanceof Promise ? await user : user;
+    } catch (err) {
+      if (err instanceof ChatError) return undefined;
+      throw err;
+    }
+  };
+  const tus = options.tusDir === undefined ? undefined : new TusEndpoint(services, options.tusDir, (host) => cache.realm(host), [apiKeyUser]);
 
   /** Finds the endpoint, authenticates, decodes and runs the handler; undefined when it answers later. Never rejects. */
   async function dispatch(r: ChatRequest): Promise<Answer | undefined> {
@@ -426,7 +459,20 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
       await serveUploadPath(uploadServing, req, res);
       return;
     }
-    if (!ROUTED.has(method) || !req.url!.startsWith(`${PREFIX}/`)) {
+    // The images made of uploads (emoji, avatars, the realm icon and logos), public as in Zulip.
+    if ((method === 'GET' || method === 'HEAD') && req.url!.startsWith(AVATARS_PREFIX)) {
+      try {
+        await serveAvatarFile(services.files, req, res);
+      } catch (err) {
+        services.log.error('chat request failed', { method, path: req.url, error: (err as Error).stack });
+        if (!res.headersSent) await writer.write(res, 500, INTERNAL_ERROR);
+        else res.destroy();
+      }
+      return;
+    }
+    // The resumable upload endpoint speaks tus, not Zulip's API: its own methods, bodies and answers.
+    const isTus = tus !== undefined && TusEndpoint.owns(req.url);
+    if (!isTus && (!ROUTED.has(method) || !req.url!.startsWith(`${PREFIX}/`))) {
       await writer.write(res, 404, NOT_FOUND);
       return;
     }
@@ -436,26 +482,30 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
       res.end(CLOSING);
       return;
     }
+    if (isTus) {
+      await tus.handle(req, res);
+      return;
+    }
     let body: URLSearchParams | Form | undefined;
     let whole = true;
-    // POST /user_uploads streams its file to the file store itself (Endpoint.streamsBody): its body is not read here.
-    const streams = method === 'POST' && streamingPaths.has(req.url!.split('?')[0]);
+    let stream: IncomingMessage | undefined;
     if (hasBody(req)) {
       if (!smallBody(req) && !(await admitBody(req, res))) return;
-      if (!streams) {
+      // A multipart body to an endpoint that reads its own (an image upload) is left to it.
+      if (streamsBody(method, req.url!, req.headers['content-type'])) stream = req;
+      else
         try {
           ({ params: body, whole } = await readForm(req));
         } catch (err) {
           if (!(err instanceof ClientGone)) await refuseBody(req, res, err as Error);
           return;
         }
-      }
     }
-    const answer = await dispatch({ method, url: req.url!, headers: req.headers, body, ip: req.socket.remoteAddress ?? '', res, stream: streams ? req : undefined });
+    const answer = await dispatch({ method, url: req.url!, headers: req.headers, body, ip: req.socket.remoteAddress ?? '', res, stream });
     // Answered later (a parked poll), by LateResponse.
     if (!answer) return;
-    // A streamed body the handler did not read to its end (refused before, or part way).
-    if (streams && hasBody(req) && !req.complete) whole = false;
+    // A streamed body its handler did not read to the end (it refused the request first).
+    if (stream && !stream.complete) whole = false;
     // A body not read to its end (a multipart parser that stopped early, and the handler answered
     // what it had): its unread rest would stay in the connection and the next request there would
     // wait for ever.

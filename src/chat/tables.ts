@@ -437,3 +437,18 @@ export interface ScheduledMessageRow {
   failure_message: string | null;
 }
 export type ScheduledMessage = Selectable<ScheduledMessageRow>;
+// Migration 28 (uploaded images, endpoints/images.ts): declared here, merged into the row types above.
+export interface ChatUserRow {
+  /** The uploaded avatar's files in the file store (`avatars/<path>.png` ...); null for the hash-based one. */
+  avatar_path: Generated<string | null>;
+}
+export interface RealmRow {
+  /** 'G' (hash-based) or 'U' (uploaded), and the version in the icon's URL. */
+  icon_source: Generated<string>;
+  icon_version: Generated<number>;
+  /** 'D' (Zulip's default) or 'U' (uploaded), for the day and the night logo. */
+  logo_source: Generated<string>;
+  logo_version: Generated<number>;
+  night_logo_source: Generated<string>;
+  night_logo_version: Generated<number>;
+}

@@ -29,6 +29,8 @@ export interface Config {
   dnsSecondaries: ListenAddress[];
   jwtLifetimeSeconds: number;
   logLevel: 'error' | 'warn' | 'info' | 'debug';
+  /** The largest Chat upload in MiB (max_file_upload_size_mib). */
+  chatMaxUploadMib: number;
   /** Most open HTTP connections; undefined: derived from the open-files limit. */
   maxConnections?: number;
   /** The secret key file named by --secret-key-file (absent: <data-dir>/secret.key; server-keys.ts). */
@@ -203,6 +205,10 @@ export function buildConfig(o: RawOptions): Config {
   if (maxConnections !== undefined && (!Number.isInteger(maxConnections) || maxConnections < 1)) {
     throw new UsageError(`--max-connections must be a whole number >= 1, got "${o['max-connections']}"`);
   }
+  const maxUploadMib = Number(o['chat-max-upload-mib'] ?? '25');
+  if (!Number.isInteger(maxUploadMib) || maxUploadMib < 1 || maxUploadMib > 1024 * 1024) {
+    throw new UsageError(`--chat-max-upload-mib must be a whole number of MiB from 1 to 1048576, got "${o['chat-max-upload-mib']}"`);
+  }
   const dnsListen = parseListen('dns-listen', o['dns-listen']!);
   const trustedProxies = parseTrustedProxies(o['trusted-proxies']);
   if (!trustedProxies) throw new UsageError(`--trusted-proxies must be comma-separated IPv4 or IPv6 addresses or CIDR blocks (10.0.0.0/8), got "${o['trusted-proxies']}"`);
@@ -219,6 +225,7 @@ export function buildConfig(o: RawOptions): Config {
     jwtLifetimeSeconds: lifetime,
     logLevel: level,
     maxConnections,
+    chatMaxUploadMib: maxUploadMib,
     ...secretKeyOptions(o),
     rateLimits: parseRateLimits(o['rate-limits']),
     trustedProxies,

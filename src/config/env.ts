@@ -19,6 +19,11 @@ export const OPTIONS = {
   'rate-limits': { env: 'KEEL_RATE_LIMITS', help: 'on, off (no API budgets: benchmarks, test harnesses; password budgets stay), or NAME=COUNT/SECONDS,... (docs/configuration.md)', default: 'on' },
   'trusted-proxies': { env: 'KEEL_TRUSTED_PROXIES', help: 'comma-separated addresses or CIDR blocks of reverse proxies whose X-Forwarded-For names the client' },
   'log-level': { env: 'KEEL_LOG_LEVEL', help: 'error, warn, info or debug', default: 'info' },
+  'chat-max-upload-mib': {
+    env: 'KEEL_CHAT_MAX_UPLOAD_MIB',
+    help: "largest Chat upload in MiB (register's max_file_upload_size_mib; the resumable /api/v1/tus endpoint takes files up to it)",
+    default: '25',
+  },
   'max-connections': { env: 'KEEL_MAX_CONNECTIONS', help: 'most open HTTP connections, Infra and Chat together (default: from the open-files limit)' },
   // catalogue family
   'infra-catalogue': {

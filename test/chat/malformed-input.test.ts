@@ -164,6 +164,7 @@ await forEachEngine('chat malformed input', (engine) => {
         apiKeySeal: chat.ctx.apiKeySeal,
         files: new LocalFileStore(path.join(mkdtempSync(path.join(os.tmpdir(), 'keel-files-')), 'uploads')),
         mailer: new OutboxMailer(path.join(mkdtempSync(path.join(os.tmpdir(), 'keel-mail-')), 'outbox'), chat.clock),
+        maxFileUploadMib: 25,
         events: new EventHub(chat.clock, log, { sweepEveryMs: 0 }),
         presence: new PresenceStore(chat.ctx.chatDb, chat.clock, log, { flushEveryMs: 0 }),
         caches: chat.ctx.caches,

@@ -65,6 +65,12 @@ export const UNDOCUMENTED: Record<string, string> = {
   'DELETE /export/realm/{export_id}': "Zulip 10.2's delete_realm_export (the web app's list of exports uses it) is routed but absent from its OpenAPI document",
   'PATCH /users/me/subscriptions/{stream_id}':
     "Zulip 10.2's update_subscriptions_property, the one-property form of POST /users/me/subscriptions/properties, is routed but absent from its OpenAPI document",
+  'POST /users/me/avatar': "Zulip's set_avatar_backend is real (the web app's avatar upload) but absent from its OpenAPI document",
+  'DELETE /users/me/avatar': "Zulip's delete_avatar_backend is real (the web app's avatar removal) but absent from its OpenAPI document",
+  'POST /realm/icon': "Zulip's upload_icon is real (the web app's organization profile) but absent from its OpenAPI document",
+  'DELETE /realm/icon': "Zulip's delete_icon_backend is real (the web app's organization profile) but absent from its OpenAPI document",
+  'POST /realm/logo': "Zulip's upload_logo is real (the web app's organization profile) but absent from its OpenAPI document",
+  'DELETE /realm/logo': "Zulip's delete_logo_backend is real (the web app's organization profile) but absent from its OpenAPI document",
 };
 
 /**

@@ -337,7 +337,7 @@ type StoredMessage = Message & { direct_key: string | null };
 
 /** The users and channels message objects name (sender, direct recipients, channel). */
 interface MessageRefs {
-  users: Map<number, Pick<ChatUser, 'id' | 'email' | 'full_name' | 'delivery_email' | 'avatar_version'>>;
+  users: Map<number, Pick<ChatUser, 'id' | 'email' | 'full_name' | 'delivery_email' | 'avatar_version' | 'avatar_path'>>;
   streams: Map<number, string>;
   reactions: Awaited<ReturnType<typeof reactionsOf>>;
   /** The realm's linkifiers as they are now: Zulip computes topic_links when it shows a message. */
@@ -357,7 +357,7 @@ async function messageRefs(db: Queryable<ChatTables>, rows: StoredMessage[]): Pr
     (
       await db
         .selectFrom('chat_users')
-        .select(['id', 'email', 'full_name', 'delivery_email', 'avatar_version'])
+        .select(['id', 'email', 'full_name', 'delivery_email', 'avatar_version', 'avatar_path'])
         .where('id', 'in', [...userIds])
         .execute()
     ).map((u) => [u.id, u]),

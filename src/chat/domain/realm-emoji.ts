@@ -1,6 +1,6 @@
 // Custom emoji of a realm, as clients see them: keyed by id (as a string), with the image's path
-// relative to the realm URL. Uploading (POST /realm/emoji/{emoji_name}) needs the file store, which
-// Keel does not have yet; the rows and their events are ready for it.
+// relative to the realm URL, served at /user_avatars/ (chat/avatars-http.ts). Uploading is
+// POST /realm/emoji/{emoji_name} (endpoints/images.ts; the images: domain/images.ts).
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, RealmEmojiRow } from '../tables.js';
 import type { Selectable } from 'kysely';

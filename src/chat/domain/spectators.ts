@@ -30,6 +30,7 @@ export function spectatorOf(realm: Realm): ChatUser {
     api_key_sealed: '',
     timezone: '',
     avatar_version: 1,
+    avatar_path: null,
     // Zulip's defaults for a new user, in the realm's language and with Recent conversations as home.
     settings: JSON.stringify({ default_language: realm.default_language, web_home_view: 'recent_topics' }),
     date_joined: 0,

@@ -14,7 +14,7 @@ import { checkRoom } from './bounds.js';
 import { fetchByIds } from './messages.js';
 import { webPublicAccess } from './spectators.js';
 import { THUMBNAIL_FORMATS } from './thumbnails.js';
-import { invalidAttachment, uploadQuotaReached, uploadTooLarge } from '../errors.js';
+import { invalidAttachment, uploadQuotaReached } from '../errors.js';
 
 export type Attachment = Selectable<AttachmentRow>;
 
@@ -189,23 +189,16 @@ export const INLINE_MIME_TYPES = new Set([
 // ---- Limits --------------------------------------------------------------------------------
 
 /**
- * Zulip's MAX_FILE_UPLOAD_SIZE as register's `max_file_upload_size_mib` reports it: the largest file
- * POST /user_uploads takes. Keel's is fixed at 25 MiB (Zulip's long-standing default; 10.x
- * installs default to 100): configuration can come later.
+ * Zulip's MAX_FILE_UPLOAD_SIZE, register's `max_file_upload_size_mib`: the default of
+ * --chat-max-upload-mib (ChatServices.maxFileUploadMib), Zulip's long-standing 25 MiB.
  */
 export const MAX_FILE_UPLOAD_SIZE_MIB = 25;
-export const MAX_FILE_UPLOAD_BYTES = MAX_FILE_UPLOAD_SIZE_MIB * 1024 * 1024;
 
 /**
  * Keel's quota on one user's uploads, in bytes (Zulip has a per-realm quota only on its paid plans;
  * a self-hosted server has none). The count of files is bounded too (bounds.ts attachmentsPerUser).
  */
 export const UPLOAD_BYTES_PER_USER = 10 * 1024 * 1024 * 1024;
-
-/** Zulip's refusal of a file over the limit (upload_file_backend, self-hosted wording). */
-export function checkUploadSize(size: number): void {
-  if (size > MAX_FILE_UPLOAD_BYTES) throw uploadTooLarge({ max_size: MAX_FILE_UPLOAD_SIZE_MIB });
-}
 
 /** Throws unless the owner may keep `adding` more bytes (and one more file): run inside the transaction that records the file. */
 export async function checkUploadRoom(db: Queryable<ChatTables>, ownerId: number, adding: number): Promise<void> {

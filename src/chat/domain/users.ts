@@ -41,8 +41,18 @@ export function addressIsPublic(user: Pick<ChatUser, 'email' | 'delivery_email'>
  * The avatar URL a requester sees: null when the client computes gravatars itself (client_gravatar),
  * which it can only do from a public address; a hidden address's hash is sent as a URL instead.
  */
-export function avatarUrlFor(user: Pick<ChatUser, 'email' | 'delivery_email' | 'avatar_version'>, clientGravatar: boolean): string | null {
-  return clientGravatar && addressIsPublic(user) ? null : gravatarUrl(user.delivery_email, user.avatar_version);
+export function avatarUrlFor(user: Pick<ChatUser, 'email' | 'delivery_email' | 'avatar_version' | 'avatar_path'>, clientGravatar: boolean, medium = false): string | null {
+  // An uploaded avatar (endpoints/images.ts) is always a URL, whatever the client computes itself.
+  if (user.avatar_path) return uploadedAvatarUrl(user.avatar_path, user.avatar_version, medium);
+  return clientGravatar && addressIsPublic(user) ? null : gravatarUrl(user.delivery_email, user.avatar_version, medium);
+}
+
+/** Zulip's avatar_source: U for an uploaded avatar, G for the hash-based one. */
+export const avatarSource = (user: Pick<ChatUser, 'avatar_path'>): 'U' | 'G' => (user.avatar_path ? 'U' : 'G');
+
+/** Where an uploaded avatar is served (chat/avatars-http.ts), as Zulip's local backend names it. */
+export function uploadedAvatarUrl(path: string, version: number, medium = false): string {
+  return `/user_avatars/${path}${medium ? '-medium' : ''}.png?version=${version}`;
 }
 
 /** The user's email_address_visibility setting (Zulip's default for new users: everyone; bots always everyone). */

@@ -91,6 +91,7 @@ export const registerQueue = defineEndpoint({
         slimPresence: p.slim_presence,
         presenceHistoryLimitDays: p.presence_history_limit_days,
         userSettingsObject: capabilities.user_settings_object === true,
+        maxFileUploadMib: call.services.maxFileUploadMib,
       });
     if (!call.user) return { queue_id: null, last_event_id: -1, ...(await stateOf(spectatorOf(call.realm), false)) };
     const me = call.user;

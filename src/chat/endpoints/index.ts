@@ -54,6 +54,7 @@ import {
   updateUserGroupMembers,
   updateUserGroupSubgroups,
 } from './user-groups.js';
+import { deleteAvatar, deleteRealmIcon, deleteRealmLogo, uploadAvatar, uploadCustomEmoji, uploadRealmIcon, uploadRealmLogo } from './images.js';
 import { addLinkifier, deactivateCustomEmoji, deactivateRealm, getCustomEmoji, getLinkifiers, removeLinkifier, reorderLinkifiers, updateLinkifier, updateRealm } from './realm.js';
 import { addAlertWordsEndpoint, getAlertWords, removeAlertWordsEndpoint } from './alert-words.js';
 import { updateDisplaySettingsLegacy, updateNotificationSettingsLegacy, updateRealmUserSettingsDefaults, updateSettings } from './settings.js';
@@ -157,6 +158,11 @@ export const ENDPOINT_AREAS: readonly EndpointArea[] = [
     name: 'realm',
     description: 'Organization settings (administrators), deactivation (owners), linkifiers and custom emoji.',
     endpoints: [updateRealm, deactivateRealm, getLinkifiers, addLinkifier, updateLinkifier, removeLinkifier, reorderLinkifiers, getCustomEmoji, deactivateCustomEmoji],
+  },
+  {
+    name: 'images',
+    description: "Uploaded images: custom emoji, the user's avatar, the realm's icon and logos (multipart bodies; the images are served under /user_avatars/).",
+    endpoints: [uploadCustomEmoji, uploadAvatar, deleteAvatar, uploadRealmIcon, deleteRealmIcon, uploadRealmLogo, deleteRealmLogo],
   },
   { name: 'alert-words', description: 'Words that alert a user when a message mentions them.', endpoints: [getAlertWords, addAlertWordsEndpoint, removeAlertWordsEndpoint] },
   {

@@ -12,10 +12,7 @@ import {
   attachmentNotices,
   attachmentObjects,
   attachmentsOf,
-  checkUploadSize,
   fileAccess,
-  MAX_FILE_UPLOAD_BYTES,
-  MAX_FILE_UPLOAD_SIZE_MIB,
   newPathId,
   ownAttachment,
   recordUpload,
@@ -38,12 +35,14 @@ export const uploadFile = defineEndpoint({
   params: Type.Object({}),
   async handler(call) {
     const me = requireUser(call);
-    const { files } = call.services;
-    const tooLarge = () => uploadTooLarge({ max_size: MAX_FILE_UPLOAD_SIZE_MIB });
+    const { files, maxFileUploadMib } = call.services;
+    // The limit register reports (--chat-max-upload-mib).
+    const maxBytes = maxFileUploadMib * 1024 * 1024;
+    const tooLarge = () => uploadTooLarge({ max_size: maxFileUploadMib });
     const read = call.request
       ? await readUpload(call.request, {
-          maxFileBytes: MAX_FILE_UPLOAD_BYTES,
-          limit: MAX_FILE_UPLOAD_BYTES + MULTIPART_OVERHEAD,
+          maxFileBytes: maxBytes,
+          limit: maxBytes + MULTIPART_OVERHEAD,
           tooLarge,
           async store(part) {
             // Zulip keeps the name as sent (%-escapes decoded) and sanitises only the path_id's copy.
@@ -56,7 +55,7 @@ export const uploadFile = defineEndpoint({
             const pathId = newPathId(call.realm.id, name);
             let contentType = uploadContentType(part.mimeType, name);
             try {
-              const stored = await files.put(pathId, part.stream, { maxBytes: MAX_FILE_UPLOAD_BYTES });
+              const stored = await files.put(pathId, part.stream, { maxBytes });
               // A text file's charset, told from its first bytes read back (Zulip's maybe_add_charset).
               if (contentType === 'text/plain') {
                 const charset = await sniffCharset(files, pathId, stored.size);
@@ -76,7 +75,7 @@ export const uploadFile = defineEndpoint({
       await files.delete(file.pathId);
       throw oneFileAtATime();
     }
-    checkUploadSize(file.size);
+    if (file.size > maxBytes) throw tooLarge();
     const { db, events } = call.services;
     const made = await events.write(
       () => recordUpload(call.services, call.realm, me, file),

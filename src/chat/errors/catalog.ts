@@ -501,3 +501,33 @@ export const invalidUploadFilename = defineError({ code: 'BAD_REQUEST', message:
 /** Zulip answers these as HTML pages (HttpResponseNotFound / HttpResponseForbidden); on /api/v1 Keel says the same in JSON. */
 export const uploadMissing = defineError({ code: 'BAD_REQUEST', status: 404, message: 'This file does not exist or has been deleted.' });
 export const uploadForbidden = defineError({ code: 'BAD_REQUEST', status: 403, message: 'You are not authorized to view this file.' });
+// ---- The resumable upload endpoint /api/v1/tus (chat/tus.ts) ----------------------------------
+// Answered in tusd's shape ({"message": ...}), with the statuses Zulip's tusd hooks give
+// (zerver/views/tusd.py: specific 4xx codes, since uppy retries a plain 400).
+export const tusUnauthenticated = defineError({ code: 'UNAUTHORIZED', status: 401, message: 'Unauthenticated upload' });
+export const tusSizeDeferred = defineError({ code: 'BAD_REQUEST', status: 411, message: 'SizeIsDeferred is not supported' });
+export const tusUploadTooLarge = defineError({ code: 'BAD_REQUEST', status: 413, message: 'Uploaded file is larger than the allowed limit of {max_file_size} MiB' });
+/** Keel's bounds on one user's unfinished uploads (Zulip has none). */
+export const tusTooManyUploads = defineError({ code: 'BAD_REQUEST', status: 429, message: 'Limit reached: a user can have at most {limit} unfinished uploads.' });
+export const tusTooManyBytes = defineError({ code: 'BAD_REQUEST', status: 413, message: "Limit reached: a user's unfinished uploads can hold at most {limit_mib} MiB." });
+export const tusFinishing = defineError({ code: 'BAD_REQUEST', status: 409, message: 'This upload is being completed.' });
+
+// ---- Uploaded images: custom emoji, avatars, the realm icon and logos (domain/images.ts) -------
+// Zulip's BadImageError (zerver/lib/thumbnail.py) and the checks of its upload views.
+export const badImage = defineError({ code: 'BAD_IMAGE', message: 'Could not decode image; did you upload an image file?' });
+export const imageTooLarge = defineError({ code: 'BAD_IMAGE', message: 'Image size exceeds limit.' });
+export const emojiImageTooLarge = defineError({ code: 'BAD_IMAGE', message: 'Image size exceeds limit' });
+export const invalidImageFormat = defineError({ code: 'BAD_IMAGE', message: 'Invalid image format' });
+export const uploadedFileTooLarge = defineError({ code: 'BAD_REQUEST', message: 'Uploaded file is larger than the allowed limit of {max_file_size} MiB' });
+export const emojiNameMissing = defineError({ code: 'BAD_REQUEST', message: 'Emoji name is missing' });
+export const emojiNameEnd = defineError({ code: 'BAD_REQUEST', message: 'Emoji names must end with either a letter or digit.' });
+export const emojiNameCharacters = defineError({
+  code: 'BAD_REQUEST',
+  message: 'Emoji names must contain only lowercase English letters, digits, spaces, dashes, and underscores.',
+});
+export const customEmojiExists = defineError({ code: 'BAD_REQUEST', message: 'A custom emoji with this name already exists.' });
+export const exactlyOneFile = defineError({ code: 'BAD_REQUEST', message: 'You must upload exactly one file.' });
+export const builtInEmojiOverride = defineError({ code: 'BAD_REQUEST', message: 'Only administrators can override built-in emoji.' });
+export const exactlyOneAvatar = defineError({ code: 'BAD_REQUEST', message: 'You must upload exactly one avatar.' });
+export const exactlyOneIcon = defineError({ code: 'BAD_REQUEST', message: 'You must upload exactly one icon.' });
+export const exactlyOneLogo = defineError({ code: 'BAD_REQUEST', message: 'You must upload exactly one logo.' });

@@ -5,7 +5,7 @@
 import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser } from '../tables.js';
 import { canSeeRealEmail } from '../domain/user-rules.js';
-import { gravatarUrl } from '../domain/users.js';
+import { avatarSource, avatarUrlFor } from '../domain/users.js';
 import type { Notice } from './hub.js';
 import { activeUsers, realmUserUpdateNotice } from './notices.js';
 
@@ -31,10 +31,9 @@ export async function emailVisibilityNotices(db: Queryable<ChatTables>, user: Ch
     out.push(...(await realmUserUpdateNotice(db, user.realm_id, user.id, { new_email: newApiEmail })));
     out.push(
       ...(await realmUserUpdateNotice(db, user.realm_id, user.id, {
-        // Keel stores no uploaded avatars: every user's is the gravatar of their real address.
-        avatar_source: 'G',
-        avatar_url: gravatarUrl(user.delivery_email, user.avatar_version),
-        avatar_url_medium: gravatarUrl(user.delivery_email, user.avatar_version, true),
+        avatar_source: avatarSource(user),
+        avatar_url: avatarUrlFor(user, false),
+        avatar_url_medium: avatarUrlFor(user, false, true),
         avatar_version: user.avatar_version,
       })),
     );

@@ -2,9 +2,9 @@
 // whose value follows from what Keel serves and how it decides, and the keys of features Keel does
 // not serve, at their empty values. Clients (the mobile app's snapshot parser above all) expect every
 // key of the `realm` section; a key left out is worse than an honest "off".
-import { createHash } from 'node:crypto';
 import type { Realm } from '../tables.js';
 import { DEFAULT_EXTERNAL_ACCOUNTS } from '../domain/profile-fields.js';
+import { realmIconUrl, realmLogoUrl } from '../domain/images.js';
 
 /** When this process started (Zulip's SERVER_GENERATION): clients put it in error reports. */
 const SERVER_GENERATION = Math.floor(Date.now() / 1000);
@@ -39,8 +39,8 @@ export function fixedRealmState(realm: Realm, groups: Map<string, number>, setti
     realm_can_create_write_only_bots_group: group('role:members'),
     realm_can_mention_many_users_group: group('role:everyone'),
     realm_can_access_all_users_group: group('role:everyone'),
-    // Not served by Keel (custom emoji upload, billing, AI summaries): nobody may.
-    realm_can_add_custom_emoji_group: group('role:nobody'),
+    // Zulip's default, which Keel does not let realms change (endpoints/images.ts).
+    realm_can_add_custom_emoji_group: group('role:members'),
     realm_can_manage_billing_group: group('role:nobody'),
     realm_can_summarize_topics_group: group('role:nobody'),
     // The deprecated policy numbers of the channel settings and of the rules above (1: everyone may mention many).
@@ -84,17 +84,17 @@ export function fixedRealmState(realm: Realm, groups: Map<string, number>, setti
     realm_giphy_rating: 0,
     giphy_rating_options: { disabled: { name: 'GIPHY integration disabled', id: 0 } },
     server_can_summarize_topics: false,
-    // The icon is Zulip's default kind (a Gravatar identicon); the logos are Zulip's defaults.
-    realm_icon_url: `https://secure.gravatar.com/avatar/${createHash('md5').update(realm.string_id).digest('hex')}?d=identicon&s=100`,
-    realm_icon_source: 'G',
-    realm_logo_url: '/static/images/logo/zulip-org-logo.svg?version=0',
-    realm_logo_source: 'D',
-    realm_night_logo_url: '/static/images/logo/zulip-org-logo.svg?version=0',
-    realm_night_logo_source: 'D',
+    // Uploaded (endpoints/images.ts), else Zulip's defaults: a Gravatar identicon, Zulip's logo.
+    realm_icon_url: realmIconUrl(realm),
+    realm_icon_source: realm.icon_source,
+    realm_logo_url: realmLogoUrl(realm, false),
+    realm_logo_source: realm.logo_source,
+    realm_night_logo_url: realmLogoUrl(realm, true),
+    realm_night_logo_source: realm.night_logo_source,
     max_icon_file_size_mib: 5,
     max_logo_file_size_mib: 5,
     max_avatar_file_size_mib: 5,
-    server_avatar_changes_disabled: true,
+    server_avatar_changes_disabled: false,
     server_name_changes_disabled: false,
     // A self-hosted server without a plan or organization type, and no automated announcements.
     realm_upload_quota_mib: null,

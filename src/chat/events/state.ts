@@ -5,7 +5,7 @@ import type { Queryable } from '../../platform/db/database.js';
 import type { ChatTables, ChatUser, Realm } from '../tables.js';
 import { FLAG } from '../domain/flags.js';
 import { displayTopic } from '../domain/topics.js';
-import { avatarUrlFor, botObject, userObject } from '../domain/users.js';
+import { avatarSource, avatarUrlFor, botObject, userObject } from '../domain/users.js';
 import type { ApiKeySeal } from '../domain/api-keys.js';
 import { channelFields } from '../domain/channels.js';
 import { canSeeMetadata } from '../domain/channel-access.js';
@@ -95,6 +95,8 @@ export interface StateRequest {
   presenceHistoryLimitDays?: number;
   /** The client_capabilities flag: without it, settings also come as the legacy top-level fields. */
   userSettingsObject: boolean;
+  /** The largest upload (ChatServices.maxFileUploadMib); MAX_FILE_UPLOAD_SIZE_MIB when not given. */
+  maxFileUploadMib?: number;
 }
 
 export async function initialState(db: Queryable<ChatTables>, r: StateRequest): Promise<Record<string, unknown>> {
@@ -116,7 +118,7 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
     event_queue_longpoll_timeout_seconds: LONGPOLL_TIMEOUT_SECONDS,
     max_message_length: MAX_MESSAGE_LENGTH,
     max_topic_length: MAX_TOPIC_LENGTH,
-    max_file_upload_size_mib: MAX_FILE_UPLOAD_SIZE_MIB,
+    max_file_upload_size_mib: r.maxFileUploadMib ?? MAX_FILE_UPLOAD_SIZE_MIB,
     realm_empty_topic_display_name: EMPTY_TOPIC_DISPLAY_NAME,
   };
   if (fetch.has('realm')) {
@@ -175,9 +177,9 @@ export async function initialState(db: Queryable<ChatTables>, r: StateRequest): 
       can_create_web_public_streams: await mayCreateWebPublic(db, r.realm, me),
       can_subscribe_other_users: may.can_add_subscribers_group,
       can_invite_others_to_realm: may.can_invite_users_group,
-      avatar_source: 'G',
+      avatar_source: avatarSource(me),
       avatar_url: avatarUrlFor(me, false),
-      avatar_url_medium: avatarUrlFor(me, false),
+      avatar_url_medium: avatarUrlFor(me, false, true),
     });
   }
   if (fetch.has('subscription') || fetch.has('stream')) {

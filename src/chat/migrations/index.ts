@@ -27,6 +27,7 @@ import { chatInvites } from './029_chat_invites.js';
 import { chatScheduledMessages } from './030_chat_scheduled_messages.js';
 import { chatRealmExports } from './031_chat_realm_exports.js';
 import { chatAttachmentsRealm } from './032_chat_attachments_realm.js';
+import { chatUploadedImages } from './033_chat_uploaded_images.js';
 
 export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatCore,
@@ -54,4 +55,5 @@ export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatScheduledMessages,
   chatRealmExports,
   chatAttachmentsRealm,
+  chatUploadedImages,
 ];

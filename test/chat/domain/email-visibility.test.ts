@@ -55,7 +55,7 @@ it('reads a user’s setting, and avatars by whether the address is public', () 
   assert.equal(emailVisibility({ settings: '{}', is_bot: 0 }), everyone, 'Zulip’s default');
   assert.equal(emailVisibility({ settings: '{"email_address_visibility":4}', is_bot: 0 }), nobody);
   assert.equal(emailVisibility({ settings: '{"email_address_visibility":4}', is_bot: 1 }), everyone, 'bots are fixed at everyone');
-  const hidden = { email: 'user3@chat.example', delivery_email: 'ann@example.com', avatar_version: 2 };
+  const hidden = { email: 'user3@chat.example', delivery_email: 'ann@example.com', avatar_version: 2, avatar_path: null };
   const shown = { ...hidden, email: 'ann@example.com' };
   assert.equal(addressIsPublic(shown), true);
   assert.equal(addressIsPublic(hidden), false);
