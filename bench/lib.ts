@@ -233,6 +233,8 @@ export async function startKeel(o: KeelOptions = {}): Promise<KeelServer> {
         '127.0.0.1:0',
         '--dns-listen',
         '127.0.0.1:0',
+        '--s3-listen',
+        '127.0.0.1:0',
         '--rate-limits',
         'off',
         '--data-dir',
