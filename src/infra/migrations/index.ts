@@ -14,5 +14,6 @@ import { infraCustomers } from './024_customers.js';
 import { infraProvisioning } from './025_provisioning.js';
 // object storage (issue 17): s3 buckets, credentials, objects, multipart uploads
 import { infraS3 } from './040_s3.js';
+import { branchPlaceholders } from './029_branch_placeholders.js';
 
-export const INFRA_MIGRATIONS: readonly Migration[] = [infraCore, dns, infraServers, infraNetwork, infraLoadBalancers, infraCustomers, infraProvisioning, infraS3];
+export const INFRA_MIGRATIONS: readonly Migration[] = [infraCore, dns, infraServers, infraNetwork, infraLoadBalancers, infraCustomers, infraProvisioning, ...branchPlaceholders, infraS3];
