@@ -7,6 +7,15 @@ import type { Database } from '../../platform/db/database.js';
 import type { FileStore } from '../../platform/files/file-store.js';
 import type { InfraTables, S3BucketRow } from '../tables.js';
 
+/**
+ * Seals a credential's secret for the store and opens it again (the server's AES-256-GCM seal, the
+ * one Chat's API keys use: app.ts passes it in; SigV4 needs the secret itself, a hash would not do).
+ */
+export interface SecretSeal {
+  seal(plain: string): string;
+  unseal(sealed: string): string;
+}
+
 /** AWS's default bucket quota per account. */
 export const MAX_S3_BUCKETS_PER_CUSTOMER = 100;
 /** Access keys per customer: AWS allows 2 per IAM user; a customer holds several users' worth. */

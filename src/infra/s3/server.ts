@@ -7,13 +7,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { PassThrough, Readable, Transform } from 'node:stream';
 import type { Selectable } from 'kysely';
-import type { ApiKeySeal } from '../../chat/domain/api-keys.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Database } from '../../platform/db/database.js';
 import { type FileStore, FileTooLargeError } from '../../platform/files/file-store.js';
 import type { Logger } from '../../platform/log.js';
 import type { InfraTables, S3BucketRow, S3ObjectRow } from '../tables.js';
-import { bucketNameProblem, createBucket, deleteBucket, MAX_S3_UPLOADS_PER_BUCKET } from './buckets.js';
+import { type SecretSeal, bucketNameProblem, createBucket, deleteBucket, MAX_S3_UPLOADS_PER_BUCKET } from './buckets.js';
 import { awsEncode, parseQuery, readSignature, UNSIGNED, verifySignature } from './sigv4.js';
 import { el, errorXml, readCompleteParts, S3_NS, S3Error, xmlDoc } from './xml.js';
 
@@ -35,7 +34,7 @@ export interface S3Services {
   clock: Clock;
   log: Logger;
   files: FileStore;
-  seal: ApiKeySeal;
+  seal: SecretSeal;
   /** Virtual-host addressing: `<bucket>.<domain>` in the Host header. */
   domain: string;
 }

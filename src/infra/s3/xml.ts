@@ -36,7 +36,7 @@ const parser = new XMLParser({ ignoreAttributes: true, parseTagValue: false, isA
 
 /** The parts a CompleteMultipartUpload body lists, in its order; throws MalformedXML when it is not one. */
 export function readCompleteParts(body: string): { partNumber: number; etag: string }[] {
-  let doc: any;
+  let doc: { CompleteMultipartUpload?: { Part?: { PartNumber?: unknown; ETag?: unknown }[] } };
   try {
     doc = parser.parse(body, true);
   } catch {
@@ -44,7 +44,7 @@ export function readCompleteParts(body: string): { partNumber: number; etag: str
   }
   const parts = doc?.CompleteMultipartUpload?.Part;
   if (!Array.isArray(parts) || parts.length === 0) throw new S3Error(400, 'MalformedXML', 'The XML you provided was not well-formed or did not validate against our published schema.');
-  return parts.map((p: any) => {
+  return parts.map((p) => {
     const n = String(p?.PartNumber ?? '');
     const etag = String(p?.ETag ?? '')
       .replace(/^"|"$/g, '')
