@@ -3,7 +3,7 @@
 // bounds and rules cannot differ between them).
 import { randomBytes } from 'node:crypto';
 import type { Selectable } from 'kysely';
-import type { Database } from '../../platform/db/database.js';
+import type { Database, Queryable } from '../../platform/db/database.js';
 import type { FileStore } from '../../platform/files/file-store.js';
 import type { InfraTables, S3BucketRow } from '../tables.js';
 
@@ -115,4 +115,16 @@ export async function createCredential(db: Database<InfraTables>, seal: (plain: 
       .executeTakeFirstOrThrow();
     return { ok: { id: row.id, accessKey, secret, row } };
   });
+}
+
+/** Seals every stored S3 secret again, from one seal to another (`keel admin rotate-secret-key`); the caller holds the transaction. */
+export async function resealS3Secrets(trx: Queryable<InfraTables>, from: SecretSeal, to: SecretSeal): Promise<number> {
+  const rows = await trx.selectFrom('s3_credentials').select(['id', 'secret_sealed']).execute();
+  for (const r of rows)
+    await trx
+      .updateTable('s3_credentials')
+      .set({ secret_sealed: to.seal(from.unseal(r.secret_sealed)) })
+      .where('id', '=', r.id)
+      .execute();
+  return rows.length;
 }
