@@ -207,4 +207,56 @@ await forEachEngine('storage.s3 commands and the S3 endpoint', (engine) => {
     const id = (await w.child.cmd('storage.s3.bucket.getall', { s3BucketName: 'proto-b' })).buckets[0].s3BucketID;
     assert.deepEqual(await w.child.cmd('storage.s3.bucket.delete', { s3BucketID: id }), { code: 'ERROR', message: 'Bucket proto-b still holds objects; delete them first' });
   });
+
+  it("answers malformed requests with a 4xx in S3's dialect, never a 5xx", async () => {
+    const cred = (await w.child.cmd('storage.s3.credential.create', { s3CredentialName: 'fuzz' })).credential as Cred;
+    assert.equal((await s3(port, cred, 'PUT', '/fuzz-b')).status, 200);
+    const raw = async (path: string, headers: Record<string, string> = {}, method = 'GET') => (await fetch(`http://127.0.0.1:${port}${path}`, { method, headers })).status;
+    for (const [path, headers] of [
+      ['/fuzz-b/%E0%A4%A', {}],
+      ['/fuzz-b?prefix=%ZZ', {}],
+      ['/', { authorization: 'AWS4-HMAC-SHA256 nonsense' }],
+      ['/', { authorization: 'AWS AKID:sig' }],
+      ['/', { authorization: 'AWS4-HMAC-SHA256 Credential=KEELX/2024/us/s3/aws4_request, SignedHeaders=host, Signature=00' }],
+      ['/', { authorization: 'AWS4-HMAC-SHA256 Credential=KEELX/20240101/us/s3/aws4_request, SignedHeaders=host, Signature=00', 'x-amz-date': 'x', 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' }],
+      ['/?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=99999999', {}],
+      ['/?X-Amz-Algorithm=HMAC', {}],
+    ] as [string, Record<string, string>][]) {
+      const status = await raw(path, headers);
+      assert.ok(status >= 400 && status < 500, `${path} ${JSON.stringify(headers)}: ${status}`);
+    }
+    const signed = async (method: string, path: string, o: Parameters<typeof s3>[4] = {}) => (await s3(port, cred, method, path, o)).status;
+    for (const [method, path, o] of [
+      ['POST', '/fuzz-b/k', { query: { uploadId: 'none' }, body: '<x/>' }],
+      ['GET', '/fuzz-b', { query: { 'max-keys': '-1' } }],
+      ['GET', '/fuzz-b', { query: { 'list-type': '3' } }],
+      ['GET', '/fuzz-b', { query: { 'list-type': '2', 'continuation-token': '!!!' } }],
+      ['GET', '/fuzz-b', { query: { 'encoding-type': 'base64' } }],
+      ['PUT', '/fuzz-b/k', { headers: { 'x-amz-copy-source': 'nothing' } }],
+      ['PUT', '/fuzz-b/k', { headers: { 'x-amz-copy-source': '/fuzz-b/%E0' } }],
+      ['PUT', '/fuzz-b/k', { headers: { 'x-amz-copy-source': '/theirs-bucket/x' } }],
+      ['PUT', '/fuzz-b/k', { headers: { 'content-md5': 'short' }, body: 'x' }],
+      ['PUT', `/fuzz-b/${'k'.repeat(1100)}`, { body: 'x' }],
+      ['PUT', '/fuzz-b/k', { headers: { 'x-amz-meta-big': 'v'.repeat(3000) }, body: 'x' }],
+      ['DELETE', '/fuzz-b', { query: { uploads: '' } }],
+      ['POST', '/fuzz-b', {}],
+      ['PATCH', '/fuzz-b/k', {}],
+      ['PUT', '/', {}],
+    ] as [string, string, Parameters<typeof s3>[4]][]) {
+      const status = await signed(method, path, o);
+      assert.ok(status >= 400 && status < 500, `${method} ${path} ${JSON.stringify(o)}: ${status}`);
+    }
+    // A CompleteMultipartUpload body that is not XML, or lists no parts.
+    const init = await s3(port, cred, 'POST', '/fuzz-b/m', { query: { uploads: '' } });
+    const uploadId = /<UploadId>([^<]+)</.exec(init.text)![1];
+    for (const body of [
+      'not xml <',
+      '<CompleteMultipartUpload></CompleteMultipartUpload>',
+      '<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>"x"</ETag></Part></CompleteMultipartUpload>',
+    ]) {
+      const r = await s3(port, cred, 'POST', '/fuzz-b/m', { query: { uploadId }, body });
+      assert.ok(['MalformedXML', 'InvalidPart'].includes(codeOf(r.text)!), r.text);
+    }
+    assert.equal((await s3(port, cred, 'DELETE', '/fuzz-b/m', { query: { uploadId } })).status, 204);
+  });
 });
