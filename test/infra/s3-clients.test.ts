@@ -83,6 +83,7 @@ await forEachEngine('S3 endpoint with real clients', (engine) => {
     assert.equal(out.presigned_ok, true);
     assert.equal(out.tampered, 403);
     assert.deepEqual([out.no_key, out.no_bucket, out.not_empty], ['NoSuchKey', 'NoSuchBucket', 'BucketNotEmpty']);
+    assert.deepEqual(out.batch_deleted, ['big.bin', 'copy.txt', 'never-there', 'top.txt']);
     assert.equal(out.after_delete, 0);
     assert.deepEqual(out.buckets_after, []);
     // What the endpoint made and removed, the commands saw.

@@ -14,7 +14,7 @@ import type { Logger } from '../../platform/log.js';
 import type { InfraTables, S3BucketRow, S3ObjectRow } from '../tables.js';
 import { type SecretSeal, bucketNameProblem, createBucket, deleteBucket, MAX_S3_UPLOADS_PER_BUCKET } from './buckets.js';
 import { awsEncode, parseQuery, readSignature, UNSIGNED, verifySignature } from './sigv4.js';
-import { el, errorXml, readCompleteParts, S3_NS, S3Error, xmlDoc } from './xml.js';
+import { el, errorXml, readCompleteParts, readDeleteKeys, S3_NS, S3Error, xmlDoc } from './xml.js';
 
 /** S3's largest single PUT and largest part: 5 GiB. */
 export const MAX_OBJECT_BYTES = 5 * 1024 ** 3;
@@ -183,7 +183,6 @@ const NOT_IMPLEMENTED = [
   'intelligent-tiering',
   'restore',
   'select',
-  'delete',
 ];
 
 function notImplemented(query: Map<string, string>, also: string[] = []): void {
@@ -239,6 +238,8 @@ async function smallBody(req: Req): Promise<string> {
 async function bucketOp(s: S3Services, req: Req, res: http.ServerResponse): Promise<void> {
   notImplemented(req.query);
   const m = req.method;
+  if (m === 'POST' && req.query.has('delete')) return deleteObjects(s, req, res);
+  if (req.query.has('delete')) throw new S3Error(405, 'MethodNotAllowed', 'The specified method is not allowed against this resource.');
   if (m === 'PUT') {
     await smallBody(req);
     const problem = bucketNameProblem(req.bucket);
@@ -489,6 +490,28 @@ function byteRange(header: string | undefined, size: number): { start: number; e
   }
   if (start >= size) throw new S3Error(416, 'InvalidRange', 'The requested range is not satisfiable');
   return { start, end };
+}
+
+/** DeleteObjects (POST /<bucket>?delete): each key deleted as DeleteObject would; a missing one counts as deleted, as in S3. */
+async function deleteObjects(s: S3Services, req: Req, res: http.ServerResponse): Promise<void> {
+  const bucket = await ownBucket(s, req);
+  const { keys, quiet } = readDeleteKeys(await smallBody(req));
+  const done: string[] = [];
+  for (const key of keys) {
+    if (Buffer.byteLength(key) > MAX_KEY_BYTES || key.includes('\x00')) continue;
+    const row = await s.db.kysely.selectFrom('s3_objects').select(['id', 'file_key']).where('bucket_id', '=', bucket.id).where('object_key', '=', key).executeTakeFirst();
+    if (row) {
+      await s.db.kysely.deleteFrom('s3_objects').where('id', '=', row.id).execute();
+      await s.files.delete(row.file_key).catch(() => {});
+    }
+    done.push(key);
+  }
+  const failed = keys.filter((k) => !done.includes(k));
+  const body = [
+    ...(quiet ? [] : done.map((k) => `<Deleted>${el('Key', k)}</Deleted>`)),
+    ...failed.map((k) => `<Error>${el('Key', k)}${el('Code', 'KeyTooLongError')}${el('Message', 'Your key is too long.')}</Error>`),
+  ].join('');
+  sendXml(res, 200, `<DeleteResult xmlns="${S3_NS}">${body}</DeleteResult>`);
 }
 
 async function objectOp(s: S3Services, req: Req, res: http.ServerResponse): Promise<void> {

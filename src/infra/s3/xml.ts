@@ -32,7 +32,7 @@ export function errorXml(err: S3Error, resource: string, requestId: string): str
   return xmlDoc(`<Error>${el('Code', err.code)}${el('Message', err.message)}${el('Resource', resource)}${el('RequestId', requestId)}</Error>`);
 }
 
-const parser = new XMLParser({ ignoreAttributes: true, parseTagValue: false, isArray: (name) => name === 'Part' });
+const parser = new XMLParser({ ignoreAttributes: true, parseTagValue: false, trimValues: false, isArray: (name) => name === 'Part' || name === 'Object' });
 
 /** The parts a CompleteMultipartUpload body lists, in its order; throws MalformedXML when it is not one. */
 export function readCompleteParts(body: string): { partNumber: number; etag: string }[] {
@@ -52,4 +52,23 @@ export function readCompleteParts(body: string): { partNumber: number; etag: str
     if (!/^\d{1,5}$/.test(n) || !etag) throw new S3Error(400, 'MalformedXML', 'Each Part needs a PartNumber and an ETag.');
     return { partNumber: Number(n), etag };
   });
+}
+
+/** The keys a DeleteObjects body lists (at most 1000, S3's bound) and whether it asks for a quiet answer. */
+export function readDeleteKeys(body: string): { keys: string[]; quiet: boolean } {
+  let doc: { Delete?: { Object?: { Key?: unknown }[]; Quiet?: unknown } };
+  try {
+    doc = parser.parse(body, true);
+  } catch {
+    throw new S3Error(400, 'MalformedXML', 'The XML you provided was not well-formed or did not validate against our published schema.');
+  }
+  const objects = doc?.Delete?.Object;
+  if (!Array.isArray(objects) || objects.length === 0 || objects.length > 1000) {
+    throw new S3Error(400, 'MalformedXML', 'The XML you provided was not well-formed or did not validate against our published schema.');
+  }
+  const keys = objects.map((o) => {
+    if (typeof o?.Key !== 'string' || o.Key === '') throw new S3Error(400, 'MalformedXML', 'Each Object needs a Key.');
+    return o.Key;
+  });
+  return { keys, quiet: String(doc.Delete?.Quiet ?? '').trim() === 'true' };
 }

@@ -75,8 +75,10 @@ def code(fn):
 out['no_key'] = code(lambda: s3.get_object(Bucket=b, Key='missing'))
 out['no_bucket'] = code(lambda: s3.list_objects_v2(Bucket='no-such-bucket-here'))
 out['not_empty'] = code(lambda: s3.delete_bucket(Bucket=b))
-for k in ['dir/hello.txt', 'dir/sub/deep.txt', 'top.txt', 'big.bin', 'copy.txt']:
+for k in ['dir/hello.txt', 'dir/sub/deep.txt']:
     s3.delete_object(Bucket=b, Key=k)
+batch = s3.delete_objects(Bucket=b, Delete={'Objects': [{'Key': k} for k in ['top.txt', 'big.bin', 'copy.txt', 'never-there']]})
+out['batch_deleted'] = sorted(d['Key'] for d in batch.get('Deleted', []))
 out['after_delete'] = s3.list_objects_v2(Bucket=b).get('KeyCount')
 s3.delete_bucket(Bucket=b)
 out['buckets_after'] = [x['Name'] for x in s3.list_buckets()['Buckets']]
