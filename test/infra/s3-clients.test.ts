@@ -79,6 +79,11 @@ await forEachEngine('S3 endpoint with real clients', (engine) => {
     assert.match(out.mp_etag, /^"[0-9a-f]{32}-3"$/);
     assert.equal(out.mp_ok, true);
     assert.equal(out.mp_type, 'application/x-test');
+    assert.deepEqual(out.list_parts, [
+      [1, 1],
+      [2, 2],
+    ]);
+    assert.deepEqual(out.list_uploads, [['aborted.bin', true]]);
     assert.equal(out.copy_ok, true);
     assert.equal(out.presigned_ok, true);
     assert.equal(out.tampered, 403);

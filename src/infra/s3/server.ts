@@ -269,8 +269,9 @@ async function bucketOp(s: S3Services, req: Req, res: http.ServerResponse): Prom
     return empty(res, 200, { 'x-amz-bucket-region': 'us-east-1' });
   }
   if (m === 'GET') {
-    notImplemented(req.query, ['uploads']);
+    notImplemented(req.query);
     const bucket = await ownBucket(s, req);
+    if (req.query.has('uploads')) return listUploads(s, req, res, bucket);
     if (req.query.has('location')) return sendXml(res, 200, `<LocationConstraint xmlns="${S3_NS}"></LocationConstraint>`);
     return listObjects(s, req, res, bucket);
   }
@@ -523,7 +524,7 @@ async function objectOp(s: S3Services, req: Req, res: http.ServerResponse): Prom
     if (m === 'PUT') return uploadPart(s, req, res, uploadId);
     if (m === 'POST') return completeUpload(s, req, res, uploadId);
     if (m === 'DELETE') return abortUpload(s, req, res, uploadId);
-    if (m === 'GET') throw new S3Error(400, 'NotImplemented', "Keel's S3 endpoint does not implement ListParts yet.");
+    if (m === 'GET') return listParts(s, req, res, uploadId);
   }
   const bucket = await ownBucket(s, req);
   if (m === 'PUT') {
@@ -735,4 +736,71 @@ async function abortUpload(s: S3Services, req: Req, res: http.ServerResponse, up
   });
   for (const f of files) await s.files.delete(f).catch(() => {});
   empty(res, 204);
+}
+
+/** A whole number query parameter from 0, at most `max` (S3 clamps page sizes to 1000). */
+function pageSize(query: Map<string, string>, name: string): number {
+  const text = query.get(name) ?? '1000';
+  if (!/^\d{1,9}$/.test(text)) throw new S3Error(400, 'InvalidArgument', `${name} must be a whole number from 0.`);
+  return Math.min(Number(text), 1000);
+}
+
+/** ListParts (GET ?uploadId): the parts uploaded so far, by number, paged with part-number-marker. */
+async function listParts(s: S3Services, req: Req, res: http.ServerResponse, uploadId: string): Promise<void> {
+  const { bucket, up } = await findUpload(s, req, uploadId);
+  const max = pageSize(req.query, 'max-parts');
+  const markerText = req.query.get('part-number-marker') ?? '0';
+  if (!/^\d{1,5}$/.test(markerText)) throw new S3Error(400, 'InvalidArgument', 'part-number-marker must be a part number.');
+  const rows = await s.db.kysely
+    .selectFrom('s3_parts')
+    .selectAll()
+    .where('upload_id', '=', up.id)
+    .where('part_number', '>', Number(markerText))
+    .orderBy('part_number')
+    .limit(max + 1)
+    .execute();
+  const page = rows.slice(0, max);
+  const truncated = rows.length > max;
+  const parts = page.map((p) => `<Part>${el('PartNumber', p.part_number)}${el('ETag', `"${p.etag}"`)}${el('Size', p.size)}</Part>`).join('');
+  sendXml(
+    res,
+    200,
+    `<ListPartsResult xmlns="${S3_NS}">${el('Bucket', bucket.name)}${el('Key', up.object_key)}${el('UploadId', uploadId)}${el('PartNumberMarker', Number(markerText))}${el('NextPartNumberMarker', page.at(-1)?.part_number ?? 0)}${el('MaxParts', max)}${el('IsTruncated', truncated)}${el('StorageClass', 'STANDARD')}${parts}</ListPartsResult>`,
+  );
+}
+
+/** ListMultipartUploads (GET /<bucket>?uploads): uploads in progress by key, then age; `prefix`, `max-uploads`, `key-marker` + `upload-id-marker`. */
+async function listUploads(s: S3Services, req: Req, res: http.ServerResponse, bucket: Selectable<S3BucketRow>): Promise<void> {
+  const q = req.query;
+  if (q.get('delimiter')) throw new S3Error(400, 'NotImplemented', "Keel's S3 endpoint does not implement ListMultipartUploads with a delimiter yet.");
+  const max = pageSize(q, 'max-uploads');
+  const prefix = q.get('prefix') ?? '';
+  const keyMarker = q.get('key-marker') ?? '';
+  const idMarker = q.get('upload-id-marker') ?? '';
+  let markerRow = 0;
+  if (keyMarker && idMarker) {
+    const m = await s.db.kysely.selectFrom('s3_uploads').select('id').where('upload_id', '=', idMarker).where('bucket_id', '=', bucket.id).executeTakeFirst();
+    markerRow = m?.id ?? 0;
+  }
+  const rows = await s.db.kysely
+    .selectFrom('s3_uploads')
+    .selectAll()
+    .where('bucket_id', '=', bucket.id)
+    .where((eb) =>
+      keyMarker ? eb.or([eb('object_key', '>', keyMarker), eb.and([eb('object_key', '=', keyMarker), eb('id', '>', markerRow || Number.MAX_SAFE_INTEGER)])]) : eb('object_key', '>=', prefix),
+    )
+    .orderBy('object_key')
+    .orderBy('id')
+    .limit(MAX_S3_UPLOADS_PER_BUCKET + 1)
+    .execute();
+  const matching = rows.filter((r) => r.object_key.startsWith(prefix));
+  const page = matching.slice(0, max);
+  const truncated = matching.length > max;
+  const last = page.at(-1);
+  const uploads = page.map((u) => `<Upload>${el('Key', u.object_key)}${el('UploadId', u.upload_id)}${el('Initiated', iso(u.date_created * 1000))}${el('StorageClass', 'STANDARD')}</Upload>`).join('');
+  sendXml(
+    res,
+    200,
+    `<ListMultipartUploadsResult xmlns="${S3_NS}">${el('Bucket', bucket.name)}${el('KeyMarker', keyMarker)}${el('UploadIdMarker', idMarker)}${el('NextKeyMarker', last?.object_key ?? '')}${el('NextUploadIdMarker', last?.upload_id ?? '')}${el('Prefix', prefix)}${el('MaxUploads', max)}${el('IsTruncated', truncated)}${uploads}</ListMultipartUploadsResult>`,
+  );
 }

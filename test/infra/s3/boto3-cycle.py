@@ -52,6 +52,9 @@ out['mp_ok'] = big['Body'].read() == part + part + b'tail'
 out['mp_type'] = big['ContentType']
 ab = s3.create_multipart_upload(Bucket=b, Key='aborted.bin')
 s3.upload_part(Bucket=b, Key='aborted.bin', PartNumber=1, UploadId=ab['UploadId'], Body=b'x')
+s3.upload_part(Bucket=b, Key='aborted.bin', PartNumber=2, UploadId=ab['UploadId'], Body=b'yy')
+out['list_parts'] = [(p['PartNumber'], p['Size']) for p in s3.list_parts(Bucket=b, Key='aborted.bin', UploadId=ab['UploadId'])['Parts']]
+out['list_uploads'] = [(u['Key'], u['UploadId'] == ab['UploadId']) for u in s3.list_multipart_uploads(Bucket=b).get('Uploads', [])]
 s3.abort_multipart_upload(Bucket=b, Key='aborted.bin', UploadId=ab['UploadId'])
 # copy
 s3.copy_object(Bucket=b, Key='copy.txt', CopySource={'Bucket': b, 'Key': 'top.txt'})
