@@ -195,6 +195,8 @@ export interface KeelServer extends Server {
   chat: { url: string; email: string; apiKey: string };
   /** The Chat listener's base URL (http://host:port, without /api/v1). */
   chatUrl: string;
+  /** The S3 endpoint's base URL (http://host:port). */
+  s3Url: string;
 }
 
 export interface KeelOptions {
@@ -233,6 +235,8 @@ export async function startKeel(o: KeelOptions = {}): Promise<KeelServer> {
         '127.0.0.1:0',
         '--dns-listen',
         '127.0.0.1:0',
+        '--s3-listen',
+        '127.0.0.1:0',
         '--rate-limits',
         'off',
         '--data-dir',
@@ -269,6 +273,7 @@ export async function startKeel(o: KeelOptions = {}): Promise<KeelServer> {
     apiSecret: init?.apiSecret ?? '',
     dns: { host: dnsAt[1], port: Number(dnsAt[2]) },
     chatUrl: listeningUrl(c, 'chat'),
+    s3Url: listeningUrl(c, 's3'),
     stop,
     chat: { url: listeningUrl(c, 'chat'), email: chatInit?.email ?? '', apiKey: chatInit?.apiKey ?? '' },
   };

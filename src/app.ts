@@ -44,6 +44,7 @@ import { CHAT_MIGRATIONS } from './chat/migrations/index.js';
 import type { ChatTables } from './chat/tables.js';
 import type { Realm } from './chat/tables.js';
 import type { ApiKeySeal } from './chat/domain/api-keys.js';
+import { createS3Server, type S3Server } from './infra/s3/server.js';
 import { initialiseChat, type ChatInitResult } from './chat/domain/realm.js';
 import { chatRootDomain, chatUrl, realmUrlFor } from './chat/domain/subdomains.js';
 import { ChatLimits } from './chat/domain/rate-limit.js';
@@ -159,6 +160,8 @@ export interface Listening {
   chat: AddressInfo | string | null;
   /** UDP and TCP share the port, so one address describes both. */
   dns: DnsAddress;
+  /** The S3-compatible endpoint (issue 17). */
+  s3: AddressInfo | string | null;
   openFiles: OpenFilesLimit | undefined;
   maxConnections: number;
 }
@@ -180,6 +183,8 @@ export interface App extends Core {
   infraServices: InfraServices;
   infraServer: InfraServer;
   chatServer: ChatServer;
+  /** The S3-compatible endpoint (infra/s3/server.ts), on --s3-listen from start() to stop(). */
+  s3Server: S3Server;
   /** The machines behind Infra devices (--infra-driver). */
   driver: MachineDriver;
   /** Moves contracts and transactions (infra/provisioning/); runs from start() to stop(). */
@@ -232,6 +237,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     throw err;
   }
   const { hooks, sim: _sim, ...workerOptions } = options.worker ?? {};
+  // S3 objects (issue 17) stay out of the store too, in their own directory of the data dir.
+  const s3Files = new LocalFileStore(path.join(config.dataDir, 's3'));
   const infraServices: InfraServices = {
     db: core.db,
     jwt: core.jwt,
@@ -242,6 +249,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     limits: limits.infra,
     catalogue,
     deviceViews: new DeviceViews(core.db, clock, catalogue),
+    s3Seal: core.apiKeySeal,
+    s3Files,
   };
   // The worker installs the customer's SSH keys (sshkey.*) on the machines it builds, and publishes
   // an active device's name and addresses in the customer's zones (devices/dns.ts).
@@ -261,6 +270,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     await core.close();
   };
   const infraServer = createInfraServer(infraServices, allCommands(), http);
+  const s3Server = createS3Server({ db: core.db, clock, log, files: s3Files, seal: core.apiKeySeal, domain: config.s3Domain });
 
   // Port 0 picks a free port: realm URLs name the port actually chosen (noted once the listener is up).
   let chatAt = config.chatListen;
@@ -328,6 +338,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     mailer,
     infraServer,
     chatServer,
+    s3Server,
     driver,
     worker,
     scheduler,
@@ -377,6 +388,14 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         await closeCore();
         throw listenFailure(err, 'dns (UDP and TCP)', config.dnsListen);
       }
+      try {
+        await s3Server.listen(config.s3Listen.host, config.s3Listen.port);
+      } catch (err) {
+        await Promise.all([infraServer.close(), chatServer.close(), dns.close()]);
+        await saveQueuesNow(true);
+        await closeCore();
+        throw listenFailure(err, 's3', config.s3Listen);
+      }
       fulltext.start();
       log.info(mailer.description);
       // After the listeners: a step resumed now is visible to pollers at once.
@@ -385,13 +404,13 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       scheduler.start();
       exports.start();
       log.info('provisioning worker started', { driver: driver.kind, ...(driver.kind === 'sim' ? { speed: config.infraSimSpeed } : { socket: config.incusSocket }) });
-      return { infra: infraServer.server.address(), chat: chatAddress, dns: dns.udpAddress, openFiles, maxConnections: cap.max };
+      return { infra: infraServer.server.address(), chat: chatAddress, dns: dns.udpAddress, s3: s3Server.server.address(), openFiles, maxConnections: cap.max };
     },
     async stop() {
       // The chat listener's close answers parked polls and waits for every request, so nothing adds
       // to the queues while they are saved; answers written during it ask clients to close their
       // connection (chat/http.ts), and presence not yet written reaches the store.
-      await Promise.all([dns?.close(), infraServer.close(), chatServer.close(), fulltext.stop(), worker.stop(), scheduler.stop(), exports.stop()]);
+      await Promise.all([dns?.close(), s3Server.close(), infraServer.close(), chatServer.close(), fulltext.stop(), worker.stop(), scheduler.stop(), exports.stop()]);
       await saveQueuesNow();
       await mailer.close();
       await closeCore();

@@ -83,13 +83,15 @@ async function serve(config: Config, json: boolean): Promise<number> {
   const infraAddr = hostPort(at.infra, config.infraListen);
   const dnsAddr = hostPort(at.dns, config.dnsListen);
   const chatAddr = hostPort(at.chat, config.chatListen);
+  const s3Addr = hostPort(at.s3, config.s3Listen);
   // JSON numbers: an unlimited limit is null.
   const files = at.openFiles && { soft: Number.isFinite(at.openFiles.soft) ? at.openFiles.soft : null, hard: Number.isFinite(at.openFiles.hard) ? at.openFiles.hard : null };
-  if (json) out(JSON.stringify({ listening: { infra: infraAddr, dns: dnsAddr, chat: chatAddr }, openFiles: files ?? null, maxConnections: at.maxConnections }));
+  if (json) out(JSON.stringify({ listening: { infra: infraAddr, dns: dnsAddr, chat: chatAddr, s3: s3Addr }, openFiles: files ?? null, maxConnections: at.maxConnections }));
   else {
     out(`infra listening on http://${infraAddr}/api/rest/v2.10/`);
     out(`dns listening on ${dnsAddr} (UDP and TCP), nameservers ns1..ns4.${config.nameserverDomain}`);
     out(`chat listening on http://${chatAddr}/api/v1/`);
+    out(`s3 listening on http://${s3Addr}/ (virtual-host buckets under ${config.s3Domain})`);
     const limit = files ? `open-files limit ${files.soft ?? 'unlimited'} (hard ${files.hard ?? 'unlimited'})` : 'open-files limit unknown';
     const set = config.maxConnections === undefined ? '' : ', set by --max-connections';
     out(`${limit}: at most ${at.maxConnections} HTTP connections (Infra and Chat together${set}; idle ones close first)`);

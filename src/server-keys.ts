@@ -9,6 +9,8 @@ import type { Logger } from './platform/log.js';
 import { createKeyFile, DEFAULT_KEY_FILE, deriveKeys, MAKE_A_KEY, readKeyFile, sameCheck, SecretKeyError } from './platform/auth/secret-key.js';
 import { ApiKeySeal, resealApiKeys } from './chat/domain/api-keys.js';
 import type { ChatTables } from './chat/tables.js';
+import { resealS3Secrets } from './infra/s3/buckets.js';
+import type { InfraTables } from './infra/tables.js';
 
 /** The server_secrets row holding the check value of the secret key the store uses. */
 export const KEY_CHECK_NAME = 'secret_key_check';
@@ -156,6 +158,8 @@ export async function rotateSecretKey<S>(store: Database<S>, config: Config, new
     const stored = await storedKeys(trx);
     if (stored.check === undefined || !sameCheck(stored.check, current.check)) throw wrongKey(config, current.source);
     const n = await resealApiKeys(trx, current.apiKeySeal, new ApiKeySeal(next.seal));
+    // S3 credentials' secrets (issue 17) are sealed with the same key.
+    await resealS3Secrets(trx as unknown as Queryable<InfraTables>, current.apiKeySeal, new ApiKeySeal(next.seal));
     await trx.updateTable('server_secrets').set({ value: next.check }).where('name', '=', KEY_CHECK_NAME).execute();
     return n;
   });

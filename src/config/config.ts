@@ -21,6 +21,9 @@ export interface Config {
   /** Lower case, no trailing dot; absent when not configured (see chatRootDomain()). */
   chatRootDomain?: string;
   dnsListen: ListenAddress;
+  /** The S3-compatible endpoint (issue 17) and the domain whose subdomains name buckets. */
+  s3Listen: ListenAddress;
+  s3Domain: string;
   /** Lower case, no trailing dot: ns1..ns4 live under it. */
   nameserverDomain: string;
   /** The addresses of ns1, ns2, ns3 and ns4, in that order. */
@@ -219,6 +222,8 @@ export function buildConfig(o: RawOptions): Config {
     chatListen: parseListen('chat-listen', o['chat-listen']!),
     chatRootDomain: o['chat-root-domain'] === undefined ? undefined : parseChatRootDomain(o['chat-root-domain']),
     dnsListen,
+    s3Listen: parseListen('s3-listen', o['s3-listen']!),
+    s3Domain: parseDomain('s3-domain', 's3.example.com', o['s3-domain']!),
     nameserverDomain: parseNameserverDomain(o['nameserver-domain']!),
     nameserverAddresses: parseNameserverAddresses(o['nameserver-addresses'], dnsListen),
     dnsSecondaries: parseSecondaries(o['dns-secondaries']),

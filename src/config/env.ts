@@ -11,6 +11,8 @@ export const OPTIONS = {
     env: 'KEEL_CHAT_ROOT_DOMAIN',
     help: 'domain whose subdomains are chat realms; the first realm answers on the domain itself (default: the chat listen host if it is a name, else localhost)',
   },
+  's3-listen': { env: 'KEEL_S3_LISTEN', help: 'HOST:PORT of the S3-compatible object storage endpoint', default: '127.0.0.1:9000' },
+  's3-domain': { env: 'KEEL_S3_DOMAIN', help: 'domain of the S3 endpoint: <bucket>.<domain> in the Host header addresses a bucket (virtual-host style)', default: 's3.keel.localhost' },
   'dns-listen': { env: 'KEEL_DNS_LISTEN', help: 'HOST:PORT of the DNS server (UDP and TCP)', default: '127.0.0.1:5353' },
   'nameserver-domain': { env: 'KEEL_NAMESERVER_DOMAIN', help: 'domain of the nameservers ns1..ns4 named in every zone', default: 'keel.localhost' },
   'nameserver-addresses': { env: 'KEEL_NAMESERVER_ADDRESSES', help: 'comma-separated IPv4/IPv6 addresses of ns1..ns4 (default: the DNS listen host)' },

@@ -10,6 +10,8 @@ import type { ZoneWriter } from './dns-batches.js';
 import type { InfraLimits } from './rate-limit.js';
 import type { CatalogueIndex } from './catalogue.js';
 import type { DeviceViews } from './devices/view-cache.js';
+import type { SecretSeal } from './s3/buckets.js';
+import type { FileStore } from '../platform/files/file-store.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -42,6 +44,10 @@ export interface InfraServices {
   catalogue: CatalogueIndex;
   /** device.get's answers per device, kept while nothing they are made from is written (devices/view-cache.ts). */
   deviceViews: DeviceViews;
+  /** Seals S3 credentials' secrets (storage.s3.credential.create; the S3 endpoint unseals them to check SigV4). */
+  s3Seal: SecretSeal;
+  /** Where S3 objects and parts live (`<data dir>/s3`). */
+  s3Files: FileStore;
 }
 
 export interface Call {

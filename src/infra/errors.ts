@@ -165,6 +165,12 @@ const E = {
   /** Addresses allocated from one network are bounded like everything a customer holds. */
   allocationLimit: entry('allocationLimit', 'ERROR', 'Limit reached: a network hands out at most {limit} addresses; release one first'),
 
+  // ---- object storage: storage.s3.* (issue 17) ----------------------------------------------------
+  s3BucketNotFound: entry('s3BucketNotFound', 'ERROR', 'Could not find bucket'),
+  s3CredentialNotFound: entry('s3CredentialNotFound', 'ERROR', 'Could not find S3 credential'),
+  s3BucketTaken: entry('s3BucketTaken', 'ERROR', 'Bucket name {name} is taken; bucket names are unique across the endpoint'),
+  s3BucketNotEmpty: entry('s3BucketNotEmpty', 'ERROR', 'Bucket {name} still holds objects; delete them first'),
+
   // ---- the request itself (transport) --------------------------------------------------------------
   unknownPath: entry('unknownPath', 'ERROR', 'Unknown path {path}: the API lives under /api/rest/v2.10/'),
   unknownRestPath: entry('unknownRestPath', 'ERROR', 'Unknown REST path {method} {path}'),
@@ -288,6 +294,8 @@ const P = {
   recordList: problem('recordList', 'must be a list or a map of records'),
   // catalogue (commands/catalogue.ts)
   periodUnknown: problem('periodUnknown', 'must be one of {periods}'),
+  // object storage (issue 17)
+  s3BucketName: problem('s3BucketName', '{problem}'),
   // network family: sshkey.*, network.*, loadbalancer.* (issue 15)
   sshKeyShape: problem('sshKeyShape', 'must be an OpenSSH public key: "<type> <base64> [comment]"'),
   sshKeyType: problem('sshKeyType', 'has the key type "{type}"; accepted: {types}'),

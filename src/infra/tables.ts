@@ -275,4 +275,62 @@ export interface InfraTables {
   load_balancers: LoadBalancerRow;
   // provisioning worker (migration 25)
   sim_machines: SimMachineRow;
+  // object storage (issue 17, migration 34)
+  s3_buckets: S3BucketRow;
+  s3_credentials: S3CredentialRow;
+  s3_objects: S3ObjectRow;
+  s3_uploads: S3UploadRow;
+  s3_parts: S3PartRow;
+}
+
+// ---- object storage (issue 17, migration 34) ------------------------------------------------------
+export interface S3BucketRow {
+  id: Generated<number>;
+  customer_id: number;
+  name: string;
+  region_id: number;
+  status: string;
+  date_created: number;
+  date_modified: number;
+}
+
+export interface S3CredentialRow {
+  id: Generated<number>;
+  customer_id: number;
+  name: string;
+  access_key: string;
+  secret_sealed: string;
+  status: string;
+  date_created: number;
+  date_modified: number;
+}
+
+export interface S3ObjectRow {
+  id: Generated<number>;
+  bucket_id: number;
+  object_key: string;
+  size: number;
+  etag: string;
+  content_type: string;
+  metadata: string;
+  file_key: string;
+  modified_ms: number;
+}
+
+export interface S3UploadRow {
+  id: Generated<number>;
+  upload_id: string;
+  bucket_id: number;
+  object_key: string;
+  content_type: string;
+  metadata: string;
+  date_created: number;
+}
+
+export interface S3PartRow {
+  upload_id: number;
+  part_number: number;
+  size: number;
+  etag: string;
+  file_key: string;
 }

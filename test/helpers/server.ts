@@ -59,6 +59,8 @@ export interface RunningServer {
   dns: { address: string; port: number };
   /** Base URL of the Chat listener (its API is under /api/v1). */
   chatUrl: string;
+  /** Base URL of the S3 endpoint (http://host:port). */
+  s3Url: string;
   /** Present on the run that set the database up. */
   secrets?: InitSecrets;
   /** The chat realm owner's secrets; present on the run that set the database up. */
@@ -108,6 +110,7 @@ export async function startServer(storage: Storage, extra: string[] = [], env: N
   let dns = { address: '', port: 0 };
   let chatSecrets: ChatSecrets | undefined;
   let chatUrl = '';
+  let s3Url = '';
   const infraUrl = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       // A server that never started must not outlive the test (its pipes would keep the file running).
@@ -123,6 +126,7 @@ export async function startServer(storage: Storage, extra: string[] = [], env: N
         const m = /^\[?([^\]]+?)\]?:(\d+)$/.exec(msg.listening.dns ?? '');
         if (m) dns = { address: m[1], port: Number(m[2]) };
         chatUrl = `http://${msg.listening.chat}`;
+        s3Url = `http://${msg.listening.s3}`;
         resolve(`http://${msg.listening.infra}`);
       }
     });
@@ -135,6 +139,7 @@ export async function startServer(storage: Storage, extra: string[] = [], env: N
     infraUrl,
     dns,
     chatUrl,
+    s3Url,
     secrets,
     chatSecrets,
     process: child,

@@ -71,6 +71,11 @@ const PINNED: Record<string, [code: string, status: number, template: string]> =
   internalError: ['FAULT', 200, 'Internal server error'],
   // customers (issue 15)
   notReseller: ['ACCESS_DENIED', 200, 'Access Denied: customer {id} is not a reseller or partner, so it cannot have sub-customers'],
+  // object storage: storage.s3.* (issue 17)
+  s3BucketNotFound: ['ERROR', 200, 'Could not find bucket'],
+  s3CredentialNotFound: ['ERROR', 200, 'Could not find S3 credential'],
+  s3BucketTaken: ['ERROR', 200, 'Bucket name {name} is taken; bucket names are unique across the endpoint'],
+  s3BucketNotEmpty: ['ERROR', 200, 'Bucket {name} still holds objects; delete them first'],
 };
 
 it('holds exactly the pinned entries: code, HTTP status and message template', () => {
@@ -200,6 +205,8 @@ const PINNED_PROBLEMS: Record<string, string> = {
   tooManyPolicies: 'would leave more than {max} firewall policies on the device; delete some first',
   policyIdRequired: 'DELETED needs the id of the policy to remove',
   nothingToChange: 'nothing to change: give the new name',
+  // object storage: storage.s3.* (issue 17)
+  s3BucketName: '{problem}',
 };
 
 it('holds exactly the pinned per-parameter problems', () => {

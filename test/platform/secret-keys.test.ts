@@ -21,6 +21,8 @@ import { JwtSigner } from '../../src/platform/auth/jwt.js';
 import { systemClock } from '../../src/platform/clock.js';
 import type { Database } from '../../src/platform/db/database.js';
 import type { ChatTables } from '../../src/chat/tables.js';
+import { Hash } from '@smithy/hash-node';
+import { SignatureV4 } from '@smithy/signature-v4';
 
 const mode = (p: string) => statSync(p).mode & 0o777;
 const newKeyHex = () => randomBytes(32).toString('hex');
@@ -134,6 +136,40 @@ it('refuses a malformed KEEL_SECRET_KEY, and a key given two ways, without echoi
     await storage.dispose();
   }
 });
+
+/** An S3 credential made through storage.s3.credential.create (its secret is sealed with the server's key). */
+async function s3Credential(server: RunningServer): Promise<{ accessKey: string; secretKey: string }> {
+  const auth = `Basic ${Buffer.from(`${server.secrets!.apiUuid}:${server.secrets!.apiSecret}`).toString('base64')}`;
+  const r = await fetch(`${server.infraUrl}/api/rest/v2.10/json.php`, {
+    method: 'POST',
+    headers: { authorization: auth },
+    body: JSON.stringify({ cmd: 'storage.s3.credential.create', s3CredentialName: 'rotation' }),
+  });
+  return ((await r.json()) as { credential: { accessKey: string; secretKey: string } }).credential;
+}
+
+/** Whether a ListBuckets signed with the credential (AWS's SigV4 signer) is accepted. */
+async function s3Works(server: RunningServer, cred: { accessKey: string; secretKey: string }): Promise<boolean> {
+  const u = new URL(server.s3Url);
+  const signer = new SignatureV4({
+    credentials: { accessKeyId: cred.accessKey, secretAccessKey: cred.secretKey },
+    region: 'us-east-1',
+    service: 's3',
+    sha256: Hash.bind(null, 'sha256') as unknown as new () => InstanceType<typeof Hash>,
+  });
+  const signed = await signer.sign({
+    method: 'GET',
+    protocol: 'http:',
+    hostname: u.hostname,
+    port: Number(u.port),
+    path: '/',
+    query: {},
+    headers: { host: u.host, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' },
+  });
+  const headers = { ...(signed.headers as Record<string, string>) };
+  delete headers.host;
+  return (await fetch(`${server.s3Url}/`, { headers })).status === 200;
+}
 
 await forEachEngine('secret key', (engine) => {
   it('keeps no key in the store: a copy of the database with another key, or none, refuses to start; with the same key it works', async () => {
@@ -257,6 +293,8 @@ await forEachEngine('secret key', (engine) => {
       const chat = first.chatSecrets!;
       const infra = first.secrets!;
       const token = await loginJwt(first, infra.username, infra.password);
+      const s3 = await s3Credential(first);
+      assert.equal(await s3Works(first, s3), true);
       await first.stop();
       const keyFile = path.join(storage.dataDir, 'secret.key');
       const oldKey = readFileSync(keyFile, 'utf8');
@@ -280,6 +318,7 @@ await forEachEngine('secret key', (engine) => {
         await chatKeyWorks(server, chat.email, chat.password, chat.apiKey);
         assert.equal(await jwtWorks(server, token), false, 'JWTs issued under the old key stop verifying');
         assert.ok(await jwtWorks(server, await loginJwt(server, infra.username, infra.password)), 'new logins get JWTs that work');
+        assert.equal(await s3Works(server, s3), true, 'S3 secrets were sealed again too');
       } finally {
         await server.stop();
       }

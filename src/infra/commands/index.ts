@@ -15,6 +15,8 @@ import { rctransactionCommands } from './rctransaction.js';
 // issue 15, orders helper: order.*, order.contract.*, device.*
 import { orderCommands } from './order.js';
 import { deviceCommands } from './device.js';
+// object storage (issue 17): storage.s3.bucket.*, storage.s3.credential.*
+import { storageCommands } from './storage.js';
 
 export function allCommands(): Command[] {
   const list: Command[] = [];
@@ -29,5 +31,7 @@ export function allCommands(): Command[] {
   list.push(...rctransactionCommands);
   // issue 15, orders helper
   list.push(...orderCommands, ...deviceCommands);
+  // object storage (issue 17)
+  list.push(...storageCommands);
   return list;
 }

@@ -12,5 +12,7 @@ import { infraLoadBalancers } from './023_load_balancers.js';
 import { infraCustomers } from './024_customers.js';
 // provisioning worker (issue 15): sim machines, attempts
 import { infraProvisioning } from './025_provisioning.js';
+// object storage (issue 17): s3 buckets, credentials, objects, multipart uploads
+import { infraS3 } from './034_s3.js';
 
-export const INFRA_MIGRATIONS: readonly Migration[] = [infraCore, dns, infraServers, infraNetwork, infraLoadBalancers, infraCustomers, infraProvisioning];
+export const INFRA_MIGRATIONS: readonly Migration[] = [infraCore, dns, infraServers, infraNetwork, infraLoadBalancers, infraCustomers, infraProvisioning, infraS3];
