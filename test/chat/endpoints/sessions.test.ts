@@ -217,6 +217,18 @@ void forEachEngine('browser sessions (login, logout, cookie credentials)', (engi
     assert.ok(!again.set.some((c) => c.startsWith('sessionid=')));
   });
 
+  it("ends a user's sessions when the password changes", async () => {
+    const jar = new Jar();
+    assert.equal((await logIn(jar, base, 'bea@example.com', 'pass-word-1')).status, 302);
+    const cookie = jar.header();
+    assert.equal((await tusUpload(base, { cookie }, Buffer.from('x'))).status, 200);
+    const bea = realm.members.bea.client;
+    const changed = await bea.call('PATCH', '/settings', { old_password: 'pass-word-1', new_password: 'another-pass-1' });
+    assert.equal(changed.status, 200, JSON.stringify(changed.body));
+    assert.equal((await tusUpload(base, { cookie }, Buffer.from('x'))).status, 401);
+    assert.equal((await logIn(new Jar(), base, 'bea@example.com', 'another-pass-1')).status, 302);
+  });
+
   it('logs the new user in when an invitation link makes the account', async () => {
     const made = await realm.owner.post('/invites/multiuse', { invite_as: 400, stream_ids: [] });
     assert.equal(made.status, 200, JSON.stringify(made.body));
