@@ -3,7 +3,8 @@
 // form (email and password, the realm by Host); POST checks them exactly as POST /fetch_api_key does
 // (domain/password-login.ts: the same rules and password budgets) and, when right, makes a session
 // (domain/sessions.ts), sets its `sessionid` cookie and redirects (302) to `/`. A wrong email or
-// password shows the form again with Zulip's message. POST /accounts/logout/ ends the session and
+// password, a spent password budget or a deactivated account shows the form again with Zulip's
+// message for it. POST /accounts/logout/ ends the session and
 // removes its cookie. Both posts carry Django's double-submit CSRF token: the `csrftoken` cookie the
 // form's GET set, repeated in the form's hidden `csrfmiddlewaretoken` field; a post without a match
 // (a form on another site, which cannot read the cookie) is refused 403 and changes nothing.
@@ -39,6 +40,19 @@ export interface LoginRequest {
 
 /** Zulip's text for a wrong email or password (Django's authentication form, as Zulip words it). */
 export const WRONG_LOGIN = 'Please enter a correct email and password. Note that both fields may be case-sensitive.';
+/** Zulip's text for the right password of a deactivated account (zerver/forms.py). */
+const deactivatedAccount = (username: string) => `Your account ${username} has been deactivated. Please contact your organization administrator to reactivate it.`;
+/** Zulip's text for a spent password budget, with the whole seconds to wait. */
+const tooManyAttempts = (seconds: number) => `You're making too many attempts to sign in. Try again in ${seconds} seconds or contact your organization administrator for help.`;
+
+/** What the form says for a refused login (Zulip's texts); a wrong, unknown or malformed address or password all read alike. */
+function loginRefusal(err: ChatError, username: string): string {
+  if (err.status === 429) return tooManyAttempts(Math.trunc(Number(err.extra['retry-after'] ?? 0)));
+  if (err.code === 'USER_DEACTIVATED') return deactivatedAccount(username);
+  if (err.code === 'REALM_DEACTIVATED') return err.message;
+  return WRONG_LOGIN;
+}
+
 /** Django's refusal of a post without a matching CSRF token. */
 export const CSRF_FAILED = 'CSRF verification failed. Request aborted.';
 
@@ -97,12 +111,8 @@ export async function loginPage(services: ChatServices, realm: Realm, r: LoginRe
     user = await passwordLogin(services, realm, email, fields.password ?? '', r.ip);
   } catch (err) {
     if (!(err instanceof ChatError)) throw err;
-    // A spent budget: 429 with Retry-After (the caller writes the error's headers).
-    if (err.status === 429) throw err;
-    // Not an email address, or a wrong one or password: the form again, as Django's form answers (200).
-    if (err.code === 'AUTHENTICATION_FAILED' || err.code === 'BAD_REQUEST') return formPage(200, realm, csrf.token, email, WRONG_LOGIN, csrf.cookies);
-    // The right password of a deactivated account or realm: said, and no session.
-    return formPage(401, realm, csrf.token, email, err.message, csrf.cookies);
+    // Every refusal is the form again with its reason (200, as Django's form answers), no session.
+    return formPage(200, realm, csrf.token, email, loginRefusal(err, email), csrf.cookies);
   }
   const session = await createSession(db.kysely, user, nowMs, r.secure);
   // A new CSRF token with the new session, as Django rotates it at login.
