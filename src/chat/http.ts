@@ -20,6 +20,8 @@ import { goneSignal, Listener, onClientGone, type HttpService } from '../platfor
 import { splitTarget } from '../platform/http/target.js';
 import { emojiDataFile } from './domain/emoji.js';
 import { errorPage, registrationPage, registrationRoute, type Page, type RegistrationRoute } from './pages.js';
+import { loginPage, loginRoute, logoutPage } from './login-pages.js';
+import { sessionUser } from './domain/sessions.js';
 import { pipeline } from 'node:stream/promises';
 import { EXPORT_URL_PREFIX, exportFile } from './exports/download.js';
 import { serveUploadPath, type UploadServing } from './uploads-http.js';
@@ -95,6 +97,7 @@ class Writer {
   /** Writes an HTML page (chat/pages.ts) once the store is flushed: never framed, cached or followed by a Referer (its URL holds a key). */
   page(res: ServerResponse, p: Page): Promise<void> | undefined {
     const headers: OutgoingHttpHeaders = {
+      ...p.headers,
       'content-type': 'text/html; charset=utf-8',
       'content-length': Buffer.byteLength(p.html),
       'cache-control': 'no-store',
@@ -245,6 +248,7 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
     services,
     realm: (host) => cache.realm(host),
     user: (realm, header) => cache.user(realm, header),
+    sessionUser: (realm, cookie) => sessionUser(services.db.kysely, realm, cookie, services.clock.now()),
     writeError: (res, err) => {
       const answer = errorAnswer(err);
       return writer.write(res, answer.status, JSON.stringify(answer.body), answer.headers) ?? Promise.resolve();
@@ -265,7 +269,7 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
   };
   // Who may use the resumable upload endpoint: the API key in the Authorization header (HTTP Basic,
   // as every Chat request); bad or absent credentials are no user, as Zulip then tries its session.
-  // Issue 18's browser session cookie goes after it in this list.
+  // Then a browser's session cookie (domain/sessions.ts), as Zulip's tusd hook accepts the session too.
   const apiKeyUser: TusAuthenticator = async (req, realm) => {
     if (!req.headers.authorization) return undefined;
     try {
@@ -276,7 +280,8 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
       throw err;
     }
   };
-  const tus = options.tusDir === undefined ? undefined : new TusEndpoint(services, options.tusDir, (host) => cache.realm(host), [apiKeyUser]);
+  const cookieUser: TusAuthenticator = (req, realm) => sessionUser(services.db.kysely, realm, req.headers.cookie, services.clock.now());
+  const tus = options.tusDir === undefined ? undefined : new TusEndpoint(services, options.tusDir, (host) => cache.realm(host), [apiKeyUser, cookieUser]);
 
   /** Finds the endpoint, authenticates, decodes and runs the handler; undefined when it answers later. Never rejects. */
   async function dispatch(r: ChatRequest): Promise<Answer | undefined> {
@@ -376,8 +381,8 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
     await writer.write(res, status, JSON.stringify(errorAnswer(refusal).body));
   }
 
-  /** A registration page: the realm by Host, the form's fields (a small urlencoded body), charged to the client's address. */
-  async function servePage(req: IncomingMessage, res: ServerResponse, route: RegistrationRoute): Promise<void> {
+  /** A registration, login or logout page: the realm by Host, the form's fields (a small urlencoded body), charged to the client's address. */
+  async function servePage(req: IncomingMessage, res: ServerResponse, route: RegistrationRoute | 'login' | 'logout'): Promise<void> {
     if (listener.closing) res.shouldKeepAlive = false;
     const fields: Record<string, string> = {};
     if (req.method === 'POST' && hasBody(req)) {
@@ -399,10 +404,16 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
     try {
       const realmOrRead = cache.realm(req.headers.host);
       const realm = realmOrRead instanceof Promise ? await realmOrRead : realmOrRead;
-      const ip = services.limits.client(req.socket.remoteAddress ?? '', req.headers);
-      const limits = services.limits.charge(`/${route.kind === 'link' ? 'join' : 'accounts/do_confirm'}`, undefined, ip);
+      const peer = req.socket.remoteAddress ?? '';
+      const ip = services.limits.client(peer, req.headers);
+      const secure = services.limits.https(peer, req.headers);
+      const pagePath = typeof route === 'string' ? `/accounts/${route}` : route.kind === 'link' ? '/join' : '/accounts/do_confirm';
+      const limits = services.limits.charge(pagePath, undefined, ip);
       if (limits) for (const name in limits) res.setHeader(name, limits[name]);
-      answer = await registrationPage(services, realm, route, req.method!, fields);
+      const r = { method: req.method!, cookie: req.headers.cookie, ip, secure };
+      if (route === 'login') answer = await loginPage(services, realm, r, fields);
+      else if (route === 'logout') answer = await logoutPage(services, r, fields);
+      else answer = await registrationPage(services, realm, route, req.method!, fields, secure);
     } catch (err) {
       if (err instanceof ChatError) {
         if (err.headers) for (const name in err.headers) res.setHeader(name, err.headers[name]);
@@ -452,6 +463,12 @@ export function createChatServer(services: ChatServices, endpoints: Endpoint[], 
     const route = method === 'GET' || method === 'HEAD' || method === 'POST' ? registrationRoute(req.url!) : undefined;
     if (route) {
       await servePage(req, res, route);
+      return;
+    }
+    // The login and logout pages of a browser (chat/login-pages.ts): HTML too.
+    const login = loginRoute(req.url!);
+    if (login) {
+      await servePage(req, res, login);
       return;
     }
     // Uploaded files: downloads, thumbnails and temporary URLs outside /api/v1 (uploads-http.ts).

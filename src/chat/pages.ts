@@ -4,6 +4,7 @@
 // account (domain/invites.ts acceptInvite) and then tells the realm: realm_user add and the group and
 // subscriber events, invites_changed, and the Notification Bot's direct message to the referrer.
 // A key that is unknown, used, revoked or expired answers a page that says so (404, as Zulip's).
+// The new account is logged in in the browser that made it (a `sessionid` cookie: domain/sessions.ts).
 import type { ChatServices } from './endpoint.js';
 import type { ChatUser, Realm } from './tables.js';
 import { ChatError } from './errors.js';
@@ -20,6 +21,7 @@ import { realmAlertWords } from './domain/alert-words.js';
 import { messageNotice, realmUserAddNotice } from './events/notices.js';
 import type { Notice } from './events/hub.js';
 import { rerunAfterRace } from './store-races.js';
+import { createSession } from './domain/sessions.js';
 
 export interface RegistrationRoute {
   kind: 'link' | 'email';
@@ -38,6 +40,8 @@ export function registrationRoute(url: string): RegistrationRoute | undefined {
 export interface Page {
   status: number;
   html: string;
+  /** Headers of this page's own (Set-Cookie, Location). */
+  headers?: Record<string, string | string[]>;
 }
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -48,7 +52,7 @@ export function escapeHtml(text: string): string {
 }
 
 /** A whole page; `body` is HTML already escaped by the caller. */
-function page(status: number, title: string, body: string): Page {
+export function page(status: number, title: string, body: string): Page {
   const html = `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -117,7 +121,7 @@ function donePage(realm: Realm, realmUrl: string, user: ChatUser): Page {
  * Answers a registration page: GET shows the form, POST (the form's fields in `fields`) makes the
  * account. Throws only what is not about the invitation (the caller renders it with errorPage).
  */
-export async function registrationPage(services: ChatServices, realm: Realm, route: RegistrationRoute, method: string, fields: Record<string, string>): Promise<Page> {
+export async function registrationPage(services: ChatServices, realm: Realm, route: RegistrationRoute, method: string, fields: Record<string, string>, secure = false): Promise<Page> {
   const { db, clock, events } = services;
   const realmUrl = services.realmUrl(realm);
   const nowMs = clock.now();
@@ -178,7 +182,16 @@ export async function registrationPage(services: ChatServices, realm: Realm, rou
       services.log.error('invitation accepted, but the referrer could not be told', { user: outcome.user.id, error: (err as Error).stack });
     }
   }
-  return donePage(realm, realmUrl, outcome.user);
+  // The new user is logged in in this browser, as Zulip's registration does (domain/sessions.ts).
+  let cookie: string | undefined;
+  try {
+    cookie = await createSession(db.kysely, outcome.user, clock.now(), secure);
+  } catch (err) {
+    // The account stands; the user logs in on the login page.
+    services.log.error('account created, but no session could be made', { user: outcome.user.id, error: (err as Error).stack });
+  }
+  const done = donePage(realm, realmUrl, outcome.user);
+  return cookie === undefined ? done : { ...done, headers: { 'set-cookie': cookie } };
 }
 
 /** The Notification Bot's direct message to the referrer (Zulip's text), with its events. */

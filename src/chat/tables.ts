@@ -452,3 +452,17 @@ export interface RealmRow {
   night_logo_source: Generated<string>;
   night_logo_version: Generated<number>;
 }
+// Migration 35 (browser sessions, domain/sessions.ts): declared here, merged into ChatTables above.
+export interface ChatSessionRow {
+  id: Generated<number>;
+  /** SHA-256 (hex) of the `sessionid` cookie's token. */
+  token_hash: string;
+  user_id: number;
+  realm_id: number;
+  /** Unix milliseconds. */
+  created_at: number;
+  expires_at: number;
+}
+export interface ChatTables {
+  chat_sessions: ChatSessionRow;
+}

@@ -5,8 +5,8 @@
 //   /user_uploads/download/<path_id>             the same, always as an attachment
 //   /user_uploads/thumbnail/<path_id>/<format>   an image's thumbnail (domain/thumbnails.ts)
 //   /user_uploads/temporary/<token>/<file name>  a signed, short-lived URL: no credentials needed
-// Credentials are an API key by HTTP Basic (a browser session cookie later); without any, the caller
-// is a spectator. Files stream from the file store, with Range requests answered.
+// Credentials are an API key by HTTP Basic or a browser's session cookie (domain/sessions.ts);
+// without any, the caller is a spectator. Files stream from the file store, with Range requests answered.
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import type { ChatServices } from './endpoint.js';
@@ -21,6 +21,8 @@ export interface UploadServing {
   services: ChatServices;
   realm(host: string | undefined): Realm | Promise<Realm>;
   user(realm: Realm, authorization: string | undefined): ChatUser | Promise<ChatUser>;
+  /** The user of the browser session a Cookie header carries (domain/sessions.ts); undefined for none that counts. */
+  sessionUser(realm: Realm, cookie: string | undefined): Promise<ChatUser | undefined>;
   writeError(res: ServerResponse, err: ChatError): Promise<void>;
 }
 
@@ -153,8 +155,9 @@ export async function serveUploadPath(s: UploadServing, req: IncomingMessage, re
       if (!a || Number(a.realm_id) !== realm.id) throw invalidUploadToken();
       return await sendFile(s, req, res, pathId, uploadHeaders(a, false));
     }
-    // Credentials sent are always checked; none makes a spectator.
-    const userOrRead = req.headers.authorization ? s.user(realm, req.headers.authorization) : undefined;
+    // An API key sent is always checked; else a browser's session (one that does not count is none,
+    // as Zulip's session middleware makes it an anonymous user); neither makes a spectator.
+    const userOrRead = req.headers.authorization ? s.user(realm, req.headers.authorization) : req.headers.cookie ? s.sessionUser(realm, req.headers.cookie) : undefined;
     const user = userOrRead instanceof Promise ? await userOrRead : userOrRead;
     const thumbnail = first === 'thumbnail';
     const download = first === 'download';

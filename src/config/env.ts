@@ -19,7 +19,7 @@ export const OPTIONS = {
   'dns-secondaries': { env: 'KEEL_DNS_SECONDARIES', help: 'comma-separated IP or IP:PORT of secondaries (AXFR allowed, NOTIFY sent)' },
   'jwt-lifetime': { env: 'KEEL_JWT_LIFETIME', help: 'lifetime of issued JWTs in seconds', default: '3600' },
   'rate-limits': { env: 'KEEL_RATE_LIMITS', help: 'on, off (no API budgets: benchmarks, test harnesses; password budgets stay), or NAME=COUNT/SECONDS,... (docs/configuration.md)', default: 'on' },
-  'trusted-proxies': { env: 'KEEL_TRUSTED_PROXIES', help: 'comma-separated addresses or CIDR blocks of reverse proxies whose X-Forwarded-For names the client' },
+  'trusted-proxies': { env: 'KEEL_TRUSTED_PROXIES', help: 'comma-separated addresses or CIDR blocks of reverse proxies whose X-Forwarded-For names the client (and X-Forwarded-Proto the scheme)' },
   'log-level': { env: 'KEEL_LOG_LEVEL', help: 'error, warn, info or debug', default: 'info' },
   'chat-max-upload-mib': {
     env: 'KEEL_CHAT_MAX_UPLOAD_MIB',

@@ -28,6 +28,16 @@ export class TrustedProxies {
   }
 
   /**
+   * Whether the client reached Keel over HTTPS: only as a trusted proxy says in X-Forwarded-Proto
+   * (Keel itself serves plain HTTP); the leftmost value is the client's own scheme.
+   */
+  https(peer: string, forwardedProto: string | string[] | undefined): boolean {
+    if (!this.any || forwardedProto === undefined || !this.trusts(peer)) return false;
+    const first = (Array.isArray(forwardedProto) ? forwardedProto.join(',') : forwardedProto).split(',')[0];
+    return first.trim().toLowerCase() === 'https';
+  }
+
+  /**
    * The client's address. Through trusted proxies, X-Forwarded-For is read from the right (each
    * proxy appends the address it heard from): the first address no trusted proxy holds is the
    * client's. Anything a client wrote further left cannot change that. An entry that is no address

@@ -44,6 +44,11 @@ export class ChatLimits {
     return this.proxies.client(peer, headers['x-forwarded-for']);
   }
 
+  /** Whether the request came over HTTPS (a trusted proxy's X-Forwarded-Proto): browser cookies are then Secure. */
+  https(peer: string, headers: IncomingHttpHeaders): boolean {
+    return this.proxies.https(peer, headers['x-forwarded-proto']);
+  }
+
   /**
    * Charges one request (`path`: its endpoint's path, as defined) to its user, or to its address when there is none. Gives the X-RateLimit-*
    * headers for the answer (undefined when API budgets are off); over budget, throws the 429 with them.

@@ -101,6 +101,9 @@ export const updateSettings = defineEndpoint({
               .where('id', '=', me.id)
               .execute();
           }
+          // A new password logs out every browser (Zulip's session auth hash changes with it; this
+          // request came by API key, so no session of its own stays).
+          if (passwordHash) await trx.deleteFrom('chat_sessions').where('user_id', '=', me.id).execute();
           // A hidden address shows as the placeholder, to everyone (Zulip's get_display_email_address).
           const visibility = changed.find(([n]) => n === 'email_address_visibility');
           if (visibility) newApiEmail = await setApiEmailForVisibility(trx, user, call.realm.email_host, visibility[1] as number);

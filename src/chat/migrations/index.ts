@@ -28,6 +28,7 @@ import { chatScheduledMessages } from './030_chat_scheduled_messages.js';
 import { chatRealmExports } from './031_chat_realm_exports.js';
 import { chatAttachmentsRealm } from './032_chat_attachments_realm.js';
 import { chatUploadedImages } from './033_chat_uploaded_images.js';
+import { chatSessions } from './035_chat_sessions.js';
 
 export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatCore,
@@ -56,4 +57,5 @@ export const CHAT_MIGRATIONS: readonly Migration[] = [
   chatRealmExports,
   chatAttachmentsRealm,
   chatUploadedImages,
+  chatSessions,
 ];
