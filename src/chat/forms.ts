@@ -117,20 +117,13 @@ export function readMultipart(req: IncomingMessage, limit = BODY_LIMIT): Promise
       file.resume();
       form.set(name, undefined);
     });
-    parser.on('partsLimit', () => fail(new BodyError(partsLimit({ what: 'parts' }))));
-    parser.on('filesLimit', () => fail(new BodyError(partsLimit({ what: 'files' }))));
-    parser.on('fieldsLimit', () => fail(new BodyError(partsLimit({ what: 'fields' }))));
-    parser.on('error', (err: Error) => {
-      // An empty body is an empty form, not truncated multipart data.
-      if (received === 0 && err.message === 'Unexpected end of multipart data') finish();
-      else fail(new BodyError(malformedBody({ reason: err.message })));
+    pipeMultipart(req, parser, {
+      received: () => received,
+      count,
+      refuse: (err) => fail(new BodyError(err)),
+      done: () => finish(),
+      gone: () => finish(new ClientGone()),
     });
-    parser.on('close', () => finish());
-    req.on('data', count);
-    req.on('close', () => {
-      if (!req.complete) finish(new ClientGone());
-    });
-    req.pipe(parser);
   });
 }
 
@@ -247,19 +240,35 @@ export function readUpload<T>(
       // A store that fails (the disk, or the file over its limit) ends the request with its error.
       storing.catch((err) => void finish(err));
     });
-    parser.on('partsLimit', () => void finish(partsLimit({ what: 'parts' })));
-    parser.on('filesLimit', () => void finish(partsLimit({ what: 'files' })));
-    parser.on('fieldsLimit', () => void finish(partsLimit({ what: 'fields' })));
-    parser.on('error', (err: Error) => {
-      if (received === 0 && err.message === 'Unexpected end of multipart data') void finish();
-      else void finish(malformedBody({ reason: err.message }));
+    pipeMultipart(req, parser, {
+      received: () => received,
+      count,
+      refuse: (err) => void finish(err),
+      done: () => void finish(),
+      // A client gone part way: the stored part is dropped; the refusal reaches no one, and is no server error to log.
+      gone: () => void finish(malformedBody({ reason: 'the client closed the connection' })),
     });
-    parser.on('close', () => void finish());
-    req.on('data', count);
-    // A client gone part way: the stored part is dropped; the refusal reaches no one, and is no server error to log.
-    req.on('close', () => {
-      if (!req.complete) void finish(malformedBody({ reason: 'the client closed the connection' }));
-    });
-    req.pipe(parser);
   });
+}
+
+/**
+ * What every multipart reader wires the same way (this file's readers and image-form.ts): busboy's
+ * part, file and field limits refused with Zulip's texts, a parse error as a malformed body (an
+ * empty body is an empty form, not truncated multipart data), the end of the parse, a client gone
+ * before the body's end; then the body piped in, counted as it comes.
+ */
+export function pipeMultipart(req: IncomingMessage, parser: busboy.Busboy, on: { received(): number; count(chunk: Buffer): void; refuse(err: ChatError): void; done(): void; gone(): void }): void {
+  parser.on('partsLimit', () => on.refuse(partsLimit({ what: 'parts' })));
+  parser.on('filesLimit', () => on.refuse(partsLimit({ what: 'files' })));
+  parser.on('fieldsLimit', () => on.refuse(partsLimit({ what: 'fields' })));
+  parser.on('error', (err: Error) => {
+    if (on.received() === 0 && err.message === 'Unexpected end of multipart data') on.done();
+    else on.refuse(malformedBody({ reason: err.message }));
+  });
+  parser.on('close', () => on.done());
+  req.on('data', on.count);
+  req.on('close', () => {
+    if (!req.complete) on.gone();
+  });
+  req.pipe(parser);
 }

@@ -5,8 +5,8 @@
 import busboy from 'busboy';
 import type { IncomingMessage } from 'node:http';
 import { BodyTooLarge, ClientGone } from '../platform/http/body.js';
-import { BODY_LIMIT, BodyError, mediaType } from './forms.js';
-import { bodyTooLargeWithKey, malformedBody, partsLimit, prototypeFieldName } from './errors.js';
+import { BODY_LIMIT, BodyError, mediaType, pipeMultipart } from './forms.js';
+import { bodyTooLargeWithKey, malformedBody, prototypeFieldName } from './errors.js';
 
 export interface ImageUpload {
   /** How many file parts came (with a file name or not: Django counts every file part). */
@@ -78,19 +78,13 @@ export function readImageUpload(req: IncomingMessage, maxBytes: number): Promise
         first.data = Buffer.concat(chunks);
       });
     });
-    parser.on('partsLimit', () => finish(new BodyError(partsLimit({ what: 'parts' }))));
-    parser.on('filesLimit', () => finish(new BodyError(partsLimit({ what: 'files' }))));
-    parser.on('fieldsLimit', () => finish(new BodyError(partsLimit({ what: 'fields' }))));
-    parser.on('error', (err: Error) => {
-      if (received === 0 && err.message === 'Unexpected end of multipart data') finish();
-      else finish(new BodyError(malformedBody({ reason: err.message })));
+    pipeMultipart(req, parser, {
+      received: () => received,
+      count,
+      refuse: (err) => finish(new BodyError(err)),
+      done: () => finish(),
+      gone: () => finish(new ClientGone()),
     });
-    parser.on('close', () => finish());
-    req.on('data', count);
-    req.on('close', () => {
-      if (!req.complete) finish(new ClientGone());
-    });
-    req.pipe(parser);
   });
 }
 
